@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Strict JSON on top of jansson. Everything Glove reads from a file, a peer
+ * or an agent goes through glove_json_parse(): it refuses what jansson alone
+ * would let through (documents too large or too deep) and asks jansson for
+ * the rest (duplicate keys at every level, invalid UTF-8, lone surrogates,
+ * NUL in strings, numbers that do not fit, trailing garbage). */
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define GLOVE_JSON_DEFAULT_MAX_BYTES ((size_t) 1 << 20)
+#define GLOVE_JSON_DEFAULT_MAX_DEPTH 64u
+
+struct glove_json_limits {
+        size_t max_bytes;   /* 0: GLOVE_JSON_DEFAULT_MAX_BYTES */
+        unsigned max_depth; /* 0: GLOVE_JSON_DEFAULT_MAX_DEPTH; nesting of arrays and objects */
+};
+
+/* Parses |len| bytes at |buf| (need not be NUL-terminated). The top level
+ * may be any JSON value. On success *ret gets a new reference. On failure
+ * returns -EINVAL (malformed), -E2BIG (too large) or -ELOOP (too deep) and,
+ * when |errbuf| is given, a one-line reason with the byte position. */
+int glove_json_parse(const char *buf, size_t len, const struct glove_json_limits *limits, json_t **ret,
+                     char *errbuf, size_t errlen);
+
+/* Reads a whole regular file (opened O_NOFOLLOW relative to |dirfd|, which
+ * may be AT_FDCWD) and parses it as above. A file larger than the limit is
+ * refused without reading it all. */
+int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_limits *limits, json_t **ret,
+                          char *errbuf, size_t errlen);
+
+/* Canonical encoding used for digests: keys sorted bytewise, no
+ * insignificant whitespace, UTF-8 output, reals with 17 significant digits.
+ * *ret is a NUL-terminated malloc'd string owned by the caller. */
+int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len);
+
+/* jansson >= 2.11 has its own json_decrefp() under GCC and clang; ours
+ * carries the project's prefix so the two never collide. */
+static inline void glove_json_decrefp(json_t **p) {
+        if (*p)
+                json_decref(*p);
+}
+#define _cleanup_json_ __attribute__((cleanup(glove_json_decrefp)))

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The policy: what the agent may see and do. Loaded from a JSON file
+ * (docs/policy.md), built from the built-in default, and amended by command
+ * line flags; all three go through the same glove_policy_add_*() calls, so
+ * a flag and the field it stands for are checked identically. Loading is
+ * purely lexical: nothing here touches the grant paths. The sandbox resolves
+ * and checks them (src/sandbox/sandbox-grants.c). */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum glove_grant_kind {
+        GLOVE_GRANT_RO,      /* host path, read-only */
+        GLOVE_GRANT_RW,      /* host path, live read-write */
+        GLOVE_GRANT_TMPFS,   /* empty private tmpfs, sized */
+        GLOVE_GRANT_OVERLAY, /* copy-on-write over a host path: accepted by the format, not yet built */
+};
+
+enum glove_net_mode {
+        GLOVE_NET_OFFLINE,
+        GLOVE_NET_LOOPBACK,
+        GLOVE_NET_PROXY, /* accepted by the format, not yet built */
+};
+
+#define GLOVE_POLICY_MAX_ENTRIES 256
+#define GLOVE_POLICY_MAX_STRING 4096
+#define GLOVE_DEFAULT_TMPFS_SIZE ((uint64_t) 512 << 20)
+#define GLOVE_POLICY_MAX_TMPFS_SIZE ((uint64_t) INT64_MAX)
+#define GLOVE_DEFAULT_ROOT_UID 65534
+
+struct glove_grant {
+        char *path; /* absolute, normalised, expanded */
+        enum glove_grant_kind kind;
+        uint64_t size;  /* tmpfs only, bytes */
+        char *origin;   /* where it came from, for messages: "/filesystem/read/2", "--rw", "default" */
+};
+
+struct glove_env_set {
+        char *name;
+        char *value;
+};
+
+struct glove_policy {
+        struct glove_grant *grants;
+        size_t n_grants;
+        char **symlinks; /* host symlinks recreated inside, e.g. /bin -> usr/bin */
+        size_t n_symlinks;
+        char **protect; /* extra protected paths: absolute, or names relative to each writable grant */
+        size_t n_protect;
+        char **unprotect; /* built-in protected names the operator releases */
+        size_t n_unprotect;
+        char **env_pass;
+        size_t n_env_pass;
+        struct glove_env_set *env_set;
+        size_t n_env_set;
+        enum glove_net_mode net;
+        char *cwd;
+        char *hostname;
+        uid_t root_uid; /* host uid the agent runs as when Glove is started by root */
+        gid_t root_gid;
+        char *source; /* the policy file's path, or "built-in default" */
+};
+
+/* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
+struct glove_policy_context {
+        const char *home;
+        const char *pwd;
+};
+
+/* Built-in protected names, relative to every writable grant. */
+extern const char *const glove_protected_names[];
+
+int glove_policy_new(const char *source, struct glove_policy **ret);
+void glove_policy_free(struct glove_policy *p);
+static inline void glove_policy_freep(struct glove_policy **p) {
+        glove_policy_free(*p);
+}
+#define _cleanup_policy_ __attribute__((cleanup(glove_policy_freep)))
+
+/* The built-in default: system directories read-only, ${PWD} writable,
+ * empty private HOME and /tmp, offline. Refuses (with a reason in |err|) a
+ * working directory that is "/", the home directory or an ancestor of it. */
+int glove_policy_new_default(const struct glove_policy_context *ctx, struct glove_policy **ret, char *err,
+                             size_t errlen);
+
+/* Parses a policy document. |origin| names it in messages. Unknown keys and
+ * every invalid value are errors naming the JSON path. */
+int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
+                           struct glove_policy **ret, char *err, size_t errlen);
+int glove_policy_load_file(const char *path, const struct glove_policy_context *ctx, struct glove_policy **ret,
+                           char *err, size_t errlen);
+
+/* Amending. |path| may use "~/" and "${PWD}"; |origin| is kept for messages.
+ * A second grant of the same path and kind is merged; a different kind is
+ * refused as contradictory (-EEXIST). */
+int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                           enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen);
+int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             char *err, size_t errlen);
+int glove_policy_add_protect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             char *err, size_t errlen);
+int glove_policy_add_unprotect(struct glove_policy *p, const char *name, char *err, size_t errlen);
+int glove_policy_add_env_pass(struct glove_policy *p, const char *name, char *err, size_t errlen);
+int glove_policy_add_env_set(struct glove_policy *p, const char *name, const char *value, char *err, size_t errlen);
+int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path, char *err,
+                         size_t errlen);
+int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char *err, size_t errlen);
+int glove_policy_parse_net(const char *s, enum glove_net_mode *ret);
+int glove_policy_parse_kind(const char *s, enum glove_grant_kind *ret);
+
+const char *glove_grant_kind_to_string(enum glove_grant_kind k);
+const char *glove_net_mode_to_string(enum glove_net_mode m);
+
+/* The effective policy as a JSON document in the file format (paths
+ * expanded), for --dry-run and for digests. */
+int glove_policy_to_json(const struct glove_policy *p, json_t **ret);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "parse-util.h"
+
+int parse_u64(const char *s, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!s || !*s)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        if (v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        uint64_t whole = 0, frac = 0, frac_div = 1, mult = 1, mult_frac, extra;
+        const char *p = s;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (*p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (whole > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return -ERANGE;
+                whole = whole * 10 + (uint64_t) (*p - '0');
+        }
+        if (*p == '.') {
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                for (; *p >= '0' && *p <= '9'; p++) {
+                        if (frac_div >= 1000000000ULL)
+                                return -EINVAL;
+                        frac = frac * 10 + (uint64_t) (*p - '0');
+                        frac_div *= 10;
+                }
+        }
+        switch (*p) {
+        case 'k': case 'K': mult = 1ULL << 10; p++; break;
+        case 'M': mult = 1ULL << 20; p++; break;
+        case 'G': mult = 1ULL << 30; p++; break;
+        case 'T': mult = 1ULL << 40; p++; break;
+        default: break;
+        }
+        if (mult > 1 && strcmp(p, "iB") == 0)
+                p += 2;
+        else if (*p == 'B')
+                p++;
+        if (*p)
+                return -EINVAL;
+        if (whole > UINT64_MAX / mult)
+                return -ERANGE;
+        mult_frac = mult;
+        /* mult * frac may not fit in 64 bits (2^40 times a 9-digit
+         * fraction), so cancel the common powers of two first: mult is
+         * 2^m and frac_div is 10^k, and what is left of the divisor must
+         * divide frac exactly, or the value has fractional bytes. */
+        while (frac_div % 2 == 0 && mult_frac % 2 == 0) {
+                frac_div /= 2;
+                mult_frac /= 2;
+        }
+        if (frac % frac_div != 0)
+                return -EINVAL; /* fractional bytes */
+        extra = mult_frac * (frac / frac_div);
+        if (whole * mult > UINT64_MAX - extra)
+                return -ERANGE;
+        *ret = whole * mult + extra;
+        return 0;
+}
+
+int parse_uid(const char *s, uid_t *ret) {
+        uint64_t v;
+        int r = parse_u64(s, UINT32_MAX - 1, &v);
+
+        if (r < 0)
+                return r;
+        *ret = (uid_t) v;
+        return 0;
+}

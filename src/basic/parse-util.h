@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* "4096", "64K", "1.5G" (K/M/G/T are powers of 1024; an optional trailing
+ * "B" or "iB" is accepted). Refuses empty, negative, overflowing and
+ * fractional-byte values. */
+int parse_size(const char *s, uint64_t *ret);
+
+/* Decimal uid/gid in [0, 2^32-2]; refuses (uid_t) -1. */
+int parse_uid(const char *s, uid_t *ret);
+
+/* Decimal unsigned in [0, max]. */
+int parse_u64(const char *s, uint64_t max, uint64_t *ret);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "path-util.h"
+
+int path_normalize(const char *path, char **ret) {
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0, len;
+        const char *p = path;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        len = strlen(path);
+        out = malloc(len + 2);
+        if (!out)
+                return -ENOMEM;
+
+        while (*p) {
+                const char *e;
+                size_t k;
+
+                while (*p == '/')
+                        p++;
+                if (!*p)
+                        break;
+                e = strchrnul(p, '/');
+                k = (size_t) (e - p);
+                if (k == 1 && p[0] == '.') {
+                        p = e;
+                        continue;
+                }
+                if (k == 2 && p[0] == '.' && p[1] == '.')
+                        return -EINVAL;
+                out[n++] = '/';
+                memcpy(out + n, p, k);
+                n += k;
+                p = e;
+        }
+        if (n == 0)
+                out[n++] = '/';
+        out[n] = 0;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+const char *path_startswith(const char *path, const char *prefix) {
+        size_t k;
+
+        if (strcmp(prefix, "/") == 0)
+                return path[0] == '/' ? path + 1 : NULL;
+        k = strlen(prefix);
+        if (strncmp(path, prefix, k) != 0)
+                return NULL;
+        if (path[k] == 0)
+                return path + k;
+        if (path[k] == '/')
+                return path + k + 1;
+        return NULL;
+}
+
+char *path_join(const char *a, const char *b) {
+        size_t la = strlen(a), lb;
+        char *s;
+
+        while (la > 0 && a[la - 1] == '/')
+                la--;
+        while (*b == '/')
+                b++;
+        lb = strlen(b);
+        s = malloc(la + 1 + lb + 1);
+        if (!s)
+                return NULL;
+        memcpy(s, a, la);
+        s[la] = '/';
+        memcpy(s + la + 1, b, lb + 1);
+        if (lb == 0 && la > 0)
+                s[la] = 0;
+        return s;
+}
+
+size_t path_depth(const char *path) {
+        size_t n = 0;
+
+        /* Count where each component starts, so that a relative "a/b" is
+         * 2 as well. */
+        for (const char *p = path; *p; p++)
+                if (*p != '/' && (p == path || p[-1] == '/'))
+                        n++;
+        return n;
+}
+
+bool path_is_safe_relative(const char *path) {
+        const char *p = path;
+
+        if (!path || !*path || path[0] == '/')
+                return false;
+        while (*p) {
+                const char *e = strchrnul(p, '/');
+                size_t k = (size_t) (e - p);
+
+                if (k == 0 || (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.'))
+                        return false;
+                p = *e ? e + 1 : e;
+                if (*e && !*p)
+                        return false;
+        }
+        return true;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Lexical normalisation of an absolute path: collapses "//" and "/./",
+ * drops a trailing "/". Refuses ".." components (-EINVAL) rather than
+ * guessing what they resolve to, and relative paths (-EINVAL). */
+int path_normalize(const char *path, char **ret);
+
+/* If |path| equals |prefix| or lies below it (component-wise), returns the
+ * remainder without leading '/' ("" for equal); otherwise NULL. Both must be
+ * normalised. */
+const char *path_startswith(const char *path, const char *prefix);
+
+/* a + "/" + b, with exactly one '/' between them. NULL on OOM. */
+char *path_join(const char *a, const char *b);
+
+/* Number of components: "/" is 0, "/a/b" is 2. */
+size_t path_depth(const char *path);
+
+bool path_is_safe_relative(const char *path);

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One subcommand per file. Each returns the process exit status. */
+int cli_exec(int argc, char **argv);
+int cli_doctor(int argc, char **argv);

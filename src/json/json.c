@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "glove/json.h"
+#include "macro.h"
+
+/* jansson has a compile-time nesting limit (2048) only; ours is far lower
+ * and must be enforced before jansson recurses. A byte scan that knows about
+ * strings is enough: brackets inside strings do not nest. */
+static int check_depth(const char *buf, size_t len, unsigned max_depth, size_t *ret_pos) {
+        unsigned depth = 0;
+        bool in_string = false, escaped = false;
+
+        for (size_t i = 0; i < len; i++) {
+                char c = buf[i];
+
+                if (in_string) {
+                        if (escaped)
+                                escaped = false;
+                        else if (c == '\\')
+                                escaped = true;
+                        else if (c == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (c == '"')
+                        in_string = true;
+                else if (c == '[' || c == '{') {
+                        if (++depth > max_depth) {
+                                *ret_pos = i;
+                                return -ELOOP;
+                        }
+                } else if ((c == ']' || c == '}') && depth > 0)
+                        depth--;
+        }
+        return 0;
+}
+
+int glove_json_parse(const char *buf, size_t len, const struct glove_json_limits *limits, json_t **ret,
+                     char *errbuf, size_t errlen) {
+        size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : GLOVE_JSON_DEFAULT_MAX_BYTES;
+        unsigned max_depth = limits && limits->max_depth ? limits->max_depth : GLOVE_JSON_DEFAULT_MAX_DEPTH;
+        json_error_t error;
+        json_t *v;
+        size_t pos;
+        int r;
+
+        if (len > max_bytes) {
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "document is %zu bytes, more than the limit of %zu", len,
+                                        max_bytes);
+                return -E2BIG;
+        }
+        r = check_depth(buf, len, max_depth, &pos);
+        if (r < 0) {
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "nesting deeper than %u at byte %zu", max_depth, pos);
+                return r;
+        }
+        /* JSON_REJECT_DUPLICATES applies to every object at every level;
+         * without JSON_ALLOW_NUL a \u0000 is refused; jansson always
+         * refuses invalid UTF-8, lone surrogates and out-of-range numbers. */
+        v = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
+        if (!v) {
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "line %d column %d (byte %d): %s", error.line,
+                                        error.column, error.position, error.text);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_limits *limits, json_t **ret,
+                          char *errbuf, size_t errlen) {
+        size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : GLOVE_JSON_DEFAULT_MAX_BYTES;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n = 0, cap;
+
+        /* O_NONBLOCK: opening a FIFO (or a device) put where the file
+         * should be must not hang us; it is refused below as not regular. */
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                int r = negative_errno();
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "cannot open: %s", strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "cannot stat: %s", strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "not a regular file");
+                return -EINVAL;
+        }
+        if ((uint64_t) st.st_size > max_bytes) {
+                if (errbuf)
+                        (void) snprintf(errbuf, errlen, "file is %lld bytes, more than the limit of %zu",
+                                        (long long) st.st_size, max_bytes);
+                return -E2BIG;
+        }
+        /* One byte more than the file's size shows whether it grew; st_size
+         * is at most max_bytes here, so this cannot wrap. */
+        cap = (size_t) st.st_size + 1;
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        /* The size may change under us: keep reading up to one byte past
+         * the limit. */
+        for (;;) {
+                ssize_t k;
+
+                if (n == cap) {
+                        size_t grow = cap < max_bytes - n + 1 ? cap : max_bytes - n + 1;
+                        char *nb;
+
+                        nb = realloc(buf, cap + grow);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        cap += grow;
+                }
+                k = read(fd, buf + n, cap - n);
+                if (k < 0) {
+                        int r;
+                        if (errno == EINTR)
+                                continue;
+                        r = negative_errno();
+                        if (errbuf)
+                                (void) snprintf(errbuf, errlen, "cannot read: %s", strerror(-r));
+                        return r;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max_bytes) {
+                        if (errbuf)
+                                (void) snprintf(errbuf, errlen, "file is larger than the limit of %zu", max_bytes);
+                        return -E2BIG;
+                }
+        }
+        return glove_json_parse(buf, n, limits, ret, errbuf, errlen);
+}
+
+int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len) {
+        char *s;
+
+        s = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+        if (!s)
+                return -ENOMEM;
+        if (ret_len)
+                *ret_len = strlen(s);
+        *ret = s;
+        return 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+#include "path-util.h"
+#include "policy-internal.h"
+
+/* System directories the default exposes read-only. On a merged-/usr system
+ * some of them are symlinks into /usr; those are recreated as symlinks
+ * rather than granted, since a grant root must not be a symlink. */
+static const char *const system_dirs[] = { "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL };
+
+int glove_policy_new_default(const struct glove_policy_context *ctx, struct glove_policy **ret, char *err,
+                             size_t errlen) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        _cleanup_free_ char *pwd = NULL, *home = NULL;
+        int r;
+
+        if (!ctx->pwd || path_normalize(ctx->pwd, &pwd) < 0)
+                return policy_error(err, errlen, EINVAL, "default policy", "the working directory is unknown");
+        if (!ctx->home || path_normalize(ctx->home, &home) < 0)
+                return policy_error(err, errlen, EINVAL, "default policy", "HOME is not an absolute path");
+        /* The working directory becomes a live writable grant. Making "/",
+         * the home directory or a parent of it writable would hand over
+         * ~/.ssh and friends: refuse rather than guess. */
+        if (strcmp(pwd, "/") == 0 || path_startswith(home, pwd))
+                return policy_error(err, errlen, EPERM, "default policy",
+                                    "refusing to make %s writable (it is / or contains your home directory); cd into "
+                                    "a project directory, or give the grants with --policy/--rw",
+                                    pwd);
+        for (size_t i = 0; system_dirs[i]; i++)
+                if (path_startswith(pwd, system_dirs[i]))
+                        return policy_error(err, errlen, EPERM, "default policy",
+                                            "refusing to make %s writable: it lies in the system directory %s", pwd,
+                                            system_dirs[i]);
+
+        r = glove_policy_new("built-in default", &p);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; system_dirs[i]; i++) {
+                struct stat st;
+
+                if (lstat(system_dirs[i], &st) < 0)
+                        continue; /* absent here (e.g. /lib32): nothing to expose */
+                if (S_ISLNK(st.st_mode))
+                        r = glove_policy_add_symlink(p, ctx, system_dirs[i], err, errlen);
+                else if (S_ISDIR(st.st_mode))
+                        r = glove_policy_add_grant(p, ctx, system_dirs[i], GLOVE_GRANT_RO, 0, "default", err, errlen);
+                else
+                        continue;
+                if (r < 0)
+                        return r;
+        }
+        r = glove_policy_add_grant(p, ctx, "~", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "default", err, errlen);
+        if (r < 0)
+                return r;
+        /* A working directory under /tmp stays visible: it is bound on top
+         * of the private /tmp. */
+        r = glove_policy_add_grant(p, ctx, "/tmp", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "default", err, errlen);
+        if (r < 0)
+                return r;
+        r = glove_policy_add_grant(p, ctx, "${PWD}", GLOVE_GRANT_RW, 0, "default", err, errlen);
+        if (r < 0)
+                return r;
+        r = glove_policy_set_cwd(p, ctx, "${PWD}", err, errlen);
+        if (r < 0)
+                return r;
+        p->net = GLOVE_NET_OFFLINE;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

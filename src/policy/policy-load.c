@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "glove/json.h"
+#include "macro.h"
+#include "parse-util.h"
+#include "policy-internal.h"
+
+#define POLICY_MAX_BYTES ((size_t) 1 << 20)
+#define POLICY_MAX_DEPTH 16u
+
+/* JSON pointer of a member, for messages: "/filesystem/write/3/size". */
+struct jpath {
+        char s[512];
+};
+
+/* A pointer too long for the buffer (an agent can pick key names) is cut
+ * and ends in "..." so the message does not pass for a shorter path. */
+static void jp_finish(struct jpath *j, int k) {
+        if (k < 0)
+                j->s[0] = 0;
+        else if ((size_t) k >= sizeof(j->s))
+                memcpy(j->s + sizeof(j->s) - 4, "...", 4);
+}
+
+static struct jpath jp_key(const struct jpath *base, const char *key) {
+        struct jpath j;
+        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, key));
+        return j;
+}
+
+static struct jpath jp_index(const struct jpath *base, size_t i) {
+        struct jpath j;
+        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%zu", base->s, i));
+        return j;
+}
+
+static int check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
+                      size_t errlen) {
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(obj))
+                return policy_error(err, errlen, EINVAL, at->s[0] ? at->s : "/", "must be an object");
+        json_object_foreach ((json_t *) obj, key, v) {
+                bool ok = false;
+                for (size_t i = 0; allowed[i]; i++)
+                        if (strcmp(allowed[i], key) == 0)
+                                ok = true;
+                if (!ok) {
+                        struct jpath k = jp_key(at, key);
+                        return policy_error(err, errlen, EINVAL, k.s, "unknown key");
+                }
+        }
+        return 0;
+}
+
+static int get_string(const json_t *v, const struct jpath *at, const char **ret, char *err, size_t errlen) {
+        if (!json_is_string(v))
+                return policy_error(err, errlen, EINVAL, at->s, "must be a string");
+        if (json_string_length(v) > GLOVE_POLICY_MAX_STRING)
+                return policy_error(err, errlen, EINVAL, at->s, "longer than %d bytes", GLOVE_POLICY_MAX_STRING);
+        *ret = json_string_value(v);
+        return 0;
+}
+
+static int get_array(const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        if (!json_is_array(v))
+                return policy_error(err, errlen, EINVAL, at->s, "must be an array");
+        if (json_array_size(v) > GLOVE_POLICY_MAX_ENTRIES)
+                return policy_error(err, errlen, E2BIG, at->s, "more than %d entries", GLOVE_POLICY_MAX_ENTRIES);
+        return 0;
+}
+
+/* The add_* helpers report without a location; prefix theirs. */
+static int relocate(int r, const struct jpath *at, char *err, size_t errlen) {
+        char inner[1024];
+
+        if (r >= 0 || !err || errlen == 0)
+                return r;
+        /* The helpers return -ENOMEM without writing |err|. */
+        if (r == -ENOMEM)
+                return policy_error(err, errlen, r, at->s, "out of memory");
+        (void) snprintf(inner, sizeof(inner), "%s", err);
+        return policy_error(err, errlen, r, at->s, "%s", inner);
+}
+
+static int load_size(const json_t *v, const struct jpath *at, uint64_t *ret, char *err, size_t errlen) {
+        if (json_is_integer(v)) {
+                if (json_integer_value(v) <= 0)
+                        return policy_error(err, errlen, EINVAL, at->s, "must be positive");
+                *ret = (uint64_t) json_integer_value(v);
+                return 0;
+        }
+        if (json_is_string(v)) {
+                if (parse_size(json_string_value(v), ret) < 0 || *ret == 0)
+                        return policy_error(err, errlen, EINVAL, at->s,
+                                            "\"%s\" is not a size (bytes, or a number with K, M, G or T)",
+                                            json_string_value(v));
+                return 0;
+        }
+        return policy_error(err, errlen, EINVAL, at->s, "must be a size such as \"256M\" or a byte count");
+}
+
+typedef int (*add_string_fn)(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
+                             size_t errlen);
+
+static int add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
+                       size_t errlen) {
+        return glove_policy_add_symlink(p, ctx, s, err, errlen);
+}
+static int add_protect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
+                       size_t errlen) {
+        return glove_policy_add_protect(p, ctx, s, err, errlen);
+}
+static int add_unprotect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
+                         size_t errlen) {
+        return glove_policy_add_unprotect(p, s, err, errlen);
+}
+static int add_env_pass(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
+                        size_t errlen) {
+        return glove_policy_add_env_pass(p, s, err, errlen);
+}
+
+static int load_string_list(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *v,
+                            const struct jpath *at, add_string_fn add, char *err, size_t errlen) {
+        size_t i;
+        json_t *e;
+        int r;
+
+        r = get_array(v, at, err, errlen);
+        if (r < 0)
+                return r;
+        json_array_foreach (v, i, e) {
+                struct jpath ja = jp_index(at, i);
+                const char *s;
+
+                r = get_string(e, &ja, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                r = relocate(add(p, ctx, s, err, errlen), &ja, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int load_write(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *v,
+                      const struct jpath *at, char *err, size_t errlen) {
+        static const char *const keys[] = { "path", "kind", "size", NULL };
+        size_t i;
+        json_t *e;
+        int r;
+
+        r = get_array(v, at, err, errlen);
+        if (r < 0)
+                return r;
+        json_array_foreach (v, i, e) {
+                struct jpath ja = jp_index(at, i);
+                enum glove_grant_kind kind = GLOVE_GRANT_RW;
+                uint64_t size = 0;
+                const char *path;
+                json_t *m;
+
+                if (json_is_string(e)) {
+                        r = get_string(e, &ja, &path, err, errlen);
+                        if (r < 0)
+                                return r;
+                } else {
+                        struct jpath jk;
+
+                        r = check_keys(e, &ja, keys, err, errlen);
+                        if (r < 0)
+                                return r;
+                        jk = jp_key(&ja, "path");
+                        m = json_object_get(e, "path");
+                        if (!m)
+                                return policy_error(err, errlen, EINVAL, jk.s, "is required");
+                        r = get_string(m, &jk, &path, err, errlen);
+                        if (r < 0)
+                                return r;
+                        m = json_object_get(e, "kind");
+                        if (m) {
+                                const char *k;
+                                jk = jp_key(&ja, "kind");
+                                r = get_string(m, &jk, &k, err, errlen);
+                                if (r < 0)
+                                        return r;
+                                if (glove_policy_parse_kind(k, &kind) < 0 || kind == GLOVE_GRANT_RO)
+                                        return policy_error(err, errlen, EINVAL, jk.s,
+                                                            "must be \"rw\", \"tmpfs\" or \"overlay\"");
+                        }
+                        m = json_object_get(e, "size");
+                        if (m) {
+                                jk = jp_key(&ja, "size");
+                                if (kind != GLOVE_GRANT_TMPFS)
+                                        return policy_error(err, errlen, EINVAL, jk.s,
+                                                            "applies only to \"kind\": \"tmpfs\"");
+                                r = load_size(m, &jk, &size, err, errlen);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                r = glove_policy_add_grant(p, ctx, path, kind, size, ja.s, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
+                           const struct jpath *at, char *err, size_t errlen) {
+        static const char *const keys[] = { "read", "write", "symlinks", "protect", "unprotect", NULL };
+        json_t *v;
+        size_t i;
+        int r;
+
+        r = check_keys(fs, at, keys, err, errlen);
+        if (r < 0)
+                return r;
+        v = json_object_get(fs, "read");
+        if (v) {
+                struct jpath jr = jp_key(at, "read");
+                json_t *e;
+
+                r = get_array(v, &jr, err, errlen);
+                if (r < 0)
+                        return r;
+                json_array_foreach (v, i, e) {
+                        struct jpath ja = jp_index(&jr, i);
+                        const char *s;
+
+                        r = get_string(e, &ja, &s, err, errlen);
+                        if (r < 0)
+                                return r;
+                        r = glove_policy_add_grant(p, ctx, s, GLOVE_GRANT_RO, 0, ja.s, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        v = json_object_get(fs, "write");
+        if (v) {
+                struct jpath jw = jp_key(at, "write");
+                r = load_write(p, ctx, v, &jw, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        static const struct {
+                const char *key;
+                add_string_fn add;
+        } lists[] = {
+                { "symlinks", add_symlink },
+                { "protect", add_protect },
+                { "unprotect", add_unprotect },
+        };
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
+                v = json_object_get(fs, lists[k].key);
+                if (v) {
+                        struct jpath jl = jp_key(at, lists[k].key);
+                        r = load_string_list(p, ctx, v, &jl, lists[k].add, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int load_environment(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *env,
+                            const struct jpath *at, char *err, size_t errlen) {
+        static const char *const keys[] = { "pass", "set", NULL };
+        json_t *v;
+        int r;
+
+        r = check_keys(env, at, keys, err, errlen);
+        if (r < 0)
+                return r;
+        v = json_object_get(env, "pass");
+        if (v) {
+                struct jpath jl = jp_key(at, "pass");
+                r = load_string_list(p, ctx, v, &jl, add_env_pass, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(env, "set");
+        if (v) {
+                struct jpath js = jp_key(at, "set");
+                const char *name;
+                json_t *e;
+
+                if (!json_is_object(v))
+                        return policy_error(err, errlen, EINVAL, js.s, "must be an object of names to strings");
+                if (json_object_size(v) > GLOVE_POLICY_MAX_ENTRIES)
+                        return policy_error(err, errlen, E2BIG, js.s, "more than %d entries",
+                                            GLOVE_POLICY_MAX_ENTRIES);
+                json_object_foreach (v, name, e) {
+                        struct jpath jn = jp_key(&js, name);
+                        const char *value;
+
+                        r = get_string(e, &jn, &value, err, errlen);
+                        if (r < 0)
+                                return r;
+                        r = relocate(glove_policy_add_env_set(p, name, value, err, errlen), &jn, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int load_uid(const json_t *v, const struct jpath *at, uint32_t *ret, char *err, size_t errlen) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) >= (json_int_t) UINT32_MAX)
+                return policy_error(err, errlen, EINVAL, at->s, "must be an integer id from 1 to 4294967294");
+        *ret = (uint32_t) json_integer_value(v);
+        return 0;
+}
+
+int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
+                           struct glove_policy **ret, char *err, size_t errlen) {
+        static const char *const keys[] = { "version", "filesystem", "environment", "network",
+                                            "cwd",     "hostname",   "identity",    NULL };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        struct jpath root = { "" };
+        const char *s;
+        json_t *v;
+        int r;
+
+        r = check_keys(doc, &root, keys, err, errlen);
+        if (r < 0)
+                return r;
+        r = glove_policy_new(origin, &p);
+        if (r < 0)
+                return r;
+
+        v = json_object_get(doc, "version");
+        if (!v || !json_is_integer(v) || json_integer_value(v) != 1)
+                return policy_error(err, errlen, EINVAL, "/version", "is required and must be 1");
+
+        v = json_object_get(doc, "filesystem");
+        if (v) {
+                struct jpath j = jp_key(&root, "filesystem");
+                r = load_filesystem(p, ctx, v, &j, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "environment");
+        if (v) {
+                struct jpath j = jp_key(&root, "environment");
+                r = load_environment(p, ctx, v, &j, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "network");
+        if (v) {
+                static const char *const nkeys[] = { "mode", NULL };
+                struct jpath j = jp_key(&root, "network"), jm = jp_key(&j, "mode");
+
+                r = check_keys(v, &j, nkeys, err, errlen);
+                if (r < 0)
+                        return r;
+                v = json_object_get(v, "mode");
+                if (v) {
+                        r = get_string(v, &jm, &s, err, errlen);
+                        if (r < 0)
+                                return r;
+                        if (glove_policy_parse_net(s, &p->net) < 0)
+                                return policy_error(err, errlen, EINVAL, jm.s,
+                                                    "must be \"offline\", \"loopback\" or \"proxy\"");
+                        if (p->net == GLOVE_NET_PROXY)
+                                return policy_error(err, errlen, EOPNOTSUPP, jm.s,
+                                                    "\"proxy\" is not implemented yet; use \"offline\" or "
+                                                    "\"loopback\"");
+                }
+        }
+        v = json_object_get(doc, "cwd");
+        if (v) {
+                struct jpath j = jp_key(&root, "cwd");
+                r = get_string(v, &j, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                r = relocate(glove_policy_set_cwd(p, ctx, s, err, errlen), &j, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "hostname");
+        if (v) {
+                struct jpath j = jp_key(&root, "hostname");
+                r = get_string(v, &j, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                r = relocate(glove_policy_set_hostname(p, s, err, errlen), &j, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "identity");
+        if (v) {
+                static const char *const ikeys[] = { "uid_when_root", "gid_when_root", NULL };
+                struct jpath j = jp_key(&root, "identity");
+                json_t *m;
+
+                r = check_keys(v, &j, ikeys, err, errlen);
+                if (r < 0)
+                        return r;
+                m = json_object_get(v, "uid_when_root");
+                if (m) {
+                        struct jpath ju = jp_key(&j, "uid_when_root");
+                        r = load_uid(m, &ju, &p->root_uid, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+                m = json_object_get(v, "gid_when_root");
+                if (m) {
+                        struct jpath jg = jp_key(&j, "gid_when_root");
+                        r = load_uid(m, &jg, &p->root_gid, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int glove_policy_load_file(const char *path, const struct glove_policy_context *ctx, struct glove_policy **ret,
+                           char *err, size_t errlen) {
+        const struct glove_json_limits limits = { .max_bytes = POLICY_MAX_BYTES, .max_depth = POLICY_MAX_DEPTH };
+        _cleanup_json_ json_t *doc = NULL;
+        char inner[1024] = "";
+        int r;
+
+        r = glove_json_parse_file(AT_FDCWD, path, &limits, &doc, inner, sizeof(inner));
+        if (r < 0)
+                return policy_error(err, errlen, r, NULL, "policy %s: %s", path, inner);
+        r = glove_policy_load_json(doc, path, ctx, ret, inner, sizeof(inner));
+        if (r < 0)
+                return policy_error(err, errlen, r, NULL, "policy %s: %s", path, inner);
+        return 0;
+}

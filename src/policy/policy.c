@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "path-util.h"
+#include "policy-internal.h"
+
+/* Paths inside a writable grant that let an agent plant code the user will
+ * later run on the host, or change how their tools behave: git hooks and
+ * configuration, shell start-up files, MCP and editor/agent settings. */
+const char *const glove_protected_names[] = {
+        ".git/hooks", ".git/config", ".git/info", ".gitmodules", ".gitconfig", ".bashrc", ".bash_profile",
+        ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".envrc",
+        ".mcp.json", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer", NULL,
+};
+
+int policy_error(char *err, size_t errlen, int error, const char *origin, const char *format, ...) {
+        if (err && errlen) {
+                va_list ap;
+                size_t n = 0;
+
+                if (origin && *origin) {
+                        int k = snprintf(err, errlen, "%s: ", origin);
+                        n = k > 0 && (size_t) k < errlen ? (size_t) k : 0;
+                }
+                va_start(ap, format);
+                (void) vsnprintf(err + n, errlen - n, format, ap);
+                va_end(ap);
+        }
+        return error > 0 ? -error : error;
+}
+
+static bool policy_path_has_pwd_prefix(const char *path) {
+        return strncmp(path, "${PWD}", 6) == 0 && (path[6] == 0 || path[6] == '/');
+}
+
+/* "~", "~/x" and "${PWD}[/x]" are expanded even where a relative name
+ * would be accepted: "~/.ssh" means the home directory's, never a "~"
+ * directory inside each grant. */
+static bool policy_path_wants_expansion(const char *path) {
+        return strcmp(path, "~") == 0 || strncmp(path, "~/", 2) == 0 || policy_path_has_pwd_prefix(path);
+}
+
+int policy_expand_path(const struct glove_policy_context *ctx, const char *path, char **ret) {
+        _cleanup_free_ char *joined = NULL;
+        const char *base = NULL, *rest = NULL;
+        bool expand = false;
+
+        if (!path || strlen(path) > GLOVE_POLICY_MAX_STRING)
+                return -EINVAL;
+        if (strcmp(path, "~") == 0 || strncmp(path, "~/", 2) == 0) {
+                expand = true;
+                base = ctx ? ctx->home : NULL;
+                rest = path + 1;
+        } else if (policy_path_has_pwd_prefix(path)) {
+                expand = true;
+                base = ctx ? ctx->pwd : NULL;
+                rest = path + 6;
+        }
+        if (expand) {
+                if (!base || base[0] != '/')
+                        return -ENOENT;
+                joined = path_join(base, rest);
+                if (!joined)
+                        return -ENOMEM;
+                path = joined;
+        }
+        return path_normalize(path, ret);
+}
+
+static const char *expand_reason(int r) {
+        switch (r) {
+        case -ENOENT:
+                return "cannot expand: HOME or the working directory is unknown";
+        case -ENOMEM:
+                return "out of memory";
+        default:
+                return "must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"";
+        }
+}
+
+int glove_policy_new(const char *source, struct glove_policy **ret) {
+        struct glove_policy *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        p->net = GLOVE_NET_OFFLINE;
+        p->root_uid = GLOVE_DEFAULT_ROOT_UID;
+        p->root_gid = GLOVE_DEFAULT_ROOT_UID;
+        p->source = strdup(source ? source : "");
+        p->hostname = strdup("glove");
+        if (!p->source || !p->hostname) {
+                glove_policy_free(p);
+                return -ENOMEM;
+        }
+        *ret = p;
+        return 0;
+}
+
+static void strv_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void glove_policy_free(struct glove_policy *p) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_grants; i++) {
+                free(p->grants[i].path);
+                free(p->grants[i].origin);
+        }
+        free(p->grants);
+        strv_free(p->symlinks, p->n_symlinks);
+        strv_free(p->protect, p->n_protect);
+        strv_free(p->unprotect, p->n_unprotect);
+        strv_free(p->env_pass, p->n_env_pass);
+        for (size_t i = 0; i < p->n_env_set; i++) {
+                free(p->env_set[i].name);
+                free(p->env_set[i].value);
+        }
+        free(p->env_set);
+        free(p->cwd);
+        free(p->hostname);
+        free(p->source);
+        free(p);
+}
+
+/* Appends |s| (taking ownership) unless an equal string is there already. */
+static int strv_push_unique(char ***v, size_t *n, char *s) {
+        char **nv;
+
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp((*v)[i], s) == 0) {
+                        free(s);
+                        return 0;
+                }
+        if (*n >= GLOVE_POLICY_MAX_ENTRIES) {
+                free(s);
+                return -E2BIG;
+        }
+        nv = reallocarray(*v, *n + 1, sizeof(char *));
+        if (!nv) {
+                free(s);
+                return -ENOMEM;
+        }
+        nv[(*n)++] = s;
+        *v = nv;
+        return 0;
+}
+
+const char *glove_grant_kind_to_string(enum glove_grant_kind k) {
+        switch (k) {
+        case GLOVE_GRANT_RO:
+                return "ro";
+        case GLOVE_GRANT_RW:
+                return "rw";
+        case GLOVE_GRANT_TMPFS:
+                return "tmpfs";
+        case GLOVE_GRANT_OVERLAY:
+                return "overlay";
+        default:
+                return "?";
+        }
+}
+
+int glove_policy_parse_kind(const char *s, enum glove_grant_kind *ret) {
+        static const enum glove_grant_kind kinds[] = { GLOVE_GRANT_RO, GLOVE_GRANT_RW, GLOVE_GRANT_TMPFS,
+                                                       GLOVE_GRANT_OVERLAY };
+
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (strcmp(s, glove_grant_kind_to_string(kinds[i])) == 0) {
+                        *ret = kinds[i];
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *glove_net_mode_to_string(enum glove_net_mode m) {
+        switch (m) {
+        case GLOVE_NET_OFFLINE:
+                return "offline";
+        case GLOVE_NET_LOOPBACK:
+                return "loopback";
+        case GLOVE_NET_PROXY:
+                return "proxy";
+        default:
+                return "?";
+        }
+}
+
+int glove_policy_parse_net(const char *s, enum glove_net_mode *ret) {
+        static const enum glove_net_mode modes[] = { GLOVE_NET_OFFLINE, GLOVE_NET_LOOPBACK, GLOVE_NET_PROXY };
+
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++)
+                if (strcmp(s, glove_net_mode_to_string(modes[i])) == 0) {
+                        *ret = modes[i];
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+/* Paths Glove builds itself inside the sandbox; a grant there would either
+ * be shadowed or punch a hole in what Glove masks. */
+static bool path_is_reserved(const char *path) {
+        return path_startswith(path, "/proc") || path_startswith(path, "/dev");
+}
+
+int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                           enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen) {
+        _cleanup_free_ char *norm = NULL, *orig = NULL;
+        struct glove_grant *ng;
+        int r;
+
+        r = policy_expand_path(ctx, path, &norm);
+        if (r < 0)
+                return policy_error(err, errlen, r == -ENOMEM ? ENOMEM : EINVAL, origin, "path \"%s\" %s", path,
+                                    expand_reason(r));
+        if (kind == GLOVE_GRANT_OVERLAY)
+                return policy_error(err, errlen, EOPNOTSUPP, origin,
+                                    "overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for %s", norm);
+        if (kind != GLOVE_GRANT_TMPFS && size != 0)
+                return policy_error(err, errlen, EINVAL, origin, "\"size\" applies only to tmpfs grants");
+        if (kind == GLOVE_GRANT_TMPFS && size == 0)
+                size = GLOVE_DEFAULT_TMPFS_SIZE;
+        /* The size is written back as a JSON integer (glove_policy_to_json)
+         * and handed to the kernel as a mount option; both are signed
+         * 64-bit at most. */
+        if (size > GLOVE_POLICY_MAX_TMPFS_SIZE)
+                return policy_error(err, errlen, EINVAL, origin, "tmpfs size %llu for %s is too large (at most %llu)",
+                                    (unsigned long long) size, norm, (unsigned long long) GLOVE_POLICY_MAX_TMPFS_SIZE);
+        if (path_is_reserved(norm))
+                return policy_error(err, errlen, EINVAL, origin,
+                                    "%s: Glove builds /proc and /dev itself; grants there are refused", norm);
+        if (kind != GLOVE_GRANT_RO && path_startswith(norm, "/sys"))
+                return policy_error(err, errlen, EINVAL, origin, "%s: /sys may only be granted read-only", norm);
+        if (strcmp(norm, "/") == 0)
+                return policy_error(err, errlen, EINVAL, origin,
+                                    "the root directory cannot be granted; grant the directories below it");
+
+        for (size_t i = 0; i < p->n_grants; i++) {
+                struct glove_grant *g = &p->grants[i];
+
+                if (strcmp(g->path, norm) != 0)
+                        continue;
+                if (g->kind != kind)
+                        return policy_error(err, errlen, EEXIST, origin,
+                                            "%s is granted as \"%s\" by %s and as \"%s\" here: contradictory grants",
+                                            norm, glove_grant_kind_to_string(g->kind), g->origin,
+                                            glove_grant_kind_to_string(kind));
+                if (kind == GLOVE_GRANT_TMPFS && g->size != size)
+                        return policy_error(err, errlen, EEXIST, origin,
+                                            "%s is a tmpfs of %llu bytes by %s and of %llu bytes here", norm,
+                                            (unsigned long long) g->size, g->origin, (unsigned long long) size);
+                return 0;
+        }
+        if (p->n_grants >= GLOVE_POLICY_MAX_ENTRIES)
+                return policy_error(err, errlen, E2BIG, origin, "more than %d grants", GLOVE_POLICY_MAX_ENTRIES);
+
+        orig = strdup(origin ? origin : "");
+        if (!orig)
+                return -ENOMEM;
+        ng = reallocarray(p->grants, p->n_grants + 1, sizeof(*ng));
+        if (!ng)
+                return -ENOMEM;
+        p->grants = ng;
+        p->grants[p->n_grants++] = (struct glove_grant) {
+                .path = TAKE_PTR(norm),
+                .kind = kind,
+                .size = kind == GLOVE_GRANT_TMPFS ? size : 0,
+                .origin = TAKE_PTR(orig),
+        };
+        return 0;
+}
+
+int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             char *err, size_t errlen) {
+        char *norm = NULL;
+        int r;
+
+        r = policy_expand_path(ctx, path, &norm);
+        if (r < 0)
+                return policy_error(err, errlen, EINVAL, NULL, "symlink \"%s\" %s", path, expand_reason(r));
+        if (strcmp(norm, "/") == 0 || path_is_reserved(norm)) {
+                free(norm);
+                return policy_error(err, errlen, EINVAL, NULL, "symlink \"%s\" is not allowed there", path);
+        }
+        r = strv_push_unique(&p->symlinks, &p->n_symlinks, norm);
+        return r < 0 ? policy_error(err, errlen, r, NULL, "too many symlinks") : 0;
+}
+
+int glove_policy_add_protect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             char *err, size_t errlen) {
+        char *v = NULL;
+        int r;
+
+        if (!path)
+                return policy_error(err, errlen, EINVAL, NULL, "protected path is missing");
+        if (!policy_path_wants_expansion(path) && path_is_safe_relative(path)) {
+                if (strlen(path) > GLOVE_POLICY_MAX_STRING)
+                        return policy_error(err, errlen, EINVAL, NULL, "protected path is longer than %d bytes",
+                                            GLOVE_POLICY_MAX_STRING);
+                v = strdup(path);
+                if (!v)
+                        return -ENOMEM;
+        } else {
+                r = policy_expand_path(ctx, path, &v);
+                if (r < 0)
+                        return policy_error(err, errlen, EINVAL, NULL,
+                                            "protected path \"%s\" must be a relative name without \"..\" or an "
+                                            "absolute path",
+                                            path);
+        }
+        r = strv_push_unique(&p->protect, &p->n_protect, v);
+        return r < 0 ? policy_error(err, errlen, r, NULL, "too many protected paths") : 0;
+}
+
+int glove_policy_add_unprotect(struct glove_policy *p, const char *name, char *err, size_t errlen) {
+        char *v;
+        int r;
+
+        for (size_t i = 0; glove_protected_names[i]; i++)
+                if (strcmp(glove_protected_names[i], name) == 0)
+                        goto found;
+        return policy_error(err, errlen, EINVAL, NULL,
+                            "\"%s\" is not one of the built-in protected names (see docs/policy.md)", name);
+found:
+        v = strdup(name);
+        if (!v)
+                return -ENOMEM;
+        r = strv_push_unique(&p->unprotect, &p->n_unprotect, v);
+        return r < 0 ? policy_error(err, errlen, r, NULL, "too many entries") : 0;
+}
+
+static bool env_name_valid(const char *name) {
+        size_t n = strlen(name);
+
+        if (n == 0 || n > 256)
+                return false;
+        if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_'))
+                return false;
+        for (size_t i = 1; i < n; i++) {
+                char c = name[i];
+                if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+                        return false;
+        }
+        return true;
+}
+
+int glove_policy_add_env_pass(struct glove_policy *p, const char *name, char *err, size_t errlen) {
+        char *v;
+        int r;
+
+        if (!env_name_valid(name))
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
+                                    name);
+        v = strdup(name);
+        if (!v)
+                return -ENOMEM;
+        r = strv_push_unique(&p->env_pass, &p->n_env_pass, v);
+        return r < 0 ? policy_error(err, errlen, r, NULL, "too many environment entries") : 0;
+}
+
+int glove_policy_add_env_set(struct glove_policy *p, const char *name, const char *value, char *err,
+                             size_t errlen) {
+        struct glove_env_set *n;
+        char *nm, *val;
+
+        if (!env_name_valid(name))
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
+                                    name);
+        if (strlen(value) > GLOVE_POLICY_MAX_STRING)
+                return policy_error(err, errlen, EINVAL, NULL, "value of %s is longer than %d bytes", name,
+                                    GLOVE_POLICY_MAX_STRING);
+        for (size_t i = 0; i < p->n_env_set; i++)
+                if (strcmp(p->env_set[i].name, name) == 0) {
+                        if (strcmp(p->env_set[i].value, value) == 0)
+                                return 0;
+                        return policy_error(err, errlen, EEXIST, NULL, "%s is set twice to different values", name);
+                }
+        if (p->n_env_set >= GLOVE_POLICY_MAX_ENTRIES)
+                return policy_error(err, errlen, E2BIG, NULL, "too many environment entries");
+        nm = strdup(name);
+        val = strdup(value);
+        n = reallocarray(p->env_set, p->n_env_set + 1, sizeof(*n));
+        if (!nm || !val || !n) {
+                free(nm);
+                free(val);
+                if (n)
+                        p->env_set = n;
+                return -ENOMEM;
+        }
+        p->env_set = n;
+        p->env_set[p->n_env_set++] = (struct glove_env_set) { .name = nm, .value = val };
+        return 0;
+}
+
+int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path, char *err,
+                         size_t errlen) {
+        char *norm = NULL;
+        int r;
+
+        r = policy_expand_path(ctx, path, &norm);
+        if (r < 0)
+                return policy_error(err, errlen, EINVAL, NULL, "working directory \"%s\" %s", path,
+                                    expand_reason(r));
+        free(p->cwd);
+        p->cwd = norm;
+        return 0;
+}
+
+int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char *err, size_t errlen) {
+        size_t n = strlen(hostname);
+        char *v;
+
+        if (n == 0 || n > 64)
+                return policy_error(err, errlen, EINVAL, NULL, "hostname must be 1 to 64 characters");
+        for (size_t i = 0; i < n; i++) {
+                char c = hostname[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.'))
+                        return policy_error(err, errlen, EINVAL, NULL,
+                                            "hostname \"%s\" may hold only letters, digits, '-' and '.'", hostname);
+        }
+        v = strdup(hostname);
+        if (!v)
+                return -ENOMEM;
+        free(p->hostname);
+        p->hostname = v;
+        return 0;
+}
+
+static json_t *strv_to_json(char **v, size_t n) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
+        json_t *read = json_array(), *write = json_array(), *set = json_object();
+        json_t *doc;
+
+        if (!read || !write || !set)
+                goto oom;
+        for (size_t i = 0; i < p->n_grants; i++) {
+                const struct glove_grant *g = &p->grants[i];
+
+                if (g->kind == GLOVE_GRANT_RO) {
+                        if (json_array_append_new(read, json_string(g->path)) < 0)
+                                goto oom;
+                } else if (json_array_append_new(
+                                   write,
+                                   g->kind == GLOVE_GRANT_TMPFS
+                                           ? json_pack("{s:s,s:s,s:I}", "path", g->path, "kind", "tmpfs", "size",
+                                                       (json_int_t) g->size)
+                                           : json_pack("{s:s,s:s}", "path", g->path, "kind",
+                                                       glove_grant_kind_to_string(g->kind))) < 0)
+                        goto oom;
+        }
+        for (size_t i = 0; i < p->n_env_set; i++)
+                if (json_object_set_new(set, p->env_set[i].name, json_string(p->env_set[i].value)) < 0)
+                        goto oom;
+
+        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I}}", "version", 1,
+                        "filesystem", "read", read, "write", write, "symlinks",
+                        strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
+                        "unprotect", strv_to_json(p->unprotect, p->n_unprotect), "environment", "pass",
+                        strv_to_json(p->env_pass, p->n_env_pass), "set", set, "network", "mode",
+                        glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
+                        "uid_when_root", (json_int_t) p->root_uid, "gid_when_root", (json_int_t) p->root_gid);
+        if (!doc)
+                return -ENOMEM;
+        *ret = doc;
+        return 0;
+oom:
+        json_decref(read);
+        json_decref(write);
+        json_decref(set);
+        return -ENOMEM;
+}

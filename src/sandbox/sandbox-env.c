@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Step 5: the agent's environment starts empty. PATH, HOME, TERM and LANG
+ * are always set; everything else is named by the policy. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "sandbox-internal.h"
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+char **strv_free_null(char **v) {
+        for (char **e = v; e && *e; e++)
+                free(*e);
+        free(v);
+        return NULL;
+}
+
+static const char *host_lookup(char *const *host_env, const char *name) {
+        size_t n = strlen(name);
+
+        for (char *const *e = host_env; e && *e; e++)
+                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}
+
+/* Sets name=value, replacing an earlier entry of the same name. */
+static int env_put(char ***v, size_t *n, const char *name, const char *value) {
+        size_t k = strlen(name);
+        char *s, **nv;
+
+        if (asprintf(&s, "%s=%s", name, value) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < *n; i++)
+                if (strncmp((*v)[i], name, k) == 0 && (*v)[i][k] == '=') {
+                        free((*v)[i]);
+                        (*v)[i] = s;
+                        return 0;
+                }
+        nv = reallocarray(*v, *n + 2, sizeof(char *));
+        if (!nv) {
+                free(s);
+                return -ENOMEM;
+        }
+        nv[(*n)++] = s;
+        nv[*n] = NULL;
+        *v = nv;
+        return 0;
+}
+
+int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret) {
+        char **v = calloc(1, sizeof(char *));
+        const char *term = host_lookup(host_env, "TERM"), *lang = host_lookup(host_env, "LANG");
+        size_t n = 0;
+        int r;
+
+        if (!v)
+                return -ENOMEM;
+        r = env_put(&v, &n, "PATH", DEFAULT_PATH);
+        if (r >= 0)
+                r = env_put(&v, &n, "HOME", home);
+        if (r >= 0 && term)
+                r = env_put(&v, &n, "TERM", term);
+        if (r >= 0)
+                r = env_put(&v, &n, "LANG", lang ? lang : "C.UTF-8");
+        for (size_t i = 0; r >= 0 && i < p->n_env_pass; i++) {
+                const char *val = host_lookup(host_env, p->env_pass[i]);
+                if (val)
+                        r = env_put(&v, &n, p->env_pass[i], val);
+        }
+        for (size_t i = 0; r >= 0 && i < p->n_env_set; i++)
+                r = env_put(&v, &n, p->env_set[i].name, p->env_set[i].value);
+        if (r < 0) {
+                strv_free_null(v);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}

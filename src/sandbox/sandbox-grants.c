@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/* Step 1 of DESIGN.md "Sandbox construction", in the supervisor: pin every
+ * grant to a descriptor, check it, and work out everything the sandbox's
+ * init will need, so that init only executes a finished plan. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "path-util.h"
+#include "sandbox-internal.h"
+
+static int openat2_path(int dirfd, const char *path, uint64_t resolve) {
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                .resolve = resolve | RESOLVE_NO_MAGICLINKS,
+        };
+        return RET_NERRNO(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+}
+
+static int grant_cmp(const void *a, const void *b) {
+        const struct grant *x = a, *y = b;
+        size_t dx = path_depth(x->g->path), dy = path_depth(y->g->path);
+
+        if (dx != dy)
+                return dx < dy ? -1 : 1;
+        return strcmp(x->g->path, y->g->path);
+}
+
+static int prot_cmp(const void *a, const void *b) {
+        const struct protect_mount *x = a, *y = b;
+        size_t dx = path_depth(x->path), dy = path_depth(y->path);
+
+        if (dx != dy)
+                return dx < dy ? -1 : 1;
+        return strcmp(x->path, y->path);
+}
+
+static int resolve_one(struct grant *gr, uid_t uid) {
+        const struct glove_grant *g = gr->g;
+        struct stat st;
+        int fd;
+
+        gr->fd = -EBADF;
+        gr->tree_fd = -EBADF;
+        if (g->kind == GLOVE_GRANT_TMPFS) {
+                gr->type = S_IFDIR;
+                return 0;
+        }
+        fd = openat2_path(AT_FDCWD, g->path, RESOLVE_NO_SYMLINKS);
+        if (fd == -ELOOP) {
+                _cleanup_free_ char *real = realpath(g->path, NULL);
+                return log_error_errno(fd,
+                                       "Refusing grant %s (%s): the path contains a symlink; grant the resolved path "
+                                       "%s instead, or list the link under filesystem.symlinks",
+                                       g->path, g->origin, real ? real : "(unresolvable)");
+        }
+        if (fd < 0)
+                return log_error_errno(fd, "Cannot grant %s (%s): %m", g->path, g->origin);
+        gr->fd = fd;
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(negative_errno(), "Cannot stat %s: %m", g->path);
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return log_error_errno(-EINVAL, "Refusing grant %s (%s): only directories and regular files can be granted",
+                                       g->path, g->origin);
+        if (g->kind == GLOVE_GRANT_RW && st.st_uid != uid)
+                return log_error_errno(-EPERM,
+                                       "Refusing writable grant %s (%s): it is owned by uid %u, not by you (uid %u)",
+                                       g->path, g->origin, (unsigned) st.st_uid, (unsigned) uid);
+        gr->dev = st.st_dev;
+        gr->ino = st.st_ino;
+        gr->type = st.st_mode & S_IFMT;
+        return 0;
+}
+
+/* Is the object at |fd| (or one of its ancestors) the root of a writable
+ * grant? Walks ".." by identity, so aliases (bind mounts, symlinked
+ * parents, hard-linked files) are caught, not just path prefixes. */
+static const struct grant *under_writable_grant(const struct plan *plan, int fd) {
+        _cleanup_close_ int cur = -EBADF;
+        struct stat st;
+
+        cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return NULL;
+        for (unsigned depth = 0; depth < 4096; depth++) {
+                dev_t dev;
+                ino_t ino;
+                int up;
+
+                if (fstat(cur, &st) < 0)
+                        return NULL;
+                for (size_t i = 0; i < plan->n_grants; i++) {
+                        const struct grant *gr = &plan->grants[i];
+                        if (gr->g->kind == GLOVE_GRANT_RW && gr->dev == st.st_dev && gr->ino == st.st_ino)
+                                return gr;
+                }
+                dev = st.st_dev;
+                ino = st.st_ino;
+                up = openat(cur, "..", O_PATH | O_CLOEXEC | O_DIRECTORY);
+                if (up < 0) {
+                        /* a file: its directory is reached through the path we were given */
+                        return NULL;
+                }
+                safe_close(cur);
+                cur = up;
+                if (fstat(cur, &st) < 0 || (st.st_dev == dev && st.st_ino == ino))
+                        return NULL; /* reached "/" */
+        }
+        return NULL;
+}
+
+static int check_policy_file(const struct plan *plan, const char *path) {
+        _cleanup_close_ int fd = -EBADF, dir = -EBADF;
+        _cleanup_free_ char *copy = NULL;
+        const struct grant *gr;
+        char *slash;
+
+        fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open policy %s: %m", path);
+        gr = under_writable_grant(plan, fd);
+        if (!gr) {
+                /* the file itself was not a grant root: walk from its directory */
+                copy = strdup(path);
+                if (!copy)
+                        return -ENOMEM;
+                slash = strrchr(copy, '/');
+                if (slash == copy)
+                        copy[1] = 0;
+                else if (slash)
+                        *slash = 0;
+                else {
+                        free(copy);
+                        copy = strdup(".");
+                        if (!copy)
+                                return -ENOMEM;
+                }
+                dir = open(copy, O_PATH | O_CLOEXEC | O_DIRECTORY);
+                if (dir < 0)
+                        return log_error_errno(negative_errno(), "Cannot open the directory of policy %s: %m", path);
+                gr = under_writable_grant(plan, dir);
+        }
+        if (gr)
+                return log_error_errno(-EPERM,
+                                       "Refusing policy %s: it lies inside the writable grant %s, so the agent could "
+                                       "rewrite its own rules; move the policy out of every writable grant",
+                                       path, gr->g->path);
+        return 0;
+}
+
+static int add_prot(struct plan *plan, const char *path, bool readonly, bool is_dir) {
+        struct protect_mount *n;
+
+        for (size_t i = 0; i < plan->n_prot; i++)
+                if (strcmp(plan->prot[i].path, path) == 0) {
+                        plan->prot[i].readonly = plan->prot[i].readonly || readonly;
+                        return 0;
+                }
+        n = reallocarray(plan->prot, plan->n_prot + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        plan->prot = n;
+        n[plan->n_prot].path = strdup(path);
+        if (!n[plan->n_prot].path)
+                return -ENOMEM;
+        n[plan->n_prot].readonly = readonly;
+        n[plan->n_prot].is_dir = is_dir;
+        plan->n_prot++;
+        return 0;
+}
+
+static int add_missing(struct plan *plan, const struct grant *gr, const char *rel, const char *path) {
+        struct missing_protected *n = reallocarray(plan->missing, plan->n_missing + 1, sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        plan->missing = n;
+        n[plan->n_missing] = (struct missing_protected) { .grant_fd = gr->fd, .rel = strdup(rel), .path = strdup(path) };
+        if (!n[plan->n_missing].rel || !n[plan->n_missing].path)
+                return -ENOMEM;
+        plan->n_missing++;
+        return 0;
+}
+
+static const struct grant *grant_at(const struct plan *plan, const char *path) {
+        for (size_t i = 0; i < plan->n_grants; i++)
+                if (strcmp(plan->grants[i].g->path, path) == 0)
+                        return &plan->grants[i];
+        return NULL;
+}
+
+/* Protects |rel| inside writable grant |gr|: each existing directory on the
+ * way is pinned as a mount point, the item itself is bound read-only. A
+ * regular file on the way (".git" of a worktree, which names the real git
+ * directory) is itself bound read-only. */
+static int protect_one(struct plan *plan, const struct grant *gr, const char *rel, const char *name) {
+        _cleanup_close_ int cur = -EBADF;
+        const char *p = rel;
+        int r;
+
+        cur = fcntl(gr->fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        while (*p) {
+                const char *e = strchrnul(p, '/');
+                bool last = *e == 0;
+                _cleanup_free_ char *comp = strndup(p, (size_t) (e - p));
+                _cleanup_free_ char *prefix = strndup(rel, (size_t) (e - rel));
+                _cleanup_free_ char *here = NULL;
+                const struct grant *other;
+                struct stat st;
+                int fd;
+
+                if (!comp || !prefix)
+                        return -ENOMEM;
+                here = path_join(gr->g->path, prefix);
+                if (!here)
+                        return -ENOMEM;
+                fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                if (fd == -ENOENT) {
+                        _cleanup_free_ char *full = path_join(gr->g->path, rel);
+                        if (!full)
+                                return -ENOMEM;
+                        return add_missing(plan, gr, rel, full);
+                }
+                if (fd == -ELOOP || (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))) {
+                        safe_close(fd);
+                        return log_error_errno(-ELOOP,
+                                               "Cannot protect %s: it is a symlink, which cannot be made read-only; "
+                                               "replace the link, or release \"%s\" with filesystem.unprotect",
+                                               here, name);
+                }
+                if (fd == -ENOTDIR)
+                        return 0;
+                if (fd < 0)
+                        return log_error_errno(fd, "Cannot inspect protected path %s: %m", here);
+                safe_close(cur);
+                cur = fd;
+                if (fstat(cur, &st) < 0)
+                        return negative_errno();
+
+                other = grant_at(plan, here);
+                if (other && other != gr) {
+                        if (other->g->kind == GLOVE_GRANT_TMPFS || (other->g->kind == GLOVE_GRANT_RO && last))
+                                return 0; /* not the host's, or read-only already */
+                        if (other->g->kind == GLOVE_GRANT_RW && last)
+                                return log_error_errno(-EPERM,
+                                                       "%s is a protected path but %s grants it writable; release "
+                                                       "\"%s\" with filesystem.unprotect if that is intended",
+                                                       here, other->g->origin, name);
+                }
+                if (last || S_ISREG(st.st_mode)) {
+                        r = add_prot(plan, here, true, S_ISDIR(st.st_mode));
+                        return r;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return 0;
+                if (!other) {
+                        r = add_prot(plan, here, false, true);
+                        if (r < 0)
+                                return r;
+                }
+                p = e + 1;
+        }
+        return 0;
+}
+
+static bool name_unprotected(const struct glove_policy *pol, const char *name) {
+        for (size_t i = 0; i < pol->n_unprotect; i++)
+                if (strcmp(pol->unprotect[i], name) == 0)
+                        return true;
+        return false;
+}
+
+static int plan_protect(struct plan *plan) {
+        const struct glove_policy *pol = plan->policy;
+        int r;
+
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                const struct grant *gr = &plan->grants[i];
+
+                if (gr->g->kind != GLOVE_GRANT_RW || gr->type != S_IFDIR)
+                        continue;
+                for (size_t k = 0; glove_protected_names[k]; k++) {
+                        if (name_unprotected(pol, glove_protected_names[k]))
+                                continue;
+                        r = protect_one(plan, gr, glove_protected_names[k], glove_protected_names[k]);
+                        if (r < 0)
+                                return r;
+                }
+                for (size_t k = 0; k < pol->n_protect; k++)
+                        if (pol->protect[k][0] != '/') {
+                                r = protect_one(plan, gr, pol->protect[k], pol->protect[k]);
+                                if (r < 0)
+                                        return r;
+                        }
+        }
+        /* Absolute entries: protect them inside the deepest writable grant
+         * that holds them; outside every writable grant they are not
+         * writable anyway. */
+        for (size_t k = 0; k < pol->n_protect; k++) {
+                const struct grant *best = NULL;
+                const char *rel = NULL;
+
+                if (pol->protect[k][0] != '/')
+                        continue;
+                for (size_t i = 0; i < plan->n_grants; i++) {
+                        const struct grant *gr = &plan->grants[i];
+                        const char *x = path_startswith(pol->protect[k], gr->g->path);
+
+                        if (x && (!best || path_depth(gr->g->path) > path_depth(best->g->path))) {
+                                best = gr;
+                                rel = x;
+                        }
+                }
+                if (!best || best->g->kind != GLOVE_GRANT_RW)
+                        continue;
+                if (!*rel)
+                        return log_error_errno(-EPERM, "%s is listed as protected and granted writable", pol->protect[k]);
+                if (best->type != S_IFDIR)
+                        continue;
+                r = protect_one(plan, best, rel, pol->protect[k]);
+                if (r < 0)
+                        return r;
+        }
+        if (plan->n_prot > 0)
+                qsort(plan->prot, plan->n_prot, sizeof(*plan->prot), prot_cmp);
+        return 0;
+}
+
+static int plan_symlinks(struct plan *plan) {
+        const struct glove_policy *pol = plan->policy;
+
+        plan->syms = calloc(pol->n_symlinks ? pol->n_symlinks : 1, sizeof(*plan->syms));
+        if (!plan->syms)
+                return -ENOMEM;
+        for (size_t i = 0; i < pol->n_symlinks; i++) {
+                const char *path = pol->symlinks[i];
+                char target[PATH_MAX];
+                struct stat st;
+                ssize_t n;
+
+                if (lstat(path, &st) < 0)
+                        return log_error_errno(negative_errno(), "Cannot recreate symlink %s: %m", path);
+                if (!S_ISLNK(st.st_mode))
+                        return log_error_errno(-EINVAL, "Cannot recreate %s as a symlink: it is not one on this host; "
+                                               "grant it instead", path);
+                n = readlink(path, target, sizeof(target) - 1);
+                if (n < 0)
+                        return log_error_errno(negative_errno(), "Cannot read symlink %s: %m", path);
+                target[n] = 0;
+                for (size_t k = 0; k < plan->n_grants; k++) {
+                        const struct grant *gr = &plan->grants[k];
+                        const char *x = path_startswith(path, gr->g->path);
+
+                        if (path_startswith(gr->g->path, path))
+                                return log_error_errno(-EEXIST, "Grant %s (%s) lies at or under the symlink %s",
+                                                       gr->g->path, gr->g->origin, path);
+                        if (x && gr->g->kind != GLOVE_GRANT_TMPFS)
+                                return log_error_errno(-EEXIST, "Symlink %s lies inside the grant %s; it is already "
+                                                       "visible there",
+                                                       path, gr->g->path);
+                }
+                plan->syms[plan->n_syms].path = strdup(path);
+                plan->syms[plan->n_syms].target = strdup(target);
+                if (!plan->syms[plan->n_syms].path || !plan->syms[plan->n_syms].target)
+                        return -ENOMEM;
+                plan->n_syms++;
+        }
+        return 0;
+}
+
+static bool path_visible(const struct plan *plan, const char *path) {
+        for (size_t i = 0; i < plan->n_grants; i++)
+                if (path_startswith(path, plan->grants[i].g->path))
+                        return true;
+        return false;
+}
+
+int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
+        const struct glove_policy *pol = opts->policy;
+        uid_t uid = getuid();
+        const char *home;
+        int r;
+
+        *plan = (struct plan) { .policy = pol, .argv = opts->argv };
+        if (geteuid() != uid || getegid() != getgid())
+                return log_error_errno(-EPERM, "glove must not run setuid or setgid");
+        plan->root_mode = uid == 0;
+        if (plan->root_mode) {
+                /* Root's agent must never be host uid 0: the kernel grants
+                 * sysctl writes and more by uid, not by capability. */
+                plan->uid_inside = 0;
+                plan->gid_inside = 0;
+                plan->host_uid = pol->root_uid;
+                plan->host_gid = pol->root_gid;
+        } else {
+                plan->uid_inside = plan->host_uid = uid;
+                plan->gid_inside = plan->host_gid = getgid();
+        }
+
+        plan->grants = calloc(pol->n_grants ? pol->n_grants : 1, sizeof(*plan->grants));
+        if (!plan->grants)
+                return -ENOMEM;
+        for (size_t i = 0; i < pol->n_grants; i++) {
+                plan->grants[i].g = &pol->grants[i];
+                plan->grants[i].fd = -EBADF;
+                plan->grants[i].tree_fd = -EBADF;
+        }
+        plan->n_grants = pol->n_grants;
+        qsort(plan->grants, plan->n_grants, sizeof(*plan->grants), grant_cmp);
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                r = resolve_one(&plan->grants[i], uid);
+                if (r < 0)
+                        return r;
+        }
+        /* One object granted twice under different names and kinds: the
+         * weaker grant would be a lie. */
+        for (size_t i = 0; i < plan->n_grants; i++)
+                for (size_t j = i + 1; j < plan->n_grants; j++) {
+                        const struct grant *a = &plan->grants[i], *b = &plan->grants[j];
+                        if (a->fd < 0 || b->fd < 0 || a->dev != b->dev || a->ino != b->ino)
+                                continue;
+                        if (a->g->kind != b->g->kind)
+                                return log_error_errno(-EEXIST,
+                                                       "%s (%s, %s) and %s (%s, %s) are the same directory granted "
+                                                       "differently: contradictory grants",
+                                                       a->g->path, glove_grant_kind_to_string(a->g->kind), a->g->origin,
+                                                       b->g->path, glove_grant_kind_to_string(b->g->kind), b->g->origin);
+                }
+        /* A host-bound grant nested in a file grant cannot be attached. */
+        for (size_t i = 0; i < plan->n_grants; i++)
+                for (size_t j = 0; j < plan->n_grants; j++)
+                        if (i != j && plan->grants[i].type == S_IFREG &&
+                            path_startswith(plan->grants[j].g->path, plan->grants[i].g->path) &&
+                            strcmp(plan->grants[j].g->path, plan->grants[i].g->path) != 0)
+                                return log_error_errno(-ENOTDIR, "Grant %s lies under the file grant %s",
+                                                       plan->grants[j].g->path, plan->grants[i].g->path);
+
+        if (opts->policy_path) {
+                r = check_policy_file(plan, opts->policy_path);
+                if (r < 0)
+                        return r;
+        }
+        r = plan_symlinks(plan);
+        if (r < 0)
+                return r;
+        r = plan_protect(plan);
+        if (r < 0)
+                return r == -ENOMEM ? log_error_errno(r, "Out of memory") : r;
+
+        home = NULL;
+        for (char *const *e = opts->host_env; e && *e; e++)
+                if (strncmp(*e, "HOME=", 5) == 0)
+                        home = *e + 5;
+        r = env_build(pol, opts->host_env, home ? home : (plan->root_mode ? "/root" : "/"), &plan->envp);
+        if (r < 0)
+                return log_error_errno(r, "Cannot build the environment: %m");
+
+        if (pol->cwd)
+                plan->cwd = pol->cwd;
+        else {
+                static char pwd[PATH_MAX];
+                plan->cwd = getcwd(pwd, sizeof(pwd)) && path_visible(plan, pwd) ? pwd : "/";
+        }
+        plan->stdin_tty = isatty(STDIN_FILENO) == 1;
+        plan->landlock_abi = landlock_abi_version();
+        if (plan->landlock_abi < 1)
+                return log_error_errno(plan->landlock_abi == 0 ? -EOPNOTSUPP : plan->landlock_abi,
+                                       "Landlock is not available on this kernel (%m); Glove uses it as a second "
+                                       "layer and will not run without it. Fix: boot a kernel with "
+                                       "CONFIG_SECURITY_LANDLOCK=y and \"landlock\" in the lsm= parameter "
+                                       "(see 'glove doctor')");
+        return 0;
+}
+
+void plan_done(struct plan *plan) {
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                safe_close(plan->grants[i].fd);
+                safe_close(plan->grants[i].tree_fd);
+        }
+        free(plan->grants);
+        for (size_t i = 0; i < plan->n_syms; i++) {
+                free(plan->syms[i].path);
+                free(plan->syms[i].target);
+        }
+        free(plan->syms);
+        for (size_t i = 0; i < plan->n_prot; i++)
+                free(plan->prot[i].path);
+        free(plan->prot);
+        for (size_t i = 0; i < plan->n_missing; i++) {
+                free(plan->missing[i].rel);
+                free(plan->missing[i].path);
+        }
+        free(plan->missing);
+        strv_free_null(plan->envp);
+        *plan = (struct plan) {};
+}
+
+/* A protected path that did not exist could not be bound read-only; if the
+ * agent created it, say so loudly so nobody runs it unknowingly. */
+void plan_report_created_protected(const struct plan *plan) {
+        for (size_t i = 0; i < plan->n_missing; i++) {
+                struct stat st;
+
+                if (fstatat(plan->missing[i].grant_fd, plan->missing[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        log_warning("the sandboxed command created %s, a protected path that did not exist "
+                                    "before; review it before git, your shell or your editor use it",
+                                    plan->missing[i].path);
+        }
+}

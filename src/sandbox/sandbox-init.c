@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* PID 1 of the sandbox. It builds the file system, then forks the agent,
+ * reaps every process, forwards the supervisor's signals, and exits with the
+ * agent's status. It never executes anything itself, and runs without
+ * capabilities once setup is done. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sandbox-internal.h"
+
+extern char **environ;
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* PID 1 is a copy of the supervisor, so its initial command line and
+ * environment (what /proc/1/cmdline and /proc/1/environ show) are the
+ * host's. Non-dumpable already hides environ; wipe both anyway. The ranges
+ * come from /proc/self/stat (fields 48-51); the agent's argv and envp were
+ * copied to the heap by the supervisor, so nothing we need lives there. */
+static void wipe_host_memory(void) {
+        char buf[2048], *p, *end;
+        unsigned long long v[4];
+        ssize_t n;
+        int fd, field;
+
+        fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, sizeof(buf) - 1);
+        safe_close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = 0;
+        p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+        if (!p)
+                return;
+        p++;
+        for (field = 3; field < 48 && p; field++)
+                p = strchr(p + 1, ' ');
+        if (!p)
+                return;
+        for (int i = 0; i < 4; i++) {
+                errno = 0;
+                v[i] = strtoull(p, &end, 10);
+                if (errno || end == p)
+                        return;
+                p = end;
+        }
+        environ = NULL;
+        if (v[3] > v[2])
+                explicit_bzero((void *) (uintptr_t) v[2], (size_t) (v[3] - v[2]));
+        if (v[1] > v[0] + 11) {
+                explicit_bzero((void *) (uintptr_t) v[0], (size_t) (v[1] - v[0]));
+                memcpy((void *) (uintptr_t) v[0], "glove-init", 10);
+        }
+}
+
+static bool has_slash(const char *s) {
+        return strchr(s, '/') != NULL;
+}
+
+/* execvpe() searches the caller's PATH, not the one in envp: search ours. */
+static int exec_in_path(char *const *argv, char **envp) {
+        const char *path = "/usr/bin:/bin";
+        int saved = ENOENT;
+
+        if (has_slash(argv[0])) {
+                execve(argv[0], argv, envp);
+                return -errno;
+        }
+        for (char **e = envp; *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0)
+                        path = *e + 5;
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                char buf[4096];
+                int n;
+
+                n = snprintf(buf, sizeof(buf), "%.*s/%s", (int) (end - p), end == p ? "." : p, argv[0]);
+                if (n > 0 && (size_t) n < sizeof(buf)) {
+                        execve(buf, argv, envp);
+                        if (errno != ENOENT && errno != ENOTDIR)
+                                saved = errno; /* found but not executable: keep that reason */
+                }
+                if (!*end)
+                        break;
+                p = end;
+        }
+        return -saved;
+}
+
+_Noreturn static void agent_main(const struct plan *plan, int sync_fd) {
+        char detail[200] = "";
+        sigset_t all;
+        int r;
+
+        /* The agent starts with default dispositions and nothing blocked. */
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                (void) signal(forwarded[i], SIG_DFL);
+        (void) signal(SIGCHLD, SIG_DFL);
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+
+        /* Its own session: no controlling terminal, so it cannot push input
+         * into the user's terminal (TIOCSTI is also filtered). */
+        if (setsid() < 0)
+                sync_fail(sync_fd, STAGE_FORK, errno, "setsid");
+
+        if (chdir(plan->cwd) < 0)
+                sync_fail(sync_fd, STAGE_CHDIR, errno, plan->cwd);
+
+        /* Only 0-2 reach the agent; the sync socket is close-on-exec. */
+        if (sync_fd > 3 && close_range(3, (unsigned) sync_fd - 1, 0) < 0)
+                sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
+        if (close_range((unsigned) sync_fd + 1, ~0U, 0) < 0)
+                sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
+        if (sync_fd == 3 || sync_fd > 3) {
+                int fl = fcntl(sync_fd, F_GETFD);
+                if (fl < 0 || fcntl(sync_fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+                        sync_fail(sync_fd, STAGE_FDS, errno, "cloexec");
+        }
+
+        r = landlock_apply(plan, detail, sizeof(detail));
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_LANDLOCK, -r, detail);
+        if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+                sync_fail(sync_fd, STAGE_NO_NEW_PRIVS, EPERM, "no_new_privs not set");
+        r = seccomp_apply(plan);
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_SECCOMP, -r, "load filter");
+
+        r = exec_in_path(plan->argv, plan->envp);
+        {
+                struct sync_msg m = { .type = MSG_EXEC_FAILED, .stage = STAGE_EXEC, .error = -r };
+                (void) snprintf(m.detail, sizeof(m.detail), "%s", plan->argv[0]);
+                (void) sync_send(sync_fd, &m, NULL, 0);
+        }
+        _exit(r == -ENOENT ? GLOVE_EXIT_NOT_FOUND : GLOVE_EXIT_CANNOT_EXEC);
+}
+
+static int exit_code_of(int status) {
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return GLOVE_EXIT_FAILED;
+}
+
+_Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
+        _cleanup_close_ int sfd = -EBADF;
+        char detail[240] = "";
+        enum stage stage = STAGE_NONE;
+        sigset_t mask;
+        pid_t agent;
+        int r;
+
+        r = mount_build_root(plan, &stage, detail, sizeof(detail));
+        if (r < 0)
+                sync_fail(sync_fd, stage, -r, detail);
+
+        if (sethostname(plan->policy->hostname, strlen(plan->policy->hostname)) < 0)
+                sync_fail(sync_fd, STAGE_HOSTNAME, errno, plan->policy->hostname);
+        r = loopback_up();
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_LOOPBACK, -r, "bring up lo");
+
+        /* init's own hardening: not ptraceable or readable through /proc,
+         * in its own session, no capabilities from here on. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                sync_fail(sync_fd, STAGE_INIT, errno, "set non-dumpable");
+        (void) setsid();
+        r = caps_drop_all();
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_CAPS, -r, "drop capabilities");
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaddset(&mask, forwarded[i]);
+        sigaddset(&mask, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                sync_fail(sync_fd, STAGE_INIT, errno, "block signals");
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                sync_fail(sync_fd, STAGE_INIT, errno, "signalfd");
+
+        wipe_host_memory();
+
+        agent = fork();
+        if (agent < 0)
+                sync_fail(sync_fd, STAGE_FORK, errno, "fork the agent");
+        if (agent == 0)
+                agent_main(plan, sync_fd);
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };
+                struct signalfd_siginfo si;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+                /* The supervisor is gone, or sent what it never sends after
+                 * MSG_GO: take everything down (our exit kills the
+                 * namespace). */
+                if (p[1].revents & (POLLHUP | POLLERR | POLLIN))
+                        _exit(GLOVE_EXIT_FAILED);
+                if (!(p[0].revents & POLLIN))
+                        continue;
+                while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                        if (si.ssi_signo != SIGCHLD) {
+                                (void) kill(agent, (int) si.ssi_signo);
+                                continue;
+                        }
+                        for (;;) {
+                                int status;
+                                pid_t pid = waitpid(-1, &status, WNOHANG);
+
+                                if (pid <= 0)
+                                        break;
+                                if (pid == agent) {
+                                        struct sync_msg m = { .type = MSG_AGENT_EXITED, .status = status };
+                                        (void) sync_send(sync_fd, &m, NULL, 0);
+                                        _exit(exit_code_of(status));
+                                }
+                        }
+                }
+        }
+}

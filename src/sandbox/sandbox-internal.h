@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "glove/policy.h"
+#include "glove/sandbox.h"
+
+/* Where a setup failure in the sandbox happened; names in sandbox.c. */
+enum stage {
+        STAGE_NONE,
+        STAGE_SYNC,
+        STAGE_IDENTITY,
+        STAGE_MOUNT_PRIVATE,
+        STAGE_ROOT_TMPFS,
+        STAGE_GRANT_RESOLVE,
+        STAGE_GRANT_VERIFY,
+        STAGE_GRANT_ATTACH,
+        STAGE_TMPFS,
+        STAGE_SYMLINK,
+        STAGE_PROTECT,
+        STAGE_PROC,
+        STAGE_DEV,
+        STAGE_ROOT_READONLY,
+        STAGE_PIVOT_ROOT,
+        STAGE_HOSTNAME,
+        STAGE_LOOPBACK,
+        STAGE_INIT,
+        STAGE_CAPS,
+        STAGE_FORK,
+        STAGE_CHDIR,
+        STAGE_FDS,
+        STAGE_NO_NEW_PRIVS,
+        STAGE_LANDLOCK,
+        STAGE_SECCOMP,
+        STAGE_EXEC,
+        _STAGE_MAX,
+};
+
+const char *stage_to_string(enum stage s);
+
+enum msg_type {
+        MSG_GO = 1,         /* supervisor -> init: maps written, trees attached */
+        MSG_TREES,          /* supervisor -> init: detached grant trees (SCM_RIGHTS), root mode */
+        MSG_SETUP_FAILED,   /* init/agent -> supervisor */
+        MSG_EXEC_FAILED,    /* agent -> supervisor */
+        MSG_AGENT_EXITED,   /* init -> supervisor */
+};
+
+struct sync_msg {
+        uint32_t type;
+        int32_t stage;
+        int32_t error;   /* positive errno */
+        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES) */
+        char detail[240];
+};
+
+/* One host-bound grant, resolved and checked in the supervisor. */
+struct grant {
+        const struct glove_grant *g;
+        int fd;             /* O_PATH, pinned; -EBADF for tmpfs */
+        dev_t dev;
+        ino_t ino;
+        mode_t type;        /* S_IFDIR or S_IFREG (tmpfs: S_IFDIR) */
+        int tree_fd;        /* root mode: detached tree cloned by the supervisor */
+};
+
+struct sym {
+        char *path;
+        char *target;
+};
+
+/* A path inside a writable grant that is bound over itself: read-only for a
+ * protected path, read-write for its ancestors (a mount point cannot be
+ * renamed or removed, so "mv .git .git2 && mkdir -p .git/hooks" fails). */
+struct protect_mount {
+        char *path;
+        bool readonly;
+        bool is_dir;
+};
+
+struct missing_protected {
+        int grant_fd;       /* borrowed from the grant */
+        char *rel;
+        char *path;
+};
+
+struct plan {
+        const struct glove_policy *policy;
+        struct grant *grants;       /* sorted: parents before children */
+        size_t n_grants;
+        struct sym *syms;
+        size_t n_syms;
+        struct protect_mount *prot; /* sorted by depth */
+        size_t n_prot;
+        struct missing_protected *missing;
+        size_t n_missing;
+        char **envp;
+        const char *cwd;            /* inside the sandbox */
+        char *const *argv;
+        bool root_mode;             /* invoked by root: agent is mapped to an unprivileged host uid */
+        uid_t uid_inside, host_uid;
+        gid_t gid_inside, host_gid;
+        bool stdin_tty;
+        int landlock_abi;
+};
+
+/* sandbox-grants.c: step 1, in the supervisor */
+int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts);
+void plan_done(struct plan *plan);
+void plan_report_created_protected(const struct plan *plan);
+
+/* sandbox-env.c */
+int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
+char **strv_free_null(char **v);
+
+/* sandbox-mount.c: step 3, in the sandbox's init before pivot_root.
+ * On failure returns -errno and sets *ret_stage and |detail|. */
+int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detail, size_t len);
+
+/* sandbox-caps.c */
+int caps_drop_all(void);
+int loopback_up(void);
+
+/* sandbox-landlock.c */
+int landlock_abi_version(void);
+int landlock_apply(const struct plan *plan, char *detail, size_t len);
+
+/* sandbox-seccomp.c */
+int seccomp_apply(const struct plan *plan);
+
+/* sandbox-init.c: steps 5-7, PID 1 of the sandbox. Never returns. */
+_Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);
+
+/* sync channel */
+int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds);
+int sync_recv(int fd, struct sync_msg *m, int *fds, size_t max_fds, size_t *ret_n_fds);
+/* Reports a setup failure to the supervisor and exits 125. */
+_Noreturn void sync_fail(int fd, enum stage stage, int error, const char *detail);

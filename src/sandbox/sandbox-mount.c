@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/* Step 3: the sandbox's file system, built in its own mount namespace by
+ * its init before pivot_root. The new root is an empty tmpfs; every grant is
+ * attached as a detached tree (open_tree + move_mount), read-only ones made
+ * read-only recursively before they become visible. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "path-util.h"
+#include "sandbox-internal.h"
+
+#define STAGING "/tmp"
+#define ROOT_TMPFS_SIZE "4m"
+#define DEV_TMPFS_SIZE "64k"
+#define SHM_SIZE ((uint64_t) 256 << 20)
+
+static int openat2_beneath(int dirfd, const char *path, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC | O_NOFOLLOW),
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        return RET_NERRNO(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+}
+
+static int setattr(int fd, unsigned flags, uint64_t set, uint64_t clr, uint64_t propagation) {
+        struct mount_attr attr = { .attr_set = set, .attr_clr = clr, .propagation = propagation };
+        return RET_NERRNO(mount_setattr(fd, "", AT_EMPTY_PATH | flags, &attr, sizeof(attr)));
+}
+
+/* Opens |rel| below |root| as O_PATH, creating missing directories (and a
+ * final empty file when |file|) on the way. Never follows a symlink. */
+static int make_mountpoint(int root, const char *rel, bool file) {
+        _cleanup_close_ int cur = -EBADF;
+        const char *p = rel;
+
+        cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        while (*p) {
+                const char *e = strchrnul(p, '/');
+                bool last = *e == 0;
+                char comp[256];
+                int fd;
+
+                if ((size_t) (e - p) >= sizeof(comp))
+                        return -ENAMETOOLONG;
+                memcpy(comp, p, (size_t) (e - p));
+                comp[e - p] = 0;
+                fd = openat2_beneath(cur, comp, O_PATH);
+                if (fd == -ENOENT) {
+                        if (last && file) {
+                                fd = openat(cur, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+                                if (fd < 0 && errno != EEXIST)
+                                        return negative_errno();
+                                safe_close(fd);
+                        } else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+                                return negative_errno();
+                        fd = openat2_beneath(cur, comp, O_PATH);
+                }
+                if (fd < 0)
+                        return fd;
+                safe_close(cur);
+                cur = fd;
+                p = last ? e : e + 1;
+        }
+        return TAKE_FD(cur);
+}
+
+static int attach(int tree, int root, const char *rel, bool file) {
+        _cleanup_close_ int target = make_mountpoint(root, rel, file);
+
+        if (target < 0)
+                return target;
+        return RET_NERRNO(move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+}
+
+static int make_tmpfs(uint64_t size, const char *mode, uint64_t attrs) {
+        _cleanup_close_ int fs = -EBADF;
+        char sz[32];
+
+        fs = RET_NERRNO(fsopen("tmpfs", FSOPEN_CLOEXEC));
+        if (fs < 0)
+                return fs;
+        (void) snprintf(sz, sizeof(sz), "%llu", (unsigned long long) size);
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return negative_errno();
+        return RET_NERRNO(fsmount(fs, FSMOUNT_CLOEXEC, (unsigned) attrs));
+}
+
+static const char *tmpfs_mode(const char *path) {
+        return strcmp(path, "/tmp") == 0 || strcmp(path, "/var/tmp") == 0 ? "1777" : "0755";
+}
+
+/* The grant's tree, re-resolved in this mount namespace (a descriptor from
+ * the supervisor's namespace cannot be cloned here) and checked to be the
+ * very object the supervisor pinned and checked. */
+static int grant_tree(const struct grant *gr, enum stage *stage) {
+        _cleanup_close_ int fd = -EBADF, tree = -EBADF;
+        struct stat st;
+        uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+        if (gr->tree_fd >= 0) /* root mode: cloned, checked and set up by the supervisor */
+                return RET_NERRNO(fcntl(gr->tree_fd, F_DUPFD_CLOEXEC, 3));
+        *stage = STAGE_GRANT_RESOLVE;
+        {
+                struct open_how how = {
+                        .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+                };
+                fd = RET_NERRNO(syscall(SYS_openat2, AT_FDCWD, gr->g->path, &how, sizeof(how)));
+        }
+        if (fd < 0)
+                return fd;
+        *stage = STAGE_GRANT_VERIFY;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_dev != gr->dev || st.st_ino != gr->ino || (st.st_mode & S_IFMT) != gr->type)
+                return -ESTALE; /* replaced between check and use */
+        *stage = STAGE_GRANT_ATTACH;
+        tree = RET_NERRNO(open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+        if (tree < 0)
+                return tree;
+        if (gr->g->kind == GLOVE_GRANT_RO)
+                set |= MOUNT_ATTR_RDONLY;
+        if (setattr(tree, AT_RECURSIVE, set, 0, MS_PRIVATE) < 0)
+                return negative_errno();
+        return TAKE_FD(tree);
+}
+
+static int bind_over_self(int root, const char *rel, bool readonly, bool recursive) {
+        _cleanup_close_ int target = -EBADF, tree = -EBADF;
+
+        target = openat2_beneath(root, rel, O_PATH);
+        if (target < 0)
+                return target;
+        tree = RET_NERRNO(open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                        (recursive ? AT_RECURSIVE : 0)));
+        if (tree < 0)
+                return tree;
+        if (setattr(tree, recursive ? AT_RECURSIVE : 0,
+                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0), 0, 0) < 0)
+                return negative_errno();
+        return RET_NERRNO(move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+}
+
+/* Binds the host's |source| (in the old root) onto |rel| below |root|. */
+static int bind_host_file(const char *source, int root, const char *rel) {
+        _cleanup_close_ int tree = -EBADF;
+
+        tree = RET_NERRNO(open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+        if (tree < 0)
+                return tree;
+        return attach(tree, root, rel, true);
+}
+
+/* Entries that expose the host kernel: masked, or read-only. Missing ones
+ * (kernel configuration differs) are skipped. */
+static const char *const proc_masked[] = {
+        "proc/kcore", "proc/keys", "proc/key-users", "proc/timer_list", "proc/sched_debug", "proc/latency_stats",
+        "proc/kallsyms", "proc/kmsg", "proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup", "proc/config.gz",
+        "proc/vmallocinfo", "proc/pagetypeinfo", NULL,
+};
+static const char *const proc_readonly[] = {
+        "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus", "proc/fs", "proc/acpi", "proc/scsi",
+        "proc/asound", "proc/driver", "proc/sysvipc", "proc/tty", NULL,
+};
+
+static int build_proc(int root, char *detail, size_t len) {
+        _cleanup_close_ int target = make_mountpoint(root, "proc", false);
+        int r;
+
+        if (target < 0)
+                return target;
+        /* mount(2) by path: proc has no fsconfig options we need. */
+        {
+                char path[64];
+                (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", target);
+                if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                        (void) snprintf(detail, len, "mount proc");
+                        return negative_errno();
+                }
+        }
+        for (size_t i = 0; proc_masked[i]; i++) {
+                _cleanup_close_ int fd = openat2_beneath(root, proc_masked[i], O_PATH);
+                if (fd == -ENOENT)
+                        continue;
+                r = fd < 0 ? fd : bind_host_file("/dev/null", root, proc_masked[i]);
+                if (r < 0) {
+                        (void) snprintf(detail, len, "mask /%s", proc_masked[i]);
+                        return r;
+                }
+        }
+        for (size_t i = 0; proc_readonly[i]; i++) {
+                r = bind_over_self(root, proc_readonly[i], true, true);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0) {
+                        (void) snprintf(detail, len, "make /%s read-only", proc_readonly[i]);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int build_dev(int root, char *detail, size_t len) {
+        static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty", NULL };
+        static const struct {
+                const char *path, *target;
+        } links[] = {
+                { "dev/ptmx", "pts/ptmx" },      { "dev/fd", "/proc/self/fd" },
+                { "dev/stdin", "/proc/self/fd/0" }, { "dev/stdout", "/proc/self/fd/1" },
+                { "dev/stderr", "/proc/self/fd/2" },
+        };
+        _cleanup_close_ int dev = -EBADF, mnt = -EBADF, dir = -EBADF, pts = -EBADF;
+        char path[64];
+        int r;
+
+        mnt = make_tmpfs(64 << 10, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (mnt < 0) {
+                (void) snprintf(detail, len, "tmpfs for /dev");
+                return mnt;
+        }
+        r = attach(mnt, root, "dev", false);
+        if (r < 0) {
+                (void) snprintf(detail, len, "attach /dev");
+                return r;
+        }
+        for (size_t i = 0; nodes[i]; i++) {
+                char host[32], rel[32];
+                (void) snprintf(host, sizeof(host), "/dev/%s", nodes[i]);
+                (void) snprintf(rel, sizeof(rel), "dev/%s", nodes[i]);
+                r = bind_host_file(host, root, rel);
+                if (r < 0) {
+                        (void) snprintf(detail, len, "bind %s", host);
+                        return r;
+                }
+        }
+        pts = make_mountpoint(root, "dev/pts", false);
+        if (pts < 0)
+                return pts;
+        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", pts);
+        if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0) {
+                (void) snprintf(detail, len, "mount devpts");
+                return negative_errno();
+        }
+        mnt = safe_close(mnt);
+        mnt = make_tmpfs(SHM_SIZE, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0 || (r = attach(mnt, root, "dev/shm", false)) < 0) {
+                (void) snprintf(detail, len, "mount /dev/shm");
+                return mnt < 0 ? mnt : r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(links); i++)
+                if (symlinkat(links[i].target, root, links[i].path) < 0) {
+                        (void) snprintf(detail, len, "symlink /%s", links[i].path);
+                        return negative_errno();
+                }
+        /* Nothing may be created in /dev itself. */
+        dir = openat2_beneath(root, "dev", O_PATH | O_DIRECTORY);
+        if (dir < 0)
+                return dir;
+        if (setattr(dir, 0, MOUNT_ATTR_RDONLY, 0, 0) < 0) {
+                (void) snprintf(detail, len, "make /dev read-only");
+                return negative_errno();
+        }
+        return 0;
+}
+
+static void close_trees(int *trees, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                safe_close(trees[i]);
+        free(trees);
+}
+
+int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detail, size_t len) {
+        _cleanup_close_ int root = -EBADF, mnt = -EBADF;
+        int *trees = NULL;
+        enum stage stage;
+        int r;
+
+#define FAIL(s, e, ...)                                        \
+        do {                                                   \
+                *ret_stage = (s);                              \
+                (void) snprintf(detail, len, __VA_ARGS__);     \
+                return (e);                                    \
+        } while (0)
+
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                FAIL(STAGE_MOUNT_PRIVATE, negative_errno(), "make / private");
+
+        /* Clone every host grant first: the staging tmpfs below would hide
+         * grants under STAGING, and detached trees no longer need a path. */
+        trees = calloc(plan->n_grants ? plan->n_grants : 1, sizeof(int));
+        if (!trees)
+                FAIL(STAGE_GRANT_ATTACH, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < plan->n_grants; i++)
+                trees[i] = -EBADF;
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                const struct grant *gr = &plan->grants[i];
+
+                if (gr->g->kind == GLOVE_GRANT_TMPFS)
+                        continue;
+                stage = STAGE_GRANT_ATTACH;
+                trees[i] = grant_tree(gr, &stage);
+                if (trees[i] < 0) {
+                        r = trees[i];
+                        close_trees(trees, plan->n_grants);
+                        FAIL(stage, r, "grant %s", gr->g->path);
+                }
+        }
+
+        mnt = make_tmpfs(4 << 20, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0 || move_mount(mnt, "", AT_FDCWD, STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+            (root = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+                r = mnt < 0 ? mnt : negative_errno();
+                close_trees(trees, plan->n_grants);
+                FAIL(STAGE_ROOT_TMPFS, r, "create the root tmpfs at " STAGING);
+        }
+
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                const struct grant *gr = &plan->grants[i];
+                const char *rel = gr->g->path + 1;
+
+                if (gr->g->kind == GLOVE_GRANT_TMPFS) {
+                        int tree = make_tmpfs(gr->g->size, tmpfs_mode(gr->g->path), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+                        r = tree < 0 ? tree : attach(tree, root, rel, false);
+                        safe_close(tree);
+                        if (r < 0) {
+                                close_trees(trees, plan->n_grants);
+                                FAIL(STAGE_TMPFS, r, "tmpfs %s", gr->g->path);
+                        }
+                        continue;
+                }
+                r = attach(trees[i], root, rel, gr->type == S_IFREG);
+                if (r < 0) {
+                        close_trees(trees, plan->n_grants);
+                        FAIL(STAGE_GRANT_ATTACH, r, "attach grant %s", gr->g->path);
+                }
+        }
+        close_trees(trees, plan->n_grants);
+
+        for (size_t i = 0; i < plan->n_syms; i++) {
+                const char *rel = plan->syms[i].path + 1;
+                const char *slash = strrchr(rel, '/');
+                _cleanup_close_ int dir = -EBADF;
+
+                if (slash) {
+                        char parent[4096];
+                        if ((size_t) (slash - rel) >= sizeof(parent))
+                                FAIL(STAGE_SYMLINK, -ENAMETOOLONG, "symlink %s", plan->syms[i].path);
+                        memcpy(parent, rel, (size_t) (slash - rel));
+                        parent[slash - rel] = 0;
+                        dir = make_mountpoint(root, parent, false);
+                } else
+                        dir = fcntl(root, F_DUPFD_CLOEXEC, 3);
+                if (dir < 0)
+                        FAIL(STAGE_SYMLINK, dir < -1 ? dir : negative_errno(), "symlink %s", plan->syms[i].path);
+                if (symlinkat(plan->syms[i].target, dir, slash ? slash + 1 : rel) < 0)
+                        FAIL(STAGE_SYMLINK, negative_errno(), "symlink %s -> %s", plan->syms[i].path,
+                             plan->syms[i].target);
+        }
+
+        /* Protected paths, ancestors first, after every grant is in place so
+         * they cover whatever grant ends up visible there. */
+        for (size_t i = 0; i < plan->n_prot; i++) {
+                r = bind_over_self(root, plan->prot[i].path + 1, plan->prot[i].readonly, false);
+                if (r < 0)
+                        FAIL(STAGE_PROTECT, r, "%s %s", plan->prot[i].readonly ? "make read-only" : "pin",
+                             plan->prot[i].path);
+        }
+
+        r = build_proc(root, detail, len);
+        if (r < 0) {
+                *ret_stage = STAGE_PROC;
+                return r;
+        }
+        r = build_dev(root, detail, len);
+        if (r < 0) {
+                *ret_stage = STAGE_DEV;
+                return r;
+        }
+
+        if (setattr(root, 0, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                FAIL(STAGE_ROOT_READONLY, negative_errno(), "make / read-only");
+
+        if (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+                FAIL(STAGE_PIVOT_ROOT, negative_errno(), "pivot_root");
+        /* The old root is now stacked on "/": detach it. */
+        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                FAIL(STAGE_PIVOT_ROOT, negative_errno(), "detach the old root");
+#undef FAIL
+        return 0;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* Step 6's filter: calls an agent never needs and that widen the kernel
+ * surface or the sandbox's edges fail with EPERM (agents degrade instead of
+ * crashing); anything from a non-native architecture kills the process. */
+#include <errno.h>
+#include <linux/sched.h>
+#include <linux/netlink.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "macro.h"
+#include "sandbox-internal.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+static void seccomp_releasep(scmp_filter_ctx *ctx) {
+        if (*ctx)
+                seccomp_release(*ctx);
+}
+
+/* Denied outright. Names unknown to this libseccomp or arch are skipped by
+ * the caller (they cannot be called here either). */
+static const char *const denied[] = {
+        /* the mount family */
+        "mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
+        "fsmount", "fspick", "mount_setattr", "open_tree_attr",
+        /* namespaces */
+        "unshare", "setns",
+        /* other processes' memory and descriptors */
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+        /* kernel attack surface */
+        "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "add_key", "request_key", "keyctl", "fanotify_init", "lookup_dcookie", "open_by_handle_at",
+        "name_to_handle_at", "vm86", "vm86old", "modify_ldt", "uselib", "_sysctl", "sysfs", "ustat", "nfsservctl",
+        "quotactl", "quotactl_fd",
+        /* the machine */
+        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
+        "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime", "syslog",
+        "iopl", "ioperm", "vhangup", "sethostname", "setdomainname",
+        /* NUMA placement of other processes */
+        "move_pages", "migrate_pages",
+};
+
+static const unsigned long denied_ioctls[] = { TIOCSTI, TIOCLINUX };
+
+static const unsigned long ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+                                          CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, CLONE_NEWTIME };
+
+static const int denied_families[] = { AF_PACKET, AF_VSOCK, AF_KEY, AF_ALG, AF_BLUETOOTH, AF_CAN, AF_XDP };
+
+int seccomp_apply(const struct plan *plan) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+        int r;
+
+        ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return -ENOMEM;
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        if (r < 0)
+                return r;
+        /* no_new_privs is set by Landlock before us; do not touch it here */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(denied); i++) {
+                int nr = seccomp_syscall_resolve_name(denied[i]);
+                if (nr == __NR_SCMP_ERROR)
+                        continue;
+                r = seccomp_rule_add(ctx, eperm, nr, 0);
+                if (r < 0 && r != -EDOM)
+                        return r;
+        }
+        /* clone3 passes its flags in memory, where a filter cannot look:
+         * ENOSYS makes libc fall back to clone, whose flags we can see. */
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(clone), 1,
+                                     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(denied_ioctls); i++) {
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(ioctl), 1,
+                                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, denied_ioctls[i]));
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(denied_families); i++) {
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, denied_families[i]));
+                if (r < 0)
+                        return r;
+        }
+        /* netlink: route only (ip addr, getaddrinfo's interface queries) */
+        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+                             SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
+        if (r < 0)
+                return r;
+        if (plan->policy->net == GLOVE_NET_OFFLINE) {
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET));
+                if (r >= 0)
+                        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+                if (r < 0)
+                        return r;
+        } else {
+                /* raw IP: no capability for it anyway; say so in the filter too */
+                static const int inet[] = { AF_INET, AF_INET6 };
+                for (size_t i = 0; i < ELEMENTSOF(inet); i++) {
+                        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, inet[i]),
+                                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* socketpair is socket's sibling for families */
+        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        if (r < 0)
+                return r;
+
+        return seccomp_load(ctx);
+}

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/* The supervisor: resolves the plan, clones the sandbox's init into fresh
+ * namespaces, writes its identity maps, and waits, forwarding signals and
+ * reporting how the agent ended. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "sandbox-internal.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static const char *const stage_names[_STAGE_MAX] = {
+        [STAGE_NONE] = "none",
+        [STAGE_SYNC] = "sync",
+        [STAGE_IDENTITY] = "identity",
+        [STAGE_MOUNT_PRIVATE] = "mount-private",
+        [STAGE_ROOT_TMPFS] = "root-tmpfs",
+        [STAGE_GRANT_RESOLVE] = "grant-resolve",
+        [STAGE_GRANT_VERIFY] = "grant-verify",
+        [STAGE_GRANT_ATTACH] = "grant-attach",
+        [STAGE_TMPFS] = "tmpfs",
+        [STAGE_SYMLINK] = "symlink",
+        [STAGE_PROTECT] = "protect",
+        [STAGE_PROC] = "proc",
+        [STAGE_DEV] = "dev",
+        [STAGE_ROOT_READONLY] = "root-readonly",
+        [STAGE_PIVOT_ROOT] = "pivot-root",
+        [STAGE_HOSTNAME] = "hostname",
+        [STAGE_LOOPBACK] = "loopback",
+        [STAGE_INIT] = "init",
+        [STAGE_CAPS] = "capabilities",
+        [STAGE_FORK] = "fork",
+        [STAGE_CHDIR] = "chdir",
+        [STAGE_FDS] = "close-fds",
+        [STAGE_NO_NEW_PRIVS] = "no-new-privs",
+        [STAGE_LANDLOCK] = "landlock",
+        [STAGE_SECCOMP] = "seccomp",
+        [STAGE_EXEC] = "exec",
+};
+
+const char *stage_to_string(enum stage s) {
+        return s >= 0 && s < _STAGE_MAX && stage_names[s] ? stage_names[s] : "unknown";
+}
+
+int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds) {
+        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof(*m) };
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * 64)];
+                struct cmsghdr align;
+        } u;
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+
+        if (n_fds > 64)
+                return -E2BIG;
+        if (n_fds > 0) {
+                struct cmsghdr *c;
+
+                memset(&u, 0, sizeof(u));
+                mh.msg_control = u.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+        }
+        do
+                n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        return n == (ssize_t) sizeof(*m) ? 0 : -EIO;
+}
+
+/* Receives one message. Anything but exactly one whole message (with at
+ * most |max_fds| descriptors) is a protocol error between our own
+ * processes, and fatal for the peer. */
+int sync_recv(int fd, struct sync_msg *m, int *fds, size_t max_fds, size_t *ret_n_fds) {
+        struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * 64)];
+                struct cmsghdr align;
+        } u;
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        size_t got = 0;
+        ssize_t n;
+
+        do
+                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if (n == 0)
+                return -EPIPE;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        int tmp[64];
+
+                        memcpy(tmp, CMSG_DATA(c), k * sizeof(int));
+                        for (size_t i = 0; i < k; i++) {
+                                if (got < max_fds && fds)
+                                        fds[got++] = tmp[i];
+                                else
+                                        safe_close(tmp[i]);
+                        }
+                }
+        if ((size_t) n != sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                for (size_t i = 0; i < got; i++)
+                        safe_close(fds[i]);
+                return -EBADMSG;
+        }
+        m->detail[sizeof(m->detail) - 1] = 0;
+        if (ret_n_fds)
+                *ret_n_fds = got;
+        return 0;
+}
+
+_Noreturn void sync_fail(int fd, enum stage stage, int error, const char *detail) {
+        struct sync_msg m = { .type = MSG_SETUP_FAILED, .stage = (int32_t) stage, .error = error > 0 ? error : EIO };
+
+        (void) snprintf(m.detail, sizeof(m.detail), "%s", detail ? detail : "");
+        (void) sync_send(fd, &m, NULL, 0);
+        _exit(GLOVE_EXIT_FAILED);
+}
+
+static int write_file(const char *path, const char *text) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        size_t n = strlen(text);
+
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, text, n) != (ssize_t) n)
+                return errno ? negative_errno() : -EIO;
+        return 0;
+}
+
+static int write_maps(const struct plan *plan, pid_t pid) {
+        char path[64], map[64];
+        int r;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
+        r = write_file(path, "deny");
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s: %m", path);
+        (void) snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+        (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->uid_inside, (unsigned) plan->host_uid);
+        r = write_file(path, map);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s (\"%u %u 1\"): %m", path, (unsigned) plan->uid_inside,
+                                       (unsigned) plan->host_uid);
+        (void) snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+        (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->gid_inside, (unsigned) plan->host_gid);
+        r = write_file(path, map);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s: %m", path);
+        return 0;
+}
+
+/* Root mode: the supervisor clones every host-bound grant itself (it can,
+ * and the trees are then exactly the pinned objects) and gives writable ones
+ * the sandbox's own identity mapping, so that files owned by root on disk
+ * belong to the agent's uid 0 inside (host uid 65534 by default) and what
+ * the agent creates lands on disk owned by root, the invoker. */
+static int prepare_root_trees(struct plan *plan, pid_t pid) {
+        _cleanup_close_ int userns = -EBADF;
+        char path[64];
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+        userns = open(path, O_RDONLY | O_CLOEXEC);
+        if (userns < 0)
+                return log_error_errno(negative_errno(), "Failed to open %s: %m", path);
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                struct grant *gr = &plan->grants[i];
+                struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, .propagation = MS_PRIVATE };
+                bool rw = gr->g->kind == GLOVE_GRANT_RW;
+
+                if (gr->fd < 0)
+                        continue;
+                /* idmapped mounts apply to one mount: writable grants are
+                 * cloned without the mounts below them */
+                gr->tree_fd = open_tree(gr->fd, "",
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (rw ? 0 : AT_RECURSIVE));
+                if (gr->tree_fd < 0)
+                        return log_error_errno(negative_errno(), "Failed to clone grant %s: %m", gr->g->path);
+                if (rw) {
+                        attr.attr_set |= MOUNT_ATTR_IDMAP;
+                        attr.userns_fd = (uint64_t) userns;
+                } else
+                        attr.attr_set |= MOUNT_ATTR_RDONLY;
+                if (mount_setattr(gr->tree_fd, "", AT_EMPTY_PATH | (rw ? 0 : AT_RECURSIVE), &attr, sizeof(attr)) < 0)
+                        return log_error_errno(negative_errno(),
+                                               "Failed to set up grant %s%s: %m%s", gr->g->path,
+                                               rw ? " as an idmapped mount" : " read-only",
+                                               rw ? " (its file system may not support idmapped mounts; see 'glove "
+                                                    "doctor')"
+                                                  : "");
+        }
+        return 0;
+}
+
+static int send_trees(const struct plan *plan, int sync_fd) {
+        int fds[64];
+        size_t n = 0;
+        int32_t first = 0;
+
+        for (size_t i = 0; i <= plan->n_grants; i++) {
+                if (i < plan->n_grants && plan->grants[i].tree_fd >= 0) {
+                        if (n == 0)
+                                first = (int32_t) i;
+                        fds[n++] = plan->grants[i].tree_fd;
+                }
+                /* one message per run of consecutive trees, at most 64 each */
+                if (n > 0 && (i == plan->n_grants || n == ELEMENTSOF(fds) || i + 1 >= plan->n_grants ||
+                              plan->grants[i + 1].tree_fd < 0)) {
+                        struct sync_msg m = { .type = MSG_TREES, .status = first, .error = (int32_t) n };
+                        int r = sync_send(sync_fd, &m, fds, n);
+                        if (r < 0)
+                                return r;
+                        n = 0;
+                }
+        }
+        return 0;
+}
+
+/* In the child: wait for the maps, collect trees, go. */
+static void child_wait_go(struct plan *plan, int sync_fd) {
+        for (;;) {
+                struct sync_msg m;
+                int fds[64];
+                size_t n = 0;
+                int r = sync_recv(sync_fd, &m, fds, ELEMENTSOF(fds), &n);
+
+                if (r < 0)
+                        _exit(GLOVE_EXIT_FAILED); /* the supervisor is gone */
+                if (m.type == MSG_GO && n == 0) {
+                        /* Become the mapped identity. In root mode this
+                         * leaves host uid 0 for the unprivileged uid:
+                         * nothing in the sandbox runs as host root. */
+                        if (setresgid(plan->gid_inside, plan->gid_inside, plan->gid_inside) < 0 ||
+                            setresuid(plan->uid_inside, plan->uid_inside, plan->uid_inside) < 0)
+                                sync_fail(sync_fd, STAGE_IDENTITY, errno, "setresuid/setresgid");
+                        /* cleared by the identity change, so set it after */
+                        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                                sync_fail(sync_fd, STAGE_IDENTITY, errno, "PR_SET_PDEATHSIG");
+                        return;
+                }
+                if (m.type != MSG_TREES || m.status < 0 || m.error < 0 || (size_t) m.error != n ||
+                    (size_t) m.status + n > plan->n_grants)
+                        sync_fail(sync_fd, STAGE_SYNC, EBADMSG, "unexpected message from the supervisor");
+                for (size_t i = 0; i < n; i++)
+                        plan->grants[(size_t) m.status + i].tree_fd = fds[i];
+        }
+}
+
+static void report_failure(const struct sync_msg *m) {
+        log_error("Sandbox setup failed at stage '%s' (%s): %s (%s)", stage_to_string((enum stage) m->stage),
+                  m->detail, strerror(m->error), errno_name(m->error));
+        if (m->stage == STAGE_LANDLOCK || m->stage == STAGE_SECCOMP || m->stage == STAGE_PROC)
+                log_error("Run 'glove doctor' to see what this kernel provides.");
+}
+
+static char **strv_copy(char *const *v) {
+        size_t n = 0;
+        char **c;
+
+        while (v[n])
+                n++;
+        c = calloc(n + 1, sizeof(char *));
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!(c[i] = strdup(v[i])))
+                        return strv_free_null(c);
+        return c;
+}
+
+static int supervise(struct plan *plan, int sync_fd, int pidfd, int sfd) {
+        bool setup_failed = false, exec_failed = false, exited_msg = false;
+        int exit_status = GLOVE_EXIT_FAILED;
+        siginfo_t si = {};
+
+        for (;;) {
+                struct pollfd p[3] = {
+                        { .fd = sync_fd, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = sfd, .events = POLLIN },
+                };
+
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(negative_errno(), "poll: %m"), GLOVE_EXIT_FAILED;
+                }
+                if (p[2].revents & POLLIN) {
+                        struct signalfd_siginfo ssi;
+                        while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t) sizeof(ssi))
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
+                }
+                if (p[0].revents & POLLIN) {
+                        struct sync_msg m;
+
+                        if (sync_recv(sync_fd, &m, NULL, 0, NULL) == 0) {
+                                switch (m.type) {
+                                case MSG_SETUP_FAILED:
+                                        if (!setup_failed && !exec_failed)
+                                                report_failure(&m);
+                                        setup_failed = true;
+                                        break;
+                                case MSG_EXEC_FAILED:
+                                        log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
+                                        exec_failed = true;
+                                        break;
+                                case MSG_AGENT_EXITED:
+                                        exited_msg = true;
+                                        exit_status = WIFEXITED(m.status)     ? WEXITSTATUS(m.status)
+                                                      : WIFSIGNALED(m.status) ? 128 + WTERMSIG(m.status)
+                                                                              : GLOVE_EXIT_FAILED;
+                                        break;
+                                case MSG_GO:
+                                case MSG_TREES:
+                                default:
+                                        break;
+                                }
+                        }
+                }
+                if (p[1].revents & POLLIN)
+                        break;
+        }
+        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                return log_error_errno(negative_errno(), "waitid: %m"), GLOVE_EXIT_FAILED;
+        /* drain a message that raced with the exit */
+        for (;;) {
+                struct pollfd p = { .fd = sync_fd, .events = POLLIN };
+                struct sync_msg m;
+                if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(sync_fd, &m, NULL, 0, NULL) < 0)
+                        break;
+                if (m.type == MSG_SETUP_FAILED && !setup_failed && !exec_failed) {
+                        report_failure(&m);
+                        setup_failed = true;
+                } else if (m.type == MSG_EXEC_FAILED && !exec_failed) {
+                        log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
+                        exec_failed = true;
+                } else if (m.type == MSG_AGENT_EXITED) {
+                        exited_msg = true;
+                        exit_status = WIFEXITED(m.status) ? WEXITSTATUS(m.status) : 128 + WTERMSIG(m.status);
+                }
+        }
+        if (setup_failed)
+                return GLOVE_EXIT_FAILED;
+        if (exited_msg)
+                return exit_status;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status; /* init exited with the agent's status */
+        log_error("The sandbox's init died of signal %d", si.si_status);
+        return GLOVE_EXIT_FAILED;
+}
+
+int glove_sandbox_run(const struct glove_sandbox_options *opts) {
+        _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF;
+        struct plan plan;
+        sigset_t mask, old;
+        char **argv_copy = NULL;
+        int r, status = GLOVE_EXIT_FAILED;
+        pid_t pid;
+
+        if (!opts->argv || !opts->argv[0])
+                return log_error_errno(-EINVAL, "No command given"), GLOVE_EXIT_FAILED;
+        r = plan_resolve(&plan, opts);
+        if (r < 0)
+                goto out;
+        /* the agent's argv must survive init wiping the supervisor's */
+        argv_copy = strv_copy(opts->argv);
+        if (!argv_copy) {
+                log_error("Out of memory");
+                goto out;
+        }
+        plan.argv = argv_copy;
+        if (plan.root_mode && setgroups(0, NULL) < 0) {
+                /* supplementary groups cannot be dropped inside a user
+                 * namespace; root's would follow the agent as host gid 0 */
+                log_error_errno(negative_errno(), "Failed to drop supplementary groups: %m");
+                goto out;
+        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+                log_error_errno(negative_errno(), "socketpair: %m");
+                goto out;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);
+        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
+                log_error_errno(negative_errno(), "sigprocmask: %m");
+                goto out;
+        }
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                log_error_errno(negative_errno(), "signalfd: %m");
+                goto restore;
+        }
+
+        {
+                struct clone_args ca = {
+                        .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                                 CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_PIDFD,
+                        .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                        .exit_signal = SIGCHLD,
+                };
+                pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        }
+        if (pid < 0) {
+                r = negative_errno();
+                log_error_errno(r, "Cannot create the sandbox's namespaces: %m");
+                if (r == -EPERM || r == -ENOSPC)
+                        log_error("User namespaces are unavailable to this user; 'glove doctor' names the cause "
+                                  "and the fix.");
+                goto restore;
+        }
+        if (pid == 0) {
+                /* the sandbox's init; only the sync socket and the pinned
+                 * grant descriptors are needed (the latter only in root mode,
+                 * and they come over the socket) */
+                int fd = pair[1];
+                pair[0] = safe_close(pair[0]);
+                (void) close_range(3, (unsigned) fd - 1, 0);
+                (void) close_range((unsigned) fd + 1, ~0U, 0);
+                for (size_t i = 0; i < plan.n_grants; i++)
+                        plan.grants[i].fd = plan.grants[i].tree_fd = -EBADF;
+                child_wait_go(&plan, fd);
+                sandbox_init_main(&plan, fd);
+        }
+        pair[1] = safe_close(pair[1]);
+
+        r = write_maps(&plan, pid);
+        if (r >= 0 && plan.root_mode) {
+                r = prepare_root_trees(&plan, pid);
+                if (r >= 0)
+                        r = send_trees(&plan, pair[0]);
+        }
+        if (r >= 0) {
+                struct sync_msg go = { .type = MSG_GO };
+                r = sync_send(pair[0], &go, NULL, 0);
+        }
+        for (size_t i = 0; i < plan.n_grants; i++)
+                plan.grants[i].tree_fd = safe_close(plan.grants[i].tree_fd);
+        if (r < 0) {
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
+                goto restore;
+        }
+
+        status = supervise(&plan, pair[0], pidfd, sfd);
+        plan_report_created_protected(&plan);
+restore:
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+out:
+        strv_free_null(argv_copy);
+        plan.argv = NULL;
+        plan_done(&plan);
+        return status;
+}
