@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -22,7 +24,22 @@ static void usage(FILE *f) {
         (void) fprintf(f, "\n'glove COMMAND --help' describes each command.\n");
 }
 
+/* If we were started with 0, 1 or 2 closed, the next descriptor we open
+ * (a sync socket, a pinned grant) would take its place and be handed to
+ * the agent as its stdin or stdout. Fill the gaps with /dev/null first. */
+static int ensure_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n != fd)
+                                return -1;
+                }
+        return 0;
+}
+
 int main(int argc, char **argv) {
+        if (ensure_std_fds() < 0)
+                return EXIT_GLOVE_FAILED;
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_GLOVE_FAILED;

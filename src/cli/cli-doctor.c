@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* glove doctor [--json] */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "glove/doctor.h"
+#include "glove/json.h"
+#include "glove/sandbox.h"
+#include "log.h"
+#include "macro.h"
+
+#define DOCTOR_EXIT_MISSING 1
+
+static void help(FILE *f) {
+        (void) fprintf(f,
+                "usage: glove doctor [--json]\n"
+                "\n"
+                "Reports, for each kernel mechanism Glove uses, whether this host provides it\n"
+                "to the calling user and, if not, why and how to fix it. Every mechanism is\n"
+                "tried for real in short-lived child processes (user and other namespaces,\n"
+                "seccomp, Landlock, the mount API, idmapped mounts when run as root,\n"
+                "overlayfs, pidfd, clone3, cgroup v2 delegation); nothing is left behind.\n"
+                "Run it as the user who will run 'glove exec': the answers differ for root.\n"
+                "\n"
+                "  --json        print the report as one JSON object instead\n"
+                "  -h, --help    this text\n"
+                "\n"
+                "Exit status: 0 when everything 'glove exec' requires is available; 1 when\n"
+                "something it requires is missing (the doctor itself worked; the report says\n"
+                "what is missing and how to fix it); 125 when the doctor could not run (bad\n"
+                "option, out of memory). overlayfs and cgroup v2 are optional: without them\n"
+                "'overlay' grants are refused and resource limits use rlimits.\n");
+}
+
+static const char *status_mark(const struct glove_doctor_check *c) {
+        switch (c->status) {
+        case GLOVE_DOCTOR_AVAILABLE:
+                return "ok";
+        case GLOVE_DOCTOR_PARTIAL:
+                return "part";
+        case GLOVE_DOCTOR_UNAVAILABLE:
+                return "NO";
+        case GLOVE_DOCTOR_SKIPPED:
+                return "--";
+        default:
+                return "?";
+        }
+}
+
+static void print_human(const struct glove_doctor_report *report) {
+        size_t width = 0, indent;
+        bool ready = glove_doctor_report_ready(report), first;
+
+        for (size_t i = 0; i < report->n_checks; i++)
+                width = strlen(report->checks[i].name) > width ? strlen(report->checks[i].name) : width;
+        indent = 6 + width + 2;
+
+        (void) printf("glove %s doctor: kernel %s, uid %u%s\n\n", GLOVE_VERSION, report->kernel,
+                      (unsigned) report->uid, report->uid == 0 ? " (root)" : "");
+        for (size_t i = 0; i < report->n_checks; i++) {
+                const struct glove_doctor_check *c = &report->checks[i];
+
+                (void) printf("%-4s  %-*s  %s%s\n", status_mark(c), (int) width, c->name,
+                              !c->required && c->status != GLOVE_DOCTOR_AVAILABLE &&
+                                              c->status != GLOVE_DOCTOR_SKIPPED
+                                      ? "(optional) "
+                                      : "",
+                              c->detail);
+                if (!c->fix)
+                        continue;
+                /* the fix may span lines; keep them under the detail */
+                first = true;
+                for (const char *p = c->fix; *p;) {
+                        size_t n = strcspn(p, "\n");
+
+                        (void) printf("%*s%s%.*s\n", (int) indent, "", first ? "fix: " : "     ", (int) n, p);
+                        first = false;
+                        p += n;
+                        if (*p)
+                                p++;
+                }
+        }
+
+        (void) printf("\n");
+        if (ready)
+                (void) printf("'glove exec' can run here.\n");
+        else {
+                (void) printf("'glove exec' cannot run here; missing:");
+                for (size_t i = 0; i < report->n_checks; i++)
+                        if (report->checks[i].required && report->checks[i].status != GLOVE_DOCTOR_AVAILABLE)
+                                (void) printf(" %s", report->checks[i].name);
+                (void) printf("\n");
+        }
+        first = true;
+        for (size_t i = 0; i < report->n_checks; i++) {
+                const struct glove_doctor_check *c = &report->checks[i];
+
+                if (c->required || c->status == GLOVE_DOCTOR_AVAILABLE || c->status == GLOVE_DOCTOR_SKIPPED)
+                        continue;
+                (void) printf("%s %s", first ? "Optional, not available:" : ",", c->name);
+                first = false;
+        }
+        if (!first)
+                (void) printf("\n");
+}
+
+static int print_json(const struct glove_doctor_report *report) {
+        _cleanup_json_ json_t *root = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = glove_doctor_report_to_json(report, GLOVE_VERSION, &root);
+        if (r < 0)
+                return r;
+        text = json_dumps(root, JSON_INDENT(2));
+        if (!text)
+                return -ENOMEM;
+        (void) printf("%s\n", text);
+        return 0;
+}
+
+int cli_doctor(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_doctor_report_ struct glove_doctor_report *report = NULL;
+        bool json = false;
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return 0;
+                case 'j':
+                        json = true;
+                        break;
+                case '?':
+                        log_error("doctor: unknown option '%s'. Try 'glove doctor --help'.", argv[optind - 1]);
+                        return GLOVE_EXIT_FAILED;
+                default:
+                        return GLOVE_EXIT_FAILED;
+                }
+        }
+        if (optind < argc) {
+                log_error("doctor takes no arguments, got '%s'", argv[optind]);
+                return GLOVE_EXIT_FAILED;
+        }
+
+        r = glove_doctor_run(&report);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to probe this host: %m");
+                return GLOVE_EXIT_FAILED;
+        }
+        if (json)
+                r = print_json(report);
+        else
+                print_human(report);
+        if (r < 0) {
+                (void) log_error_errno(r, "Failed to format the report: %m");
+                return GLOVE_EXIT_FAILED;
+        }
+        if (fflush(stdout) != 0) {
+                (void) log_error_errno(negative_errno(), "Failed to write the report: %m");
+                return GLOVE_EXIT_FAILED;
+        }
+        return glove_doctor_report_ready(report) ? 0 : DOCTOR_EXIT_MISSING;
+}
