@@ -22,6 +22,11 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
                 return policy_error(err, errlen, EINVAL, "default policy", "the working directory is unknown");
         if (!ctx->home || path_normalize(ctx->home, &home) < 0)
                 return policy_error(err, errlen, EINVAL, "default policy", "HOME is not an absolute path");
+        /* Seen in containers; the private, empty HOME would cover everything. */
+        if (strcmp(home, "/") == 0)
+                return policy_error(err, errlen, EINVAL, "default policy",
+                                    "HOME is \"/\", which the default would hide under an empty tmpfs; set HOME to "
+                                    "your home directory, or give the grants with --policy");
         /* The working directory becomes a live writable grant. Making "/",
          * the home directory or a parent of it writable would hand over
          * ~/.ssh and friends: refuse rather than guess. */
@@ -35,6 +40,15 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
                         return policy_error(err, errlen, EPERM, "default policy",
                                             "refusing to make %s writable: it lies in the system directory %s", pwd,
                                             system_dirs[i]);
+        /* The default's private /tmp and a writable /tmp contradict each
+         * other, and the host's /tmp holds other programs' sockets
+         * (ssh-agent, X11) that the agent must not reach. */
+        if (strcmp(pwd, "/tmp") == 0 || strcmp(pwd, "/var/tmp") == 0)
+                return policy_error(err, errlen, EPERM, "default policy",
+                                    "refusing to make %s writable: other programs keep their files and sockets "
+                                    "there (ssh-agent, X11); cd into a project directory, or give the grants "
+                                    "with --policy/--rw",
+                                    pwd);
 
         r = glove_policy_new("built-in default", &p);
         if (r < 0)

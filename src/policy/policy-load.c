@@ -26,9 +26,22 @@ static void jp_finish(struct jpath *j, int k) {
                 memcpy(j->s + sizeof(j->s) - 4, "...", 4);
 }
 
+/* RFC 6901: "~" is written "~0" and "/" "~1", so that a key holding a
+ * slash is not mistaken for two levels. */
 static struct jpath jp_key(const struct jpath *base, const char *key) {
+        char esc[sizeof(struct jpath)];
         struct jpath j;
-        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, key));
+        size_t n = 0;
+
+        for (const char *c = key; *c && n + 2 < sizeof(esc); c++) {
+                if (*c == '~' || *c == '/') {
+                        esc[n++] = '~';
+                        esc[n++] = *c == '~' ? '0' : '1';
+                } else
+                        esc[n++] = *c;
+        }
+        esc[n] = 0;
+        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, esc));
         return j;
 }
 

@@ -222,7 +222,7 @@ static int build_dev(int root, char *detail, size_t len) {
                 { "dev/stdin", "/proc/self/fd/0" }, { "dev/stdout", "/proc/self/fd/1" },
                 { "dev/stderr", "/proc/self/fd/2" },
         };
-        _cleanup_close_ int dev = -EBADF, mnt = -EBADF, dir = -EBADF, pts = -EBADF;
+        _cleanup_close_ int mnt = -EBADF, dir = -EBADF, pts = -EBADF;
         char path[64];
         int r;
 

@@ -1,0 +1,1050 @@
+/* SPDX-License-Identifier: MIT */
+/* src/policy: the loader an operator's policy file goes through, the
+ * built-in default, the glove_policy_add_*() calls flags use, and the JSON
+ * form --dry-run prints. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "glove/json.h"
+#include "glove/policy.h"
+#include "macro.h"
+
+static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
+
+/* Loads |text| with the test context. */
+static int load_text(const char *text, struct glove_policy **ret, char *err, size_t errlen) {
+        _cleanup_json_ json_t *doc = NULL;
+        char jerr[256] = "";
+        int r;
+
+        r = glove_json_parse(text, strlen(text), NULL, &doc, jerr, sizeof(jerr));
+        if (r < 0)
+                fail_msg("test document is not JSON: %s\n%s", jerr, text);
+        return glove_policy_load_json(doc, "test.json", &ctx, ret, err, errlen);
+}
+
+static struct glove_policy *load_ok(const char *text) {
+        struct glove_policy *p = NULL;
+        char err[512] = "";
+        int r = load_text(text, &p, err, sizeof(err));
+
+        if (r != 0)
+                fail_msg("loading failed with %d: %s\n%s", r, err, text);
+        assert_non_null(p);
+        return p;
+}
+
+/* Loading must fail with exactly |want| and a message equal to |msg|, or
+ * starting with it when |msg| ends in '*'. */
+static void check_refused(const char *text, int want, const char *msg) {
+        struct glove_policy *p = (struct glove_policy *) 0x1;
+        char err[512] = "";
+        size_t n = strlen(msg);
+        int r = load_text(text, &p, err, sizeof(err));
+
+        if (r != want)
+                fail_msg("expected %d, got %d (%s) for\n%s", want, r, err, text);
+        assert_ptr_equal(p, (struct glove_policy *) 0x1);
+        if (n > 0 && msg[n - 1] == '*') {
+                if (strncmp(err, msg, n - 1) != 0)
+                        fail_msg("message \"%s\" does not start with \"%.*s\"", err, (int) n - 1, msg);
+        } else if (strcmp(err, msg) != 0)
+                fail_msg("message \"%s\", expected \"%s\"", err, msg);
+}
+
+static const struct glove_grant *find_grant(const struct glove_policy *p, const char *path) {
+        for (size_t i = 0; i < p->n_grants; i++)
+                if (strcmp(p->grants[i].path, path) == 0)
+                        return &p->grants[i];
+        return NULL;
+}
+
+static bool strv_contains(char **v, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i], s) == 0)
+                        return true;
+        return false;
+}
+
+static const char *env_value(const struct glove_policy *p, const char *name) {
+        for (size_t i = 0; i < p->n_env_set; i++)
+                if (strcmp(p->env_set[i].name, name) == 0)
+                        return p->env_set[i].value;
+        return NULL;
+}
+
+static void check_grant(const struct glove_policy *p, size_t i, const char *path, enum glove_grant_kind kind,
+                        uint64_t size, const char *origin) {
+        assert_true(i < p->n_grants);
+        assert_string_equal(p->grants[i].path, path);
+        assert_int_equal(p->grants[i].kind, kind);
+        assert_true(p->grants[i].size == size);
+        assert_string_equal(p->grants[i].origin, origin);
+}
+
+static const char full_policy[] =
+        "{\n"
+        "  \"version\": 1,\n"
+        "  \"filesystem\": {\n"
+        "    \"read\": [\"/usr\", \"/etc/ssl/\", \"~/.config/git\", \"/opt//tools/./bin\", \"/usr\"],\n"
+        "    \"write\": [\n"
+        "      \"${PWD}\",\n"
+        "      {\"path\": \"~/.cache\", \"kind\": \"tmpfs\", \"size\": \"64M\"},\n"
+        "      {\"path\": \"/var/tmp/x\", \"kind\": \"rw\"},\n"
+        "      {\"path\": \"/scratch\", \"kind\": \"tmpfs\"},\n"
+        "      {\"path\": \"/big\", \"kind\": \"tmpfs\", \"size\": 1048576},\n"
+        "      {\"path\": \"${PWD}/\"}\n"
+        "    ],\n"
+        "    \"symlinks\": [\"/bin\", \"/lib64\"],\n"
+        "    \"protect\": [\".env\", \"secrets/keys\", \"/etc/hosts\", \"~/.netrc\", \"${PWD}/.npmrc\"],\n"
+        "    \"unprotect\": [\".vscode\", \".envrc\"]\n"
+        "  },\n"
+        "  \"environment\": {\n"
+        "    \"pass\": [\"TERM\", \"LANG\", \"TERM\"],\n"
+        "    \"set\": {\"EDITOR\": \"vi\", \"CI\": \"1\", \"EMPTY\": \"\", \"UTF\": \"\xc3\xa9\"}\n"
+        "  },\n"
+        "  \"network\": {\"mode\": \"loopback\"},\n"
+        "  \"cwd\": \"${PWD}/src\",\n"
+        "  \"hostname\": \"box-1.local\",\n"
+        "  \"identity\": {\"uid_when_root\": 1000, \"gid_when_root\": 1001}\n"
+        "}\n";
+
+static void test_full_document(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_ok(full_policy);
+
+        assert_string_equal(p->source, "test.json");
+        /* read first, then write, in document order; duplicates merged */
+        assert_int_equal(p->n_grants, 9);
+        check_grant(p, 0, "/usr", GLOVE_GRANT_RO, 0, "/filesystem/read/0");
+        check_grant(p, 1, "/etc/ssl", GLOVE_GRANT_RO, 0, "/filesystem/read/1");
+        check_grant(p, 2, "/home/u/.config/git", GLOVE_GRANT_RO, 0, "/filesystem/read/2");
+        check_grant(p, 3, "/opt/tools/bin", GLOVE_GRANT_RO, 0, "/filesystem/read/3");
+        check_grant(p, 4, "/work/p", GLOVE_GRANT_RW, 0, "/filesystem/write/0");
+        check_grant(p, 5, "/home/u/.cache", GLOVE_GRANT_TMPFS, 64 << 20, "/filesystem/write/1");
+        check_grant(p, 6, "/var/tmp/x", GLOVE_GRANT_RW, 0, "/filesystem/write/2");
+        check_grant(p, 7, "/scratch", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "/filesystem/write/3");
+        check_grant(p, 8, "/big", GLOVE_GRANT_TMPFS, 1048576, "/filesystem/write/4");
+
+        assert_int_equal(p->n_symlinks, 2);
+        assert_string_equal(p->symlinks[0], "/bin");
+        assert_string_equal(p->symlinks[1], "/lib64");
+
+        assert_int_equal(p->n_protect, 5);
+        assert_string_equal(p->protect[0], ".env");
+        assert_string_equal(p->protect[1], "secrets/keys");
+        assert_string_equal(p->protect[2], "/etc/hosts");
+        assert_string_equal(p->protect[3], "/home/u/.netrc");
+        assert_string_equal(p->protect[4], "/work/p/.npmrc");
+
+        assert_int_equal(p->n_unprotect, 2);
+        assert_string_equal(p->unprotect[0], ".vscode");
+        assert_string_equal(p->unprotect[1], ".envrc");
+
+        assert_int_equal(p->n_env_pass, 2);
+        assert_string_equal(p->env_pass[0], "TERM");
+        assert_string_equal(p->env_pass[1], "LANG");
+        assert_int_equal(p->n_env_set, 4);
+        assert_string_equal(env_value(p, "EDITOR"), "vi");
+        assert_string_equal(env_value(p, "CI"), "1");
+        assert_string_equal(env_value(p, "EMPTY"), "");
+        assert_string_equal(env_value(p, "UTF"), "\xc3\xa9");
+
+        assert_int_equal(p->net, GLOVE_NET_LOOPBACK);
+        assert_string_equal(p->cwd, "/work/p/src");
+        assert_string_equal(p->hostname, "box-1.local");
+        assert_int_equal(p->root_uid, 1000);
+        assert_int_equal(p->root_gid, 1001);
+}
+
+static void test_defaults_of_minimal_document(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_ok("{\"version\":1}");
+
+        assert_int_equal(p->n_grants, 0);
+        assert_int_equal(p->n_symlinks, 0);
+        assert_int_equal(p->n_protect, 0);
+        assert_int_equal(p->n_unprotect, 0);
+        assert_int_equal(p->n_env_pass, 0);
+        assert_int_equal(p->n_env_set, 0);
+        assert_int_equal(p->net, GLOVE_NET_OFFLINE);
+        assert_null(p->cwd);
+        assert_string_equal(p->hostname, "glove");
+        assert_int_equal(p->root_uid, GLOVE_DEFAULT_ROOT_UID);
+        assert_int_equal(p->root_gid, GLOVE_DEFAULT_ROOT_UID);
+        glove_policy_free(p);
+
+        /* empty sections change nothing */
+        p = load_ok("{\"version\":1,\"filesystem\":{\"read\":[],\"write\":[]},\"environment\":{\"set\":{}},"
+                    "\"network\":{},\"identity\":{}}");
+        assert_int_equal(p->n_grants, 0);
+        assert_int_equal(p->net, GLOVE_NET_OFFLINE);
+        assert_int_equal(p->root_uid, GLOVE_DEFAULT_ROOT_UID);
+}
+
+static void test_unknown_keys(void **state) {
+        check_refused("{\"version\":1,\"versoin\":1}", -EINVAL, "/versoin: unknown key");
+        check_refused("{\"version\":1,\"filesystem\":{\"reed\":[]}}", -EINVAL, "/filesystem/reed: unknown key");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/a\",{\"path\":\"/b\",\"kind\":\"tmpfs\","
+                      "\"sizee\":1}]}}",
+                      -EINVAL, "/filesystem/write/1/sizee: unknown key");
+        check_refused("{\"version\":1,\"environment\":{\"passs\":[]}}", -EINVAL, "/environment/passs: unknown key");
+        check_refused("{\"version\":1,\"network\":{\"mode\":\"offline\",\"proxy\":\"x\"}}", -EINVAL,
+                      "/network/proxy: unknown key");
+        check_refused("{\"version\":1,\"identity\":{\"uid\":1000}}", -EINVAL, "/identity/uid: unknown key");
+        /* keys are matched exactly */
+        check_refused("{\"Version\":1}", -EINVAL, "/Version: unknown key");
+        check_refused("{\"version\":1,\"cwd \":\"/\"}", -EINVAL, "/cwd : unknown key");
+        /* JSON pointer escapes: a slash in a key is not a level */
+        check_refused("{\"version\":1,\"filesystem/read\":[]}", -EINVAL, "/filesystem~1read: unknown key");
+        check_refused("{\"version\":1,\"environment\":{\"set\":{\"~/A\":\"1\"}}}", -EINVAL,
+                      "/environment/set/~0~1A: \"~/A\" is not a valid environment variable name");
+}
+
+static void test_wrong_types(void **state) {
+        check_refused("[]", -EINVAL, "/: must be an object");
+        check_refused("null", -EINVAL, "/: must be an object");
+        check_refused("{\"version\":1,\"filesystem\":[]}", -EINVAL, "/filesystem: must be an object");
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":\"/usr\"}}", -EINVAL,
+                      "/filesystem/read: must be an array");
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"/usr\",1]}}", -EINVAL,
+                      "/filesystem/read/1: must be a string");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":{}}}", -EINVAL, "/filesystem/write: must be an array");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[null]}}", -EINVAL,
+                      "/filesystem/write/0: must be an object");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"kind\":\"rw\"}]}}", -EINVAL,
+                      "/filesystem/write/0/path: is required");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":[\"/a\"]}]}}", -EINVAL,
+                      "/filesystem/write/0/path: must be a string");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":5}]}}", -EINVAL,
+                      "/filesystem/write/0/kind: must be a string");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"ro\"}]}}", -EINVAL,
+                      "/filesystem/write/0/kind: must be \"rw\", \"tmpfs\" or \"overlay\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"RW\"}]}}", -EINVAL,
+                      "/filesystem/write/0/kind: must be*");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"tmpfs\",\"size\":true}]}}",
+                      -EINVAL, "/filesystem/write/0/size: must be a size such as \"256M\" or a byte count");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"tmpfs\",\"size\":1.5}]}}",
+                      -EINVAL, "/filesystem/write/0/size: must be a size*");
+        check_refused("{\"version\":1,\"filesystem\":{\"symlinks\":[{}]}}", -EINVAL,
+                      "/filesystem/symlinks/0: must be a string");
+        check_refused("{\"version\":1,\"filesystem\":{\"protect\":\".env\"}}", -EINVAL,
+                      "/filesystem/protect: must be an array");
+        check_refused("{\"version\":1,\"filesystem\":{\"unprotect\":[true]}}", -EINVAL,
+                      "/filesystem/unprotect/0: must be a string");
+        check_refused("{\"version\":1,\"environment\":[]}", -EINVAL, "/environment: must be an object");
+        check_refused("{\"version\":1,\"environment\":{\"pass\":[\"A\",null]}}", -EINVAL,
+                      "/environment/pass/1: must be a string");
+        check_refused("{\"version\":1,\"environment\":{\"set\":[\"A=1\"]}}", -EINVAL,
+                      "/environment/set: must be an object of names to strings");
+        check_refused("{\"version\":1,\"environment\":{\"set\":{\"A\":1}}}", -EINVAL,
+                      "/environment/set/A: must be a string");
+        check_refused("{\"version\":1,\"network\":\"offline\"}", -EINVAL, "/network: must be an object");
+        check_refused("{\"version\":1,\"network\":{\"mode\":0}}", -EINVAL, "/network/mode: must be a string");
+        check_refused("{\"version\":1,\"network\":{\"mode\":\"wifi\"}}", -EINVAL,
+                      "/network/mode: must be \"offline\", \"loopback\" or \"proxy\"");
+        check_refused("{\"version\":1,\"cwd\":[\"/\"]}", -EINVAL, "/cwd: must be a string");
+        check_refused("{\"version\":1,\"cwd\":null}", -EINVAL, "/cwd: must be a string");
+        check_refused("{\"version\":1,\"hostname\":7}", -EINVAL, "/hostname: must be a string");
+        check_refused("{\"version\":1,\"identity\":[]}", -EINVAL, "/identity: must be an object");
+        check_refused("{\"version\":1,\"identity\":{\"uid_when_root\":\"1000\"}}", -EINVAL,
+                      "/identity/uid_when_root: must be an integer id from 1 to 4294967294");
+        check_refused("{\"version\":1,\"identity\":{\"gid_when_root\":1000.0}}", -EINVAL,
+                      "/identity/gid_when_root: must be an integer id from 1 to 4294967294");
+}
+
+static void test_version(void **state) {
+        check_refused("{}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"filesystem\":{}}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"version\":2}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"version\":0}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"version\":\"1\"}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"version\":1.0}", -EINVAL, "/version: is required and must be 1");
+        check_refused("{\"version\":null}", -EINVAL, "/version: is required and must be 1");
+}
+
+static void check_expand(const char *path, const char *want) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+        int r;
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        r = glove_policy_add_grant(p, &ctx, path, GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err));
+        if (want) {
+                if (r != 0)
+                        fail_msg("\"%s\": %d %s", path, r, err);
+                assert_int_equal(p->n_grants, 1);
+                assert_string_equal(p->grants[0].path, want);
+                assert_string_equal(p->grants[0].origin, "--ro");
+        } else {
+                if (r != -EINVAL)
+                        fail_msg("\"%s\" gave %d, expected -EINVAL", path, r);
+                assert_int_equal(p->n_grants, 0);
+                assert_non_null(strstr(err, "--ro: path \""));
+                assert_non_null(strstr(err, "must be absolute"));
+        }
+}
+
+static void test_expansion(void **state) {
+        check_expand("~", "/home/u");
+        check_expand("~/", "/home/u");
+        check_expand("~/x", "/home/u/x");
+        check_expand("~//x/./y/", "/home/u/x/y");
+        check_expand("${PWD}", "/work/p");
+        check_expand("${PWD}/", "/work/p");
+        check_expand("${PWD}/x", "/work/p/x");
+        check_expand("${PWD}/./a//b", "/work/p/a/b");
+        check_expand("/abs//olute/", "/abs/olute");
+
+        check_expand("~x", NULL);
+        check_expand("~u/x", NULL);
+        check_expand("${PWD}x", NULL);
+        check_expand("$PWD/x", NULL);
+        check_expand("${HOME}/x", NULL);
+        check_expand("${pwd}/x", NULL);
+        check_expand("x", NULL);
+        check_expand("./x", NULL);
+        check_expand("", NULL);
+        check_expand("/a/../b", NULL);
+        check_expand("/a/..", NULL);
+        check_expand("~/../x", NULL);
+        check_expand("${PWD}/..", NULL);
+}
+
+static void test_expansion_unknown_base(void **state) {
+        const struct glove_policy_context none = { .home = NULL, .pwd = "relative" };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_add_grant(p, &none, "~/x", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "--ro: path \"~/x\" cannot expand: HOME or the working directory is unknown");
+        assert_int_equal(glove_policy_add_grant(p, &none, "${PWD}", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "--rw: path \"${PWD}\" cannot expand: HOME or the working directory is unknown");
+        /* absolute paths need neither */
+        assert_int_equal(glove_policy_add_grant(p, &none, "/srv", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)), 0);
+        assert_int_equal(p->n_grants, 1);
+}
+
+static void test_relative_and_dotdot_in_documents(void **state) {
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"usr\"]}}", -EINVAL,
+                      "/filesystem/read/0: path \"usr\" must be absolute or start with \"~/\" or \"${PWD}\", and must "
+                      "not contain \"..\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/work/p/../q\"]}}", -EINVAL,
+                      "/filesystem/write/0: path \"/work/p/../q\" must be absolute*");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"${PWD}/..\"}]}}", -EINVAL,
+                      "/filesystem/write/0: path*");
+        check_refused("{\"version\":1,\"filesystem\":{\"symlinks\":[\"bin\"]}}", -EINVAL,
+                      "/filesystem/symlinks/0: symlink \"bin\"*");
+        check_refused("{\"version\":1,\"cwd\":\"src\"}", -EINVAL, "/cwd: working directory \"src\"*");
+        check_refused("{\"version\":1,\"cwd\":\"${PWD}/../x\"}", -EINVAL, "/cwd: working directory*");
+}
+
+static void test_contradictory_and_merged_grants(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"/a\"],\"write\":[\"/a/\"]}}", -EEXIST,
+                      "/filesystem/write/0: /a is granted as \"ro\" by /filesystem/read/0 and as \"rw\" here: "
+                      "contradictory grants");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/a\",{\"path\":\"/a\",\"kind\":\"tmpfs\"}]}}",
+                      -EEXIST, "/filesystem/write/1: /a is granted as \"rw\" by /filesystem/write/0 and as \"tmpfs\"*");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/t\",\"kind\":\"tmpfs\",\"size\":\"1M\"},"
+                      "{\"path\":\"/t\",\"kind\":\"tmpfs\",\"size\":\"2M\"}]}}",
+                      -EEXIST, "/filesystem/write/1: /t is a tmpfs of 1048576 bytes by /filesystem/write/0 and of "
+                               "2097152 bytes here");
+
+        p = load_ok("{\"version\":1,\"filesystem\":{\"read\":[\"/a\",\"/a/\",\"//a/.\"],\"write\":[\"/b\",\"/b\","
+                    "{\"path\":\"/t\",\"kind\":\"tmpfs\",\"size\":1024},{\"path\":\"/t\",\"kind\":\"tmpfs\",\"size\":"
+                    "\"1K\"}]}}");
+        assert_int_equal(p->n_grants, 3);
+        check_grant(p, 0, "/a", GLOVE_GRANT_RO, 0, "/filesystem/read/0");
+        check_grant(p, 1, "/b", GLOVE_GRANT_RW, 0, "/filesystem/write/0");
+        check_grant(p, 2, "/t", GLOVE_GRANT_TMPFS, 1024, "/filesystem/write/2");
+
+        /* through the API, as flags do */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), -EEXIST);
+        assert_string_equal(err, "--rw: /a is granted as \"ro\" by /filesystem/read/0 and as \"rw\" here: "
+                                 "contradictory grants");
+        /* a tmpfs without a size is the default size, and merges with it */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/d", GLOVE_GRANT_TMPFS, 0, "--tmpfs", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/d", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "--tmpfs",
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(p->n_grants, 4);
+        /* nested grants are not contradictory */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/a/b", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), 0);
+        assert_int_equal(p->n_grants, 5);
+}
+
+/* Loads one tmpfs grant with "size": |size_json| and checks the result. */
+static void check_tmpfs_size(const char *size_json, int want, uint64_t want_size) {
+        char doc[256], err[512] = "";
+        struct glove_policy *p = NULL;
+        int r;
+
+        (void) snprintf(doc, sizeof(doc),
+                        "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/t\",\"kind\":\"tmpfs\",\"size\":%s}]}}",
+                        size_json);
+        r = load_text(doc, &p, err, sizeof(err));
+        if (r != want)
+                fail_msg("size %s: got %d (%s), expected %d", size_json, r, err, want);
+        if (want == 0) {
+                assert_int_equal(p->n_grants, 1);
+                if (p->grants[0].size != want_size)
+                        fail_msg("size %s: got %llu, expected %llu", size_json,
+                                 (unsigned long long) p->grants[0].size, (unsigned long long) want_size);
+                glove_policy_free(p);
+        } else if (strncmp(err, "/filesystem/write/0/size: ", 26) != 0 &&
+                   strncmp(err, "/filesystem/write/0: tmpfs size", 31) != 0)
+                fail_msg("size %s: message \"%s\" does not name the field", size_json, err);
+}
+
+static void test_tmpfs_sizes(void **state) {
+        check_tmpfs_size("\"64M\"", 0, 64 << 20);
+        check_tmpfs_size("1024", 0, 1024);
+        check_tmpfs_size("\"1024\"", 0, 1024);
+        check_tmpfs_size("\"1.5G\"", 0, 1610612736);
+        check_tmpfs_size("\"2KiB\"", 0, 2048);
+        check_tmpfs_size("9223372036854775807", 0, INT64_MAX);
+        check_tmpfs_size("\"0\"", -EINVAL, 0);
+        check_tmpfs_size("0", -EINVAL, 0);
+        check_tmpfs_size("\"-1\"", -EINVAL, 0);
+        check_tmpfs_size("-1", -EINVAL, 0);
+        check_tmpfs_size("\"12Q\"", -EINVAL, 0);
+        check_tmpfs_size("\"1.5\"", -EINVAL, 0);
+        check_tmpfs_size("\"\"", -EINVAL, 0);
+        check_tmpfs_size("\"64 M\"", -EINVAL, 0);
+        check_tmpfs_size("null", -EINVAL, 0);
+        /* sizes that do not fit the JSON form or a mount option */
+        check_tmpfs_size("\"16777215T\"", -EINVAL, 0);
+        check_tmpfs_size("\"8388608T\"", -EINVAL, 0);
+        check_tmpfs_size("\"8388607T\"", 0, (uint64_t) 8388607 << 40);
+        check_tmpfs_size("\"99999999999999999999\"", -EINVAL, 0);
+}
+
+static void test_size_only_for_tmpfs(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"size\":\"1M\"}]}}", -EINVAL,
+                      "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"rw\",\"size\":1}]}}",
+                      -EINVAL, "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"");
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RO, 4096, "--ro", err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "--ro: \"size\" applies only to tmpfs grants");
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RW, 1, "--rw", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/t", GLOVE_GRANT_TMPFS, UINT64_MAX, "--tmpfs", err,
+                                                sizeof(err)),
+                         -EINVAL);
+        assert_int_equal(p->n_grants, 0);
+}
+
+static void test_not_implemented(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"${PWD}\",\"kind\":\"overlay\"}]}}",
+                      -EOPNOTSUPP,
+                      "/filesystem/write/0: overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for "
+                      "/work/p");
+        check_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\"}}", -EOPNOTSUPP,
+                      "/network/mode: \"proxy\" is not implemented yet; use \"offline\" or \"loopback\"");
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/o", GLOVE_GRANT_OVERLAY, 0, "--overlay", err, sizeof(err)),
+                         -EOPNOTSUPP);
+        assert_int_equal(p->n_grants, 0);
+}
+
+static void test_reserved_paths(void **state) {
+        static const char *const refused[] = { "/proc", "/proc/", "/proc/self", "/proc/1/root", "/dev", "/dev/shm",
+                                               "/dev/null", "//dev/./sda" };
+        static const enum glove_grant_kind kinds[] = { GLOVE_GRANT_RO, GLOVE_GRANT_RW, GLOVE_GRANT_TMPFS };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                        int r = glove_policy_add_grant(p, &ctx, refused[i], kinds[k], 0, "--x", err, sizeof(err));
+                        if (r != -EINVAL)
+                                fail_msg("grant of %s as %s: %d", refused[i], glove_grant_kind_to_string(kinds[k]), r);
+                        assert_non_null(strstr(err, "Glove builds /proc and /dev itself"));
+                }
+        assert_int_equal(p->n_grants, 0);
+        /* component-wise: look-alikes are ordinary paths */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/process", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/devices", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)), 0);
+
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"/proc/self/environ\"]}}", -EINVAL,
+                      "/filesystem/read/0: /proc/self/environ: Glove builds /proc and /dev itself; grants there are "
+                      "refused");
+        check_refused("{\"version\":1,\"filesystem\":{\"symlinks\":[\"/dev/fd\"]}}", -EINVAL,
+                      "/filesystem/symlinks/0: symlink \"/dev/fd\" is not allowed there");
+        check_refused("{\"version\":1,\"filesystem\":{\"symlinks\":[\"/\"]}}", -EINVAL,
+                      "/filesystem/symlinks/0: symlink \"/\" is not allowed there");
+}
+
+static void test_root_and_sys(void **state) {
+        static const enum glove_grant_kind kinds[] = { GLOVE_GRANT_RO, GLOVE_GRANT_RW, GLOVE_GRANT_TMPFS };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/\"]}}", -EINVAL,
+                      "/filesystem/write/0: the root directory cannot be granted; grant the directories below it");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"//./\"]}}", -EINVAL,
+                      "/filesystem/write/0: the root directory cannot be granted*");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/\",\"kind\":\"tmpfs\"}]}}", -EINVAL,
+                      "/filesystem/write/0: the root directory cannot be granted*");
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"/\"]}}", -EINVAL,
+                      "/filesystem/read/0: the root directory cannot be granted*");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/sys\"]}}", -EINVAL,
+                      "/filesystem/write/0: /sys: /sys may only be granted read-only");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[\"/sys/fs/cgroup\"]}}", -EINVAL,
+                      "/filesystem/write/0: /sys/fs/cgroup: /sys may only be granted read-only");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/sys/kernel\",\"kind\":\"tmpfs\"}]}}",
+                      -EINVAL, "/filesystem/write/0: /sys/kernel: /sys may only be granted read-only");
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++)
+                assert_int_equal(glove_policy_add_grant(p, &ctx, "/", kinds[k], 0, "--x", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/sys", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/system", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), 0);
+        assert_int_equal(p->n_grants, 2);
+}
+
+static void test_environment(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "", name[300];
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_add_env_pass(p, "PATH", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_env_pass(p, "_x1", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_env_pass(p, "a", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_env_pass(p, "PATH", err, sizeof(err)), 0);
+        assert_int_equal(p->n_env_pass, 3);
+        static const char *const bad[] = { "", "1X", "A-B", "A=B", "A B", "A.B", "\xc3\xa9", "$A", "A\n" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                assert_int_equal(glove_policy_add_env_pass(p, bad[i], err, sizeof(err)), -EINVAL);
+                assert_non_null(strstr(err, "is not a valid environment variable name"));
+                assert_int_equal(glove_policy_add_env_set(p, bad[i], "v", err, sizeof(err)), -EINVAL);
+        }
+        memset(name, 'A', 256);
+        name[256] = 0;
+        assert_int_equal(glove_policy_add_env_pass(p, name, err, sizeof(err)), 0);
+        name[256] = 'A';
+        name[257] = 0;
+        assert_int_equal(glove_policy_add_env_pass(p, name, err, sizeof(err)), -EINVAL);
+        assert_int_equal(p->n_env_pass, 4);
+
+        /* set: the same value twice is merged, a different one refused */
+        assert_int_equal(glove_policy_add_env_set(p, "A", "1", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_env_set(p, "A", "1", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_env_set(p, "A", "2", err, sizeof(err)), -EEXIST);
+        assert_string_equal(err, "A is set twice to different values");
+        assert_int_equal(glove_policy_add_env_set(p, "A", "", err, sizeof(err)), -EEXIST);
+        assert_int_equal(p->n_env_set, 1);
+        assert_string_equal(p->env_set[0].value, "1");
+
+        /* values have a length limit */
+        {
+                char *v = malloc(GLOVE_POLICY_MAX_STRING + 2);
+                assert_non_null(v);
+                memset(v, 'v', GLOVE_POLICY_MAX_STRING + 1);
+                v[GLOVE_POLICY_MAX_STRING + 1] = 0;
+                assert_int_equal(glove_policy_add_env_set(p, "LONG", v, err, sizeof(err)), -EINVAL);
+                v[GLOVE_POLICY_MAX_STRING] = 0;
+                assert_int_equal(glove_policy_add_env_set(p, "LONG", v, err, sizeof(err)), 0);
+                free(v);
+        }
+
+        check_refused("{\"version\":1,\"environment\":{\"pass\":[\"HOME\",\"1X\"]}}", -EINVAL,
+                      "/environment/pass/1: \"1X\" is not a valid environment variable name");
+        check_refused("{\"version\":1,\"environment\":{\"set\":{\"OK\":\"1\",\"NOT-OK\":\"1\"}}}", -EINVAL,
+                      "/environment/set/NOT-OK: \"NOT-OK\" is not a valid environment variable name");
+        check_refused("{\"version\":1,\"environment\":{\"set\":{\"\":\"1\"}}}", -EINVAL,
+                      "/environment/set/: \"\" is not a valid environment variable name");
+}
+
+static void test_hostname(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "", name[80];
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_set_hostname(p, "glove-1.example", err, sizeof(err)), 0);
+        assert_string_equal(p->hostname, "glove-1.example");
+        memset(name, 'h', 64);
+        name[64] = 0;
+        assert_int_equal(glove_policy_set_hostname(p, name, err, sizeof(err)), 0);
+        name[64] = 'h';
+        name[65] = 0;
+        assert_int_equal(glove_policy_set_hostname(p, name, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "hostname must be 1 to 64 characters");
+        assert_int_equal(glove_policy_set_hostname(p, "", err, sizeof(err)), -EINVAL);
+        static const char *const bad[] = { "a b", "a_b", "\xc3\xa4", "a/b", "a\nb", "host;id" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(glove_policy_set_hostname(p, bad[i], err, sizeof(err)), -EINVAL);
+        /* failed calls leave the last good value */
+        assert_int_equal(strlen(p->hostname), 64);
+
+        check_refused("{\"version\":1,\"hostname\":\"a b\"}", -EINVAL,
+                      "/hostname: hostname \"a b\" may hold only letters, digits, '-' and '.'");
+        check_refused("{\"version\":1,\"hostname\":\"\"}", -EINVAL, "/hostname: hostname must be 1 to 64 characters");
+}
+
+static void test_protect_unprotect(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        for (size_t i = 0; glove_protected_names[i]; i++)
+                assert_int_equal(glove_policy_add_unprotect(p, glove_protected_names[i], err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_unprotect(p, ".bashrc", err, sizeof(err)), 0); /* merged */
+        assert_true(p->n_unprotect > 10);
+        assert_true(strv_contains(p->unprotect, p->n_unprotect, ".git/hooks"));
+        static const char *const bad[] = { "secret", ".git", ".git/hooks/", "/.bashrc", ".BASHRC", "" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                assert_int_equal(glove_policy_add_unprotect(p, bad[i], err, sizeof(err)), -EINVAL);
+                assert_non_null(strstr(err, "is not one of the built-in protected names"));
+        }
+
+        /* protect: relative names (inside every writable grant) and absolute paths */
+        assert_int_equal(glove_policy_add_protect(p, &ctx, ".env", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, "config/secrets.yml", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, "/etc/hosts", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, "//etc//passwd/", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, "~/.ssh", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, "${PWD}/.env", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_protect(p, &ctx, ".env", err, sizeof(err)), 0); /* merged */
+        assert_int_equal(p->n_protect, 6);
+        assert_string_equal(p->protect[0], ".env");
+        assert_string_equal(p->protect[1], "config/secrets.yml");
+        assert_string_equal(p->protect[2], "/etc/hosts");
+        assert_string_equal(p->protect[3], "/etc/passwd");
+        assert_string_equal(p->protect[4], "/home/u/.ssh");
+        assert_string_equal(p->protect[5], "/work/p/.env");
+        static const char *const badp[] = { "", ".", "..", "../x", "a/../b", "./x", "a//b", "a/", "/a/../b" };
+        for (size_t i = 0; i < ELEMENTSOF(badp); i++) {
+                int r = glove_policy_add_protect(p, &ctx, badp[i], err, sizeof(err));
+                if (r != -EINVAL)
+                        fail_msg("protect \"%s\": %d", badp[i], r);
+        }
+        assert_int_equal(p->n_protect, 6);
+
+        check_refused("{\"version\":1,\"filesystem\":{\"unprotect\":[\".bashrc\",\"id_rsa\"]}}", -EINVAL,
+                      "/filesystem/unprotect/1: \"id_rsa\" is not one of the built-in protected names (see "
+                      "docs/policy.md)");
+        check_refused("{\"version\":1,\"filesystem\":{\"protect\":[\"../up\"]}}", -EINVAL,
+                      "/filesystem/protect/0: protected path \"../up\" must be a relative name without \"..\" or an "
+                      "absolute path");
+}
+
+static void test_identity(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+
+        p = load_ok("{\"version\":1,\"identity\":{\"uid_when_root\":1,\"gid_when_root\":4294967294}}");
+        assert_int_equal(p->root_uid, 1);
+        assert_int_equal(p->root_gid, 4294967294u);
+        static const char *const bad[] = { "0", "-1", "4294967295", "4294967296", "9223372036854775807", "1e3",
+                                           "true" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char doc[128];
+                (void) snprintf(doc, sizeof(doc), "{\"version\":1,\"identity\":{\"uid_when_root\":%s}}", bad[i]);
+                check_refused(doc, -EINVAL, "/identity/uid_when_root: must be an integer id from 1 to 4294967294");
+                (void) snprintf(doc, sizeof(doc), "{\"version\":1,\"identity\":{\"gid_when_root\":%s}}", bad[i]);
+                check_refused(doc, -EINVAL, "/identity/gid_when_root: must be an integer id from 1 to 4294967294");
+        }
+}
+
+static void test_entry_limits(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char *doc, err[512] = "";
+        size_t n = 0, cap = 64 + (GLOVE_POLICY_MAX_ENTRIES + 1) * 16;
+
+        doc = malloc(cap);
+        assert_non_null(doc);
+        n += (size_t) snprintf(doc + n, cap - n, "{\"version\":1,\"filesystem\":{\"read\":[");
+        for (int i = 0; i < GLOVE_POLICY_MAX_ENTRIES; i++)
+                n += (size_t) snprintf(doc + n, cap - n, "%s\"/r/%d\"", i ? "," : "", i);
+        (void) snprintf(doc + n, cap - n, "]}}");
+        p = load_ok(doc);
+        assert_int_equal(p->n_grants, GLOVE_POLICY_MAX_ENTRIES);
+        /* the 257th grant, from a flag */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/one-more", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)),
+                         -E2BIG);
+        assert_string_equal(err, "--ro: more than 256 grants");
+        /* a merge is still fine at the limit */
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/r/7", GLOVE_GRANT_RO, 0, "--ro", err, sizeof(err)), 0);
+
+        (void) snprintf(doc + n, cap - n, ",\"/r/x\"]}}");
+        check_refused(doc, -E2BIG, "/filesystem/read: more than 256 entries");
+        free(doc);
+}
+
+static void test_small_error_buffers(void **state) {
+        static const char doc[] = "{\"version\":1,\"environment\":{\"pass\":[\"1X\"]}}";
+        struct glove_policy *p = NULL;
+        char err[8];
+
+        memset(err, 'X', sizeof(err));
+        assert_int_equal(load_text(doc, &p, err, sizeof(err)), -EINVAL);
+        /* cut to fit and terminated */
+        assert_int_equal(strnlen(err, sizeof(err)), sizeof(err) - 1);
+        /* a buffer of size 0 is never read nor written */
+        memset(err, 'X', sizeof(err));
+        assert_int_equal(load_text(doc, &p, err, 0), -EINVAL);
+        assert_int_equal(err[0], 'X');
+        assert_int_equal(load_text(doc, &p, NULL, 0), -EINVAL);
+        assert_null(p);
+}
+
+/* Asserts |p| grants |path| as |kind|; returns its size. */
+static uint64_t default_grant(const struct glove_policy *p, const char *path, enum glove_grant_kind kind) {
+        const struct glove_grant *g = find_grant(p, path);
+
+        if (!g) {
+                fail_msg("default policy lacks %s", path);
+                return 0;
+        }
+        assert_int_equal(g->kind, kind);
+        return g->size;
+}
+
+static void test_default(void **state) {
+        const struct glove_policy_context c = { .home = "/home/u", .pwd = "/home/u/proj/" };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+        struct stat st;
+
+        assert_int_equal(glove_policy_new_default(&c, &p, err, sizeof(err)), 0);
+        assert_string_equal(p->source, "built-in default");
+        (void) default_grant(p, "/usr", GLOVE_GRANT_RO);
+        assert_int_equal(default_grant(p, "/home/u", GLOVE_GRANT_TMPFS), GLOVE_DEFAULT_TMPFS_SIZE);
+        assert_int_equal(default_grant(p, "/tmp", GLOVE_GRANT_TMPFS), GLOVE_DEFAULT_TMPFS_SIZE);
+        (void) default_grant(p, "/home/u/proj", GLOVE_GRANT_RW);
+        assert_string_equal(p->cwd, "/home/u/proj");
+        assert_int_equal(p->net, GLOVE_NET_OFFLINE);
+        assert_int_equal(p->n_env_set, 0);
+        /* nothing else is writable */
+        for (size_t i = 0; i < p->n_grants; i++)
+                if (p->grants[i].kind == GLOVE_GRANT_RW)
+                        assert_string_equal(p->grants[i].path, "/home/u/proj");
+        /* system directories: real directories are granted, symlinks recreated */
+        static const char *const sys[] = { "/etc", "/bin", "/sbin", "/lib", "/lib64" };
+        for (size_t i = 0; i < ELEMENTSOF(sys); i++) {
+                if (lstat(sys[i], &st) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode))
+                        assert_true(strv_contains(p->symlinks, p->n_symlinks, sys[i]));
+                else if (S_ISDIR(st.st_mode))
+                        (void) default_grant(p, sys[i], GLOVE_GRANT_RO);
+        }
+}
+
+static void check_default_refused(const char *home, const char *pwd, int want, const char *what) {
+        const struct glove_policy_context c = { .home = home, .pwd = pwd };
+        struct glove_policy *p = (struct glove_policy *) 0x1;
+        char err[512] = "";
+        int r = glove_policy_new_default(&c, &p, err, sizeof(err));
+
+        if (r != want)
+                fail_msg("default with HOME=%s PWD=%s: %d (%s), expected %d", home ? home : "(null)",
+                         pwd ? pwd : "(null)", r, err, want);
+        assert_ptr_equal(p, (struct glove_policy *) 0x1);
+        if (!strstr(err, what))
+                fail_msg("message \"%s\" does not say \"%s\"", err, what);
+}
+
+static void test_default_refused(void **state) {
+        check_default_refused("/home/u", "/", -EPERM, "it is / or contains your home directory");
+        check_default_refused("/home/u", "//.", -EPERM, "it is / or contains your home directory");
+        check_default_refused("/home/u", "/home/u", -EPERM, "refusing to make /home/u writable");
+        check_default_refused("/home/u/", "/home/u/./", -EPERM, "contains your home directory");
+        check_default_refused("/home/u", "/home", -EPERM, "refusing to make /home writable");
+        check_default_refused("/usr/local/home/me", "/usr/local", -EPERM, "contains your home directory");
+        check_default_refused("/home/u", "/usr", -EPERM, "in the system directory /usr");
+        check_default_refused("/home/u", "/usr/src/linux", -EPERM, "in the system directory /usr");
+        check_default_refused("/home/u", "/etc/nginx", -EPERM, "in the system directory /etc");
+        check_default_refused("/home/u", "/lib/modules", -EPERM, "in the system directory /lib");
+        /* the private /tmp and a writable /tmp would contradict each other */
+        check_default_refused("/home/u", "/tmp", -EPERM, "refusing to make /tmp writable");
+        check_default_refused("/home/u", "/tmp/", -EPERM, "refusing to make /tmp writable");
+        check_default_refused("/", "/work/p", -EINVAL, "HOME is \"/\"");
+        check_default_refused("/home/u", NULL, -EINVAL, "the working directory is unknown");
+        check_default_refused("/home/u", "relative", -EINVAL, "the working directory is unknown");
+        check_default_refused(NULL, "/work/p", -EINVAL, "HOME is not an absolute path");
+        check_default_refused("~", "/work/p", -EINVAL, "HOME is not an absolute path");
+        /* Glove's own reserved trees stay refused through the default too */
+        check_default_refused("/home/u", "/proc/self", -EINVAL, "Glove builds /proc and /dev itself");
+}
+
+static void test_default_accepts_lookalikes(void **state) {
+        static const struct glove_policy_context cs[] = {
+                { .home = "/home/u", .pwd = "/home/user" },  /* not an ancestor: component-wise */
+                { .home = "/home/u", .pwd = "/home/u2/p" },
+                { .home = "/home/u", .pwd = "/usrlocal/p" }, /* not inside /usr */
+                { .home = "/home/u", .pwd = "/var/lib/p" },
+                { .home = "/home/u", .pwd = "/tmp/p" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cs); i++) {
+                _cleanup_policy_ struct glove_policy *p = NULL;
+                char err[512] = "";
+                int r = glove_policy_new_default(&cs[i], &p, err, sizeof(err));
+                if (r != 0)
+                        fail_msg("default with PWD=%s: %d %s", cs[i].pwd, r, err);
+                (void) default_grant(p, cs[i].pwd, GLOVE_GRANT_RW);
+                assert_string_equal(p->cwd, cs[i].pwd);
+        }
+}
+
+static void assert_policies_equal(const struct glove_policy *a, const struct glove_policy *b) {
+        assert_int_equal(a->n_grants, b->n_grants);
+        for (size_t i = 0; i < a->n_grants; i++) {
+                const struct glove_grant *g = find_grant(b, a->grants[i].path);
+                if (!g) {
+                        fail_msg("%s lost in the round trip", a->grants[i].path);
+                        continue;
+                }
+                assert_int_equal(g->kind, a->grants[i].kind);
+                assert_true(g->size == a->grants[i].size);
+        }
+        assert_int_equal(a->n_symlinks, b->n_symlinks);
+        for (size_t i = 0; i < a->n_symlinks; i++)
+                assert_string_equal(a->symlinks[i], b->symlinks[i]);
+        assert_int_equal(a->n_protect, b->n_protect);
+        for (size_t i = 0; i < a->n_protect; i++)
+                assert_string_equal(a->protect[i], b->protect[i]);
+        assert_int_equal(a->n_unprotect, b->n_unprotect);
+        for (size_t i = 0; i < a->n_unprotect; i++)
+                assert_string_equal(a->unprotect[i], b->unprotect[i]);
+        assert_int_equal(a->n_env_pass, b->n_env_pass);
+        for (size_t i = 0; i < a->n_env_pass; i++)
+                assert_string_equal(a->env_pass[i], b->env_pass[i]);
+        assert_int_equal(a->n_env_set, b->n_env_set);
+        for (size_t i = 0; i < a->n_env_set; i++) {
+                const char *v = env_value(b, a->env_set[i].name);
+                assert_non_null(v);
+                assert_string_equal(v, a->env_set[i].value);
+        }
+        assert_int_equal(a->net, b->net);
+        if (a->cwd)
+                assert_string_equal(a->cwd, b->cwd);
+        else
+                assert_null(b->cwd);
+        assert_string_equal(a->hostname, b->hostname);
+        assert_int_equal(a->root_uid, b->root_uid);
+        assert_int_equal(a->root_gid, b->root_gid);
+}
+
+/* to_json, load again, to_json again: same policy, same canonical text. */
+static void check_round_trip(const struct glove_policy *p, const struct glove_policy_context *c) {
+        _cleanup_json_ json_t *j1 = NULL, *j2 = NULL;
+        _cleanup_policy_ struct glove_policy *q = NULL;
+        _cleanup_free_ char *s1 = NULL, *s2 = NULL;
+        char err[512] = "";
+        int r;
+
+        assert_int_equal(glove_policy_to_json(p, &j1), 0);
+        r = glove_policy_load_json(j1, "round trip", c, &q, err, sizeof(err));
+        if (r != 0)
+                fail_msg("reloading the policy's JSON failed: %d %s", r, err);
+        assert_policies_equal(p, q);
+        assert_int_equal(glove_policy_to_json(q, &j2), 0);
+        assert_int_equal(glove_json_canonical(j1, &s1, NULL), 0);
+        assert_int_equal(glove_json_canonical(j2, &s2, NULL), 0);
+        assert_string_equal(s1, s2);
+}
+
+static void test_to_json_round_trip(void **state) {
+        const struct glove_policy_context c = { .home = "/home/u", .pwd = "/home/u/proj" };
+        /* a context that differs: expanded paths must not depend on it */
+        const struct glove_policy_context other = { .home = "/root", .pwd = "/srv" };
+        _cleanup_policy_ struct glove_policy *full = load_ok(full_policy), *min = load_ok("{\"version\":1}");
+        _cleanup_policy_ struct glove_policy *def = NULL;
+        char err[512] = "";
+
+        check_round_trip(full, &ctx);
+        check_round_trip(full, &other);
+        check_round_trip(min, &ctx);
+        assert_int_equal(glove_policy_new_default(&c, &def, err, sizeof(err)), 0);
+        check_round_trip(def, &other);
+}
+
+static void test_to_json_exact(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_ok("{\"version\":1}");
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *s = NULL;
+
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(j, &s, NULL), 0);
+        assert_string_equal(s, "{\"environment\":{\"pass\":[],\"set\":{}},\"filesystem\":{\"protect\":[],\"read\":[],"
+                               "\"symlinks\":[],\"unprotect\":[],\"write\":[]},\"hostname\":\"glove\",\"identity\":{"
+                               "\"gid_when_root\":65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"offline\"},"
+                               "\"version\":1}");
+        json_decref(TAKE_PTR(j));
+        free(TAKE_PTR(s));
+        glove_policy_free(p);
+
+        p = load_ok("{\"version\":1,\"filesystem\":{\"read\":[\"~\"],\"write\":[\"${PWD}\",{\"path\":\"/t\",\"kind\":"
+                    "\"tmpfs\",\"size\":\"1K\"}],\"protect\":[\".env\"]},\"environment\":{\"set\":{\"B\":\"2\","
+                    "\"A\":\"1\"}},\"network\":{\"mode\":\"loopback\"},\"cwd\":\"~/x\",\"hostname\":\"h\"}");
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(j, &s, NULL), 0);
+        assert_string_equal(s, "{\"cwd\":\"/home/u/x\",\"environment\":{\"pass\":[],\"set\":{\"A\":\"1\",\"B\":\"2\"}},"
+                               "\"filesystem\":{\"protect\":[\".env\"],\"read\":[\"/home/u\"],\"symlinks\":[],"
+                               "\"unprotect\":[],\"write\":[{\"kind\":\"rw\",\"path\":\"/work/p\"},{\"kind\":\"tmpfs\","
+                               "\"path\":\"/t\",\"size\":1024}]},\"hostname\":\"h\",\"identity\":{\"gid_when_root\":"
+                               "65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"loopback\"},\"version\":1}");
+}
+
+/* A scratch directory for the file tests. */
+static char scratch[64];
+
+static int scratch_setup(void **state) {
+        (void) snprintf(scratch, sizeof(scratch), "/tmp/glove-test-policy-XXXXXX");
+        return mkdtemp(scratch) ? 0 : -1;
+}
+
+static int scratch_teardown(void **state) {
+        static const char *const names[] = { "p.json", "link.json" };
+        char path[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                (void) snprintf(path, sizeof(path), "%s/%s", scratch, names[i]);
+                (void) unlink(path);
+        }
+        (void) rmdir(scratch);
+        return 0;
+}
+
+static void write_policy(const char *path, const char *data, size_t len) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, data, len), (ssize_t) len);
+        close(fd);
+}
+
+static void test_load_file_limits(void **state) {
+        static const char head[] = "{\"version\":1,\"hostname\":\"limit\"}";
+        const size_t limit = (size_t) 1 << 20;
+        struct glove_policy *p = NULL;
+        char path[128], link[128], err[1024] = "", want[256], *buf;
+        int r;
+
+        (void) snprintf(path, sizeof(path), "%s/p.json", scratch);
+        (void) snprintf(link, sizeof(link), "%s/link.json", scratch);
+
+        /* exactly the size limit, then one byte more */
+        buf = malloc(limit + 1);
+        assert_non_null(buf);
+        memset(buf, ' ', limit + 1);
+        memcpy(buf, head, sizeof(head) - 1);
+        write_policy(path, buf, limit);
+        r = glove_policy_load_file(path, &ctx, &p, err, sizeof(err));
+        if (r != 0)
+                fail_msg("%d %s", r, err);
+        assert_string_equal(p->hostname, "limit");
+        assert_string_equal(p->source, path);
+        glove_policy_free(TAKE_PTR(p));
+        write_policy(path, buf, limit + 1);
+        assert_int_equal(glove_policy_load_file(path, &ctx, &p, err, sizeof(err)), -E2BIG);
+        (void) snprintf(want, sizeof(want), "policy %s: file is 1048577 bytes, more than the limit of 1048576", path);
+        assert_string_equal(err, want);
+        assert_null(p);
+        free(buf);
+
+        /* depth: the root object, environment, set and 13 arrays make 16,
+         * which parses (and is refused as a policy); one more is too deep */
+        {
+                char doc[256];
+                size_t n = 0;
+                n += (size_t) snprintf(doc + n, sizeof(doc) - n, "{\"version\":1,\"environment\":{\"set\":{\"A\":");
+                for (int i = 0; i < 13; i++)
+                        doc[n++] = '[';
+                for (int i = 0; i < 13; i++)
+                        doc[n++] = ']';
+                n += (size_t) snprintf(doc + n, sizeof(doc) - n, "}}}");
+                write_policy(path, doc, n);
+                assert_int_equal(glove_policy_load_file(path, &ctx, &p, err, sizeof(err)), -EINVAL);
+                (void) snprintf(want, sizeof(want), "policy %s: /environment/set/A: must be a string", path);
+                assert_string_equal(err, want);
+
+                n = 0;
+                n += (size_t) snprintf(doc + n, sizeof(doc) - n, "{\"version\":1,\"environment\":{\"set\":{\"A\":");
+                for (int i = 0; i < 14; i++)
+                        doc[n++] = '[';
+                for (int i = 0; i < 14; i++)
+                        doc[n++] = ']';
+                n += (size_t) snprintf(doc + n, sizeof(doc) - n, "}}}");
+                write_policy(path, doc, n);
+                assert_int_equal(glove_policy_load_file(path, &ctx, &p, err, sizeof(err)), -ELOOP);
+                assert_non_null(strstr(err, "nesting deeper than 16"));
+                assert_null(p);
+        }
+
+        /* a valid policy behind a symlink is refused */
+        write_policy(path, full_policy, sizeof(full_policy) - 1);
+        assert_int_equal(glove_policy_load_file(path, &ctx, &p, err, sizeof(err)), 0);
+        assert_int_equal(p->n_grants, 9);
+        glove_policy_free(TAKE_PTR(p));
+        assert_int_equal(symlink(path, link), 0);
+        assert_int_equal(glove_policy_load_file(link, &ctx, &p, err, sizeof(err)), -ELOOP);
+        assert_null(p);
+        /* malformed JSON is named as such */
+        write_policy(path, "{\"version\":1,\"version\":1}", 25);
+        assert_int_equal(glove_policy_load_file(path, &ctx, &p, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "duplicate object key"));
+        assert_int_equal(glove_policy_load_file(scratch, &ctx, &p, err, sizeof(err)), -EINVAL);
+        assert_null(p);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_full_document),
+                cmocka_unit_test(test_defaults_of_minimal_document),
+                cmocka_unit_test(test_unknown_keys),
+                cmocka_unit_test(test_wrong_types),
+                cmocka_unit_test(test_version),
+                cmocka_unit_test(test_expansion),
+                cmocka_unit_test(test_expansion_unknown_base),
+                cmocka_unit_test(test_relative_and_dotdot_in_documents),
+                cmocka_unit_test(test_contradictory_and_merged_grants),
+                cmocka_unit_test(test_tmpfs_sizes),
+                cmocka_unit_test(test_size_only_for_tmpfs),
+                cmocka_unit_test(test_not_implemented),
+                cmocka_unit_test(test_reserved_paths),
+                cmocka_unit_test(test_root_and_sys),
+                cmocka_unit_test(test_environment),
+                cmocka_unit_test(test_hostname),
+                cmocka_unit_test(test_protect_unprotect),
+                cmocka_unit_test(test_identity),
+                cmocka_unit_test(test_entry_limits),
+                cmocka_unit_test(test_small_error_buffers),
+                cmocka_unit_test(test_default),
+                cmocka_unit_test(test_default_refused),
+                cmocka_unit_test(test_default_accepts_lookalikes),
+                cmocka_unit_test(test_to_json_round_trip),
+                cmocka_unit_test(test_to_json_exact),
+                cmocka_unit_test_setup_teardown(test_load_file_limits, scratch_setup, scratch_teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
