@@ -8,6 +8,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "macro.h"
 #include "sandbox-internal.h"
@@ -15,6 +16,10 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
+/* fchmodat2 (Linux 6.6) is newer than this libseccomp; its number is the
+ * same on every architecture that uses the common table. */
+#define SYS_FCHMODAT2 452
+
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
 #endif
@@ -121,6 +126,34 @@ int seccomp_apply(const struct plan *plan) {
                                 return r;
                 }
         }
+        /* No setuid or setgid bits on anything the agent writes. Through a
+         * root run's idmapped grant a file the agent creates is owned by
+         * root on the host: with S_ISUID it would be a root shell for
+         * every local user. The mode argument is checked wherever it can be
+         * given; openat2 hides it in memory, so it gets ENOSYS (callers
+         * fall back to openat). */
+        static const struct {
+                int nr;
+                unsigned arg;
+        } mode_calls[] = {
+                { SCMP_SYS(chmod), 1 },  { SCMP_SYS(fchmod), 1 }, { SCMP_SYS(fchmodat), 2 },
+                { SYS_FCHMODAT2, 2 },    { SCMP_SYS(open), 2 },   { SCMP_SYS(openat), 3 },
+                { SCMP_SYS(creat), 1 },  { SCMP_SYS(mknod), 1 },  { SCMP_SYS(mknodat), 2 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(mode_calls); i++) {
+                static const unsigned long bits[] = { S_ISUID, S_ISGID };
+                for (size_t k = 0; k < ELEMENTSOF(bits); k++) {
+                        struct scmp_arg_cmp cmp = { .arg = mode_calls[i].arg, .op = SCMP_CMP_MASKED_EQ,
+                                                    .datum_a = bits[k], .datum_b = bits[k] };
+                        r = seccomp_rule_add_array(ctx, eperm, mode_calls[i].nr, 1, &cmp);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+        if (r < 0)
+                return r;
+
         /* socketpair is socket's sibling for families */
         r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
         if (r < 0)
