@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -375,9 +376,32 @@ static int supervise(struct plan *plan, int sync_fd, int pidfd, int sfd) {
         return GLOVE_EXIT_FAILED;
 }
 
+/* The agent shares the caller's terminal until it gets a pty of its own
+ * (the terminal issue). It cannot make it its controlling terminal, but it
+ * can change its settings (echo off, raw mode); put them back afterwards. */
+struct saved_tty {
+        int fd;
+        struct termios t;
+};
+
+static void tty_save(struct saved_tty *s) {
+        s->fd = -1;
+        for (int fd = 0; fd < 3; fd++)
+                if (isatty(fd) && tcgetattr(fd, &s->t) == 0) {
+                        s->fd = fd;
+                        return;
+                }
+}
+
+static void tty_restore(const struct saved_tty *s) {
+        if (s->fd >= 0)
+                (void) tcsetattr(s->fd, TCSANOW, &s->t);
+}
+
 int glove_sandbox_run(const struct glove_sandbox_options *opts) {
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF;
+        struct saved_tty tty;
         struct plan plan;
         sigset_t mask, old;
         char **argv_copy = NULL;
@@ -386,6 +410,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
 
         if (!opts->argv || !opts->argv[0])
                 return log_error_errno(-EINVAL, "No command given"), GLOVE_EXIT_FAILED;
+        tty_save(&tty);
         r = plan_resolve(&plan, opts);
         if (r < 0)
                 goto out;
@@ -473,6 +498,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
         }
 
         status = supervise(&plan, pair[0], pidfd, sfd);
+        tty_restore(&tty);
         plan_report_created_protected(&plan);
 restore:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
