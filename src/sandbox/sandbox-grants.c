@@ -2,6 +2,7 @@
 /* Step 1 of DESIGN.md "Sandbox construction", in the supervisor: pin every
  * grant to a descriptor, check it, and work out everything the sandbox's
  * init will need, so that init only executes a finished plan. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -281,6 +282,88 @@ static bool name_unprotected(const struct glove_policy *pol, const char *name) {
         return false;
 }
 
+#define MODULES_MAX_DEPTH 8
+#define MODULES_MAX_GITDIRS 256
+
+/* Submodules keep their git directories in .git/modules/<name>, where the
+ * name may itself contain slashes; each has hooks and a config of its own
+ * that git runs and reads just like the top-level ones. A directory holding
+ * HEAD is a git directory; others are descended into. */
+static int protect_modules(struct plan *plan, const struct grant *gr, const char *rel, unsigned depth,
+                           unsigned *budget) {
+        static const char *const inner[] = { "hooks", "config", "info" };
+        _cleanup_close_ int dfd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (depth > MODULES_MAX_DEPTH)
+                return log_error_errno(-ELOOP, "Cannot protect %s/%s: submodule directories nest deeper than %d",
+                                       gr->g->path, rel, MODULES_MAX_DEPTH);
+        {
+                struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
+                                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+                dfd = RET_NERRNO(syscall(SYS_openat2, gr->fd, rel, &how, sizeof(how)));
+        }
+        if (dfd == -ENOENT || dfd == -ENOTDIR)
+                return 0;
+        if (dfd < 0)
+                return log_error_errno(dfd, "Cannot inspect %s/%s: %m", gr->g->path, rel);
+        d = fdopendir(dfd);
+        if (!d)
+                return negative_errno();
+        dfd = -EBADF; /* owned by d now */
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *sub = NULL;
+                struct stat st;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                {
+                        _cleanup_free_ char *head = NULL;
+                        struct stat hs;
+
+                        if (asprintf(&head, "%s/HEAD", de->d_name) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (fstatat(dirfd(d), head, &hs, AT_SYMLINK_NOFOLLOW) < 0) {
+                                r = protect_modules(plan, gr, sub, depth + 1, budget);
+                                if (r < 0)
+                                        break;
+                                continue;
+                        }
+                }
+                if ((*budget)-- == 0) {
+                        r = log_error_errno(-E2BIG, "Cannot protect %s/%s: more than %d submodules", gr->g->path,
+                                            rel, MODULES_MAX_GITDIRS);
+                        break;
+                }
+                for (size_t k = 0; r >= 0 && k < ELEMENTSOF(inner); k++) {
+                        _cleanup_free_ char *x = NULL;
+
+                        r = asprintf(&x, "%s/%s", sub, inner[k]) < 0 ? -ENOMEM : protect_one(plan, gr, x, x);
+                }
+                if (r >= 0) {
+                        _cleanup_free_ char *nested = NULL;
+
+                        r = asprintf(&nested, "%s/modules", sub) < 0
+                                    ? -ENOMEM
+                                    : protect_modules(plan, gr, nested, depth + 1, budget);
+                }
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
 static int plan_protect(struct plan *plan) {
         const struct glove_policy *pol = plan->policy;
         int r;
@@ -294,6 +377,12 @@ static int plan_protect(struct plan *plan) {
                         if (name_unprotected(pol, glove_protected_names[k]))
                                 continue;
                         r = protect_one(plan, gr, glove_protected_names[k], glove_protected_names[k]);
+                        if (r < 0)
+                                return r;
+                }
+                if (!name_unprotected(pol, ".git/hooks") || !name_unprotected(pol, ".git/config")) {
+                        unsigned budget = MODULES_MAX_GITDIRS;
+                        r = protect_modules(plan, gr, ".git/modules", 0, &budget);
                         if (r < 0)
                                 return r;
                 }
