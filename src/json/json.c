@@ -93,7 +93,8 @@ int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_l
         if (fd < 0) {
                 int r = negative_errno();
                 if (errbuf)
-                        (void) snprintf(errbuf, errlen, "cannot open: %s", strerror(-r));
+                        (void) snprintf(errbuf, errlen, "cannot open: %s%s", strerror(-r),
+                                        r == -ELOOP ? " (it is a symlink; give the file itself)" : "");
                 return r;
         }
         if (fstat(fd, &st) < 0) {

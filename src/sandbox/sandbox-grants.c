@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,10 @@ static int resolve_one(struct grant *gr, uid_t uid) {
                 return 0;
         }
         fd = openat2_path(AT_FDCWD, g->path, RESOLVE_NO_SYMLINKS);
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+                safe_close(fd);
+                fd = -ELOOP;
+        }
         if (fd == -ELOOP) {
                 _cleanup_free_ char *real = realpath(g->path, NULL);
                 return log_error_errno(fd,
@@ -119,15 +124,120 @@ static const struct grant *under_writable_grant(const struct plan *plan, int fd)
         return NULL;
 }
 
+/* Decodes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_mountinfo(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r; r++, w++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+                    r[3] <= '7') {
+                        *w = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+                        r += 3;
+                } else
+                        *w = *r;
+        }
+        *w = 0;
+}
+
+/* The path of |fd|'s object inside its file system, whatever mount it was
+ * reached through: the mount's root within the file system (mountinfo's
+ * fourth field) joined with the path below the mount point. Two objects on
+ * one device are nested iff these paths are; bind mounts of subdirectories
+ * cannot hide that. */
+static int fs_path_of_fd(int fd, char **ret) {
+        char link[64], path[PATH_MAX], *line = NULL;
+        _cleanup_free_ char *result = NULL;
+        unsigned long long mnt_id = 0;
+        bool have_id = false;
+        size_t cap = 0;
+        ssize_t n;
+        FILE *f;
+
+        (void) snprintf(link, sizeof(link), "/proc/self/fdinfo/%d", fd);
+        f = fopen(link, "re");
+        if (!f)
+                return negative_errno();
+        while (getline(&line, &cap, f) > 0)
+                if (strncmp(line, "mnt_id:", 7) == 0) {
+                        char *end;
+                        errno = 0;
+                        mnt_id = strtoull(line + 7, &end, 10);
+                        have_id = errno == 0 && end != line + 7;
+                }
+        fclose(f);
+        (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (!have_id || n <= 0 || path[0] != '/') {
+                free(line);
+                return -ENOENT;
+        }
+        path[n] = 0;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f) {
+                free(line);
+                return negative_errno();
+        }
+        while (!result && getline(&line, &cap, f) > 0) {
+                char *fields[5], *p = line, *end;
+                unsigned long long id;
+                size_t k;
+
+                for (k = 0; k < 5; k++) {
+                        fields[k] = strsep(&p, " ");
+                        if (!fields[k])
+                                break;
+                }
+                if (k < 5)
+                        continue;
+                errno = 0;
+                id = strtoull(fields[0], &end, 10);
+                if (errno || *end || id != mnt_id)
+                        continue;
+                unescape_mountinfo(fields[3]);
+                unescape_mountinfo(fields[4]);
+                {
+                        const char *below = path_startswith(path, fields[4]);
+                        if (below)
+                                result = path_join(fields[3], below);
+                }
+                if (!result)
+                        break;
+        }
+        fclose(f);
+        free(line);
+        if (!result)
+                return -ENOENT;
+        *ret = TAKE_PTR(result);
+        return 0;
+}
+
+static int refuse_policy(const char *path, const struct grant *gr) {
+        return log_error_errno(-EPERM,
+                               "Refusing policy %s: it lies inside the writable grant %s, so the agent could rewrite "
+                               "its own rules; move the policy out of every writable grant",
+                               path, gr->g->path);
+}
+
 static int check_policy_file(const struct plan *plan, const char *path) {
         _cleanup_close_ int fd = -EBADF, dir = -EBADF;
-        _cleanup_free_ char *copy = NULL;
+        _cleanup_free_ char *copy = NULL, *fs_path = NULL;
         const struct grant *gr;
+        struct stat st;
         char *slash;
 
         fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return log_error_errno(negative_errno(), "Cannot open policy %s: %m", path);
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(negative_errno(), "Cannot stat policy %s: %m", path);
+        /* Another name of the same file could lie in a writable grant, and
+         * names cannot be enumerated from the inode. */
+        if (st.st_nlink > 1)
+                return log_error_errno(-EPERM,
+                                       "Refusing policy %s: it has %ju hard links, and another of its names could lie "
+                                       "inside a writable grant; keep the policy as a file with a single name",
+                                       path, (uintmax_t) st.st_nlink);
         gr = under_writable_grant(plan, fd);
         if (!gr) {
                 /* the file itself was not a grant root: walk from its directory */
@@ -151,10 +261,29 @@ static int check_policy_file(const struct plan *plan, const char *path) {
                 gr = under_writable_grant(plan, dir);
         }
         if (gr)
-                return log_error_errno(-EPERM,
-                                       "Refusing policy %s: it lies inside the writable grant %s, so the agent could "
-                                       "rewrite its own rules; move the policy out of every writable grant",
-                                       path, gr->g->path);
+                return refuse_policy(path, gr);
+
+        /* The ".." walk follows the mount tree: reached through a bind
+         * mount of a grant's subdirectory, the file's mount parent is not
+         * the grant. Compare paths inside the file system as well. */
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                const struct grant *g = &plan->grants[i];
+                _cleanup_free_ char *grant_path = NULL;
+                int r;
+
+                if (g->g->kind != GLOVE_GRANT_RW || g->dev != st.st_dev)
+                        continue;
+                if (!fs_path) {
+                        r = fs_path_of_fd(fd, &fs_path);
+                        if (r < 0)
+                                return log_error_errno(r, "Cannot locate policy %s in its file system: %m", path);
+                }
+                r = fs_path_of_fd(g->fd, &grant_path);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot locate grant %s in its file system: %m", g->g->path);
+                if (path_startswith(fs_path, grant_path))
+                        return refuse_policy(path, g);
+        }
         return 0;
 }
 
@@ -521,8 +650,8 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                                 continue;
                         if (a->g->kind != b->g->kind)
                                 return log_error_errno(-EEXIST,
-                                                       "%s (%s, %s) and %s (%s, %s) are the same directory granted "
-                                                       "differently: contradictory grants",
+                                                       "%s (%s, %s) and %s (%s, %s) are the same file or directory "
+                                                       "granted differently: contradictory grants",
                                                        a->g->path, glove_grant_kind_to_string(a->g->kind), a->g->origin,
                                                        b->g->path, glove_grant_kind_to_string(b->g->kind), b->g->origin);
                 }
