@@ -20,9 +20,6 @@
  * same on every architecture that uses the common table. */
 #define SYS_FCHMODAT2 452
 
-#ifndef AF_VSOCK
-#define AF_VSOCK 40
-#endif
 
 static void seccomp_releasep(scmp_filter_ctx *ctx) {
         if (*ctx)
@@ -56,8 +53,6 @@ static const unsigned long denied_ioctls[] = { TIOCSTI, TIOCLINUX };
 
 static const unsigned long ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
                                           CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, CLONE_NEWTIME };
-
-static const int denied_families[] = { AF_PACKET, AF_VSOCK, AF_KEY, AF_ALG, AF_BLUETOOTH, AF_CAN, AF_XDP };
 
 int seccomp_apply(const struct plan *plan) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
@@ -100,11 +95,21 @@ int seccomp_apply(const struct plan *plan) {
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < ELEMENTSOF(denied_families); i++) {
-                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, denied_families[i]));
+        /* Socket families: an allowlist. AF_UNIX, AF_INET, AF_INET6 and
+         * AF_NETLINK (route only, below) are what programs need; every other
+         * family is kernel code an agent has no business reaching. A filter
+         * rule compares one argument once, so the complement is spelled out
+         * as single values and one open-ended range. */
+        for (int fam = 0; fam <= AF_NETLINK; fam++) {
+                if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK)
+                        continue;
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t) fam));
                 if (r < 0)
                         return r;
         }
+        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+        if (r < 0)
+                return r;
         /* netlink: route only (ip addr, getaddrinfo's interface queries) */
         r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
                              SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE));
