@@ -232,6 +232,14 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                                         break;
                                 if (pid == agent) {
                                         struct sync_msg m = { .type = MSG_AGENT_EXITED, .status = status };
+
+                                        /* Nothing outlives the agent: kill and reap the
+                                         * rest first, so that when the supervisor hears
+                                         * this it may return without waiting for the
+                                         * namespaces' teardown. */
+                                        (void) kill(-1, SIGKILL);
+                                        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                                                ;
                                         (void) sync_send(sync_fd, &m, NULL, 0);
                                         _exit(exit_code_of(status));
                                 }

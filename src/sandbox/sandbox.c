@@ -295,83 +295,90 @@ static char **strv_copy(char *const *v) {
         return c;
 }
 
-static int supervise(struct plan *plan, int sync_fd, int pidfd, int sfd) {
-        bool setup_failed = false, exec_failed = false, exited_msg = false;
-        int exit_status = GLOVE_EXIT_FAILED;
+static int status_of(int wstatus) {
+        if (WIFEXITED(wstatus))
+                return WEXITSTATUS(wstatus);
+        if (WIFSIGNALED(wstatus))
+                return 128 + WTERMSIG(wstatus);
+        return GLOVE_EXIT_FAILED;
+}
+
+/* Waits for the agent's end. Init reports the agent's wait status only
+ * after it killed and reaped everything else in the sandbox, so that report
+ * ends the wait: the namespaces' teardown (which costs the kernel an RCU
+ * grace period) goes on without holding up the caller. Without a report,
+ * init's own exit (pidfd) ends it. */
+static int supervise(int sync_fd, int pidfd, int sfd) {
+        bool setup_failed = false, exec_failed = false;
+        int agent_status = -1;
         siginfo_t si = {};
 
         for (;;) {
                 struct pollfd p[3] = {
-                        { .fd = sync_fd, .events = POLLIN },
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = sfd, .events = POLLIN },
+                        { .fd = sync_fd, .events = POLLIN },
                 };
 
-                if (poll(p, 3, -1) < 0) {
+                if (poll(p, sync_fd >= 0 ? 3 : 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return log_error_errno(negative_errno(), "poll: %m"), GLOVE_EXIT_FAILED;
                 }
-                if (p[2].revents & POLLIN) {
+                if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo ssi;
                         while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t) sizeof(ssi))
                                 (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
                 }
-                if (p[0].revents & POLLIN) {
+                if (sync_fd >= 0 && p[2].revents) {
                         struct sync_msg m;
 
-                        if (sync_recv(sync_fd, &m, NULL, 0, NULL) == 0) {
-                                switch (m.type) {
-                                case MSG_SETUP_FAILED:
-                                        if (!setup_failed && !exec_failed)
-                                                report_failure(&m);
-                                        setup_failed = true;
-                                        break;
-                                case MSG_EXEC_FAILED:
-                                        log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
-                                        exec_failed = true;
-                                        break;
-                                case MSG_AGENT_EXITED:
-                                        exited_msg = true;
-                                        exit_status = WIFEXITED(m.status)     ? WEXITSTATUS(m.status)
-                                                      : WIFSIGNALED(m.status) ? 128 + WTERMSIG(m.status)
-                                                                              : GLOVE_EXIT_FAILED;
-                                        break;
-                                case MSG_GO:
-                                case MSG_TREES:
-                                default:
-                                        break;
-                                }
+                        if (sync_recv(sync_fd, &m, NULL, 0, NULL) < 0) {
+                                /* hung up (init and agent have exited or are
+                                 * exiting): the pidfd says the rest */
+                                sync_fd = -1;
+                                continue;
                         }
+                        switch (m.type) {
+                        case MSG_SETUP_FAILED:
+                                if (!setup_failed && !exec_failed)
+                                        report_failure(&m);
+                                setup_failed = true;
+                                break;
+                        case MSG_EXEC_FAILED:
+                                log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
+                                exec_failed = true;
+                                break;
+                        case MSG_AGENT_EXITED:
+                                agent_status = m.status;
+                                break;
+                        case MSG_GO:
+                        case MSG_TREES:
+                        default:
+                                log_error("Unexpected message %u from the sandbox", m.type);
+                                setup_failed = true;
+                                break;
+                        }
+                        if (agent_status >= 0)
+                                break;
+                        continue;
                 }
-                if (p[1].revents & POLLIN)
+                if (p[0].revents & POLLIN) {
+                        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                                return log_error_errno(negative_errno(), "waitid: %m"), GLOVE_EXIT_FAILED;
                         break;
-        }
-        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
-                return log_error_errno(negative_errno(), "waitid: %m"), GLOVE_EXIT_FAILED;
-        /* drain a message that raced with the exit */
-        for (;;) {
-                struct pollfd p = { .fd = sync_fd, .events = POLLIN };
-                struct sync_msg m;
-                if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(sync_fd, &m, NULL, 0, NULL) < 0)
-                        break;
-                if (m.type == MSG_SETUP_FAILED && !setup_failed && !exec_failed) {
-                        report_failure(&m);
-                        setup_failed = true;
-                } else if (m.type == MSG_EXEC_FAILED && !exec_failed) {
-                        log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
-                        exec_failed = true;
-                } else if (m.type == MSG_AGENT_EXITED) {
-                        exited_msg = true;
-                        exit_status = WIFEXITED(m.status) ? WEXITSTATUS(m.status) : 128 + WTERMSIG(m.status);
                 }
         }
         if (setup_failed)
                 return GLOVE_EXIT_FAILED;
-        if (exited_msg)
-                return exit_status;
+        if (agent_status >= 0) {
+                /* reap init if it is already gone; otherwise whoever
+                 * inherits it does (glove exits right after) */
+                (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
+                return status_of(agent_status);
+        }
         if (si.si_code == CLD_EXITED)
-                return si.si_status; /* init exited with the agent's status */
+                return si.si_status; /* init exits with the agent's code */
         log_error("The sandbox's init died of signal %d", si.si_status);
         return GLOVE_EXIT_FAILED;
 }
@@ -497,7 +504,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
                 goto restore;
         }
 
-        status = supervise(&plan, pair[0], pidfd, sfd);
+        status = supervise(pair[0], pidfd, sfd);
         tty_restore(&tty);
         plan_report_created_protected(&plan);
 restore:
