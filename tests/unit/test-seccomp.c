@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* The filter compiled into glove at build time must be exactly what the
+ * rules in seccomp-rules.c compile to, and must do what it promises when
+ * loaded (in a child, so the test process stays unfiltered). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "seccomp-rules.h"
+
+static void compare_with_rules(bool offline, const struct sock_filter *embedded, size_t len) {
+        scmp_filter_ctx ctx = NULL;
+        struct sock_filter insn;
+        size_t n = 0;
+        int fd;
+
+        assert_int_equal(seccomp_rules_build(offline, &ctx), 0);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
+        seccomp_release(ctx);
+        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        while (read(fd, &insn, sizeof(insn)) == (ssize_t) sizeof(insn)) {
+                assert_true(n < len);
+                assert_memory_equal(&insn, &embedded[n], sizeof(insn));
+                n++;
+        }
+        close(fd);
+        assert_int_equal(n, len);
+}
+
+static void test_embedded_matches_rules(void **state) {
+        (void) state;
+        compare_with_rules(true, glove_seccomp_offline, glove_seccomp_offline_len);
+        compare_with_rules(false, glove_seccomp_loopback, glove_seccomp_loopback_len);
+}
+
+/* Runs |probe| in a child under the offline or loopback filter; returns its
+ * wait status. The probe returns an errno value as the exit code. */
+static int run_filtered(bool offline, int (*probe)(void)) {
+        pid_t pid = fork();
+        int status;
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sock_fprog prog = {
+                        .len = (unsigned short) (offline ? glove_seccomp_offline_len : glove_seccomp_loopback_len),
+                        .filter = (struct sock_filter *) (offline ? glove_seccomp_offline : glove_seccomp_loopback),
+                };
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                        _exit(200);
+                _exit(probe());
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        return status;
+}
+
+static int errno_of(long r) {
+        return r < 0 ? errno : 0;
+}
+
+static int probe_unshare(void) {
+        return errno_of(unshare(CLONE_NEWUSER));
+}
+static int probe_inet(void) {
+        return errno_of(socket(AF_INET, SOCK_STREAM, 0));
+}
+static int probe_unix(void) {
+        return errno_of(socket(AF_UNIX, SOCK_STREAM, 0));
+}
+static int probe_packet(void) {
+        return errno_of(socket(AF_PACKET, SOCK_RAW, 0));
+}
+static int probe_setuid_chmod(void) {
+        char path[] = "/tmp/glove-test-seccomp-XXXXXX";
+        int fd = mkstemp(path), e;
+
+        if (fd < 0)
+                return 201;
+        e = errno_of(fchmod(fd, 04755));
+        (void) unlink(path);
+        return e;
+}
+static int probe_plain_chmod(void) {
+        char path[] = "/tmp/glove-test-seccomp-XXXXXX";
+        int fd = mkstemp(path), e;
+
+        if (fd < 0)
+                return 201;
+        e = errno_of(fchmod(fd, 0755));
+        (void) unlink(path);
+        return e;
+}
+static int probe_tiocsti(void) {
+        char c = 'x';
+        return errno_of(ioctl(0, TIOCSTI, &c));
+}
+static int probe_clone3(void) {
+        return errno_of(syscall(SYS_clone3, NULL, 0));
+}
+static int probe_getpid(void) {
+        return syscall(SYS_getpid) > 0 ? 0 : 202;
+}
+/* int 0x80 is the i386 entry: a non-native architecture */
+static int probe_i386(void) {
+        long r = 20; /* getpid on i386 */
+        __asm__ volatile("int $0x80" : "+a"(r)::"memory");
+        return 0;
+}
+
+static void test_filter_behaviour(void **state) {
+        (void) state;
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_getpid)), 0);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_unshare)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(false, probe_unshare)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_inet)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(false, probe_inet)), 0);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_unix)), 0);
+        assert_int_equal(WEXITSTATUS(run_filtered(false, probe_packet)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_setuid_chmod)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_plain_chmod)), 0);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_tiocsti)), EPERM);
+        assert_int_equal(WEXITSTATUS(run_filtered(true, probe_clone3)), ENOSYS);
+        {
+                int status = run_filtered(true, probe_i386);
+                assert_true(WIFSIGNALED(status));
+                assert_int_equal(WTERMSIG(status), SIGSYS);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_embedded_matches_rules),
+                cmocka_unit_test(test_filter_behaviour),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
