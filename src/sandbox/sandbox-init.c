@@ -121,16 +121,14 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd) {
         if (chdir(plan->cwd) < 0)
                 sync_fail(sync_fd, STAGE_CHDIR, errno, plan->cwd);
 
-        /* Only 0-2 reach the agent; the sync socket is close-on-exec. */
+        /* Only 0-2 reach the agent; the sync socket (>= 3, since glove
+         * fills 0-2 at start) is close-on-exec and reports an exec failure. */
         if (sync_fd > 3 && close_range(3, (unsigned) sync_fd - 1, 0) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
         if (close_range((unsigned) sync_fd + 1, ~0U, 0) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
-        if (sync_fd == 3 || sync_fd > 3) {
-                int fl = fcntl(sync_fd, F_GETFD);
-                if (fl < 0 || fcntl(sync_fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-                        sync_fail(sync_fd, STAGE_FDS, errno, "cloexec");
-        }
+        if (fcntl(sync_fd, F_SETFD, FD_CLOEXEC) < 0)
+                sync_fail(sync_fd, STAGE_FDS, errno, "cloexec");
 
         r = landlock_apply(plan, detail, sizeof(detail));
         if (r < 0)

@@ -91,25 +91,22 @@ static int probe_unix(void) {
 static int probe_packet(void) {
         return errno_of(socket(AF_PACKET, SOCK_RAW, 0));
 }
-static int probe_setuid_chmod(void) {
+static int chmod_temp_file(mode_t mode) {
         char path[] = "/tmp/glove-test-seccomp-XXXXXX";
         int fd = mkstemp(path), e;
 
         if (fd < 0)
                 return 201;
-        e = errno_of(fchmod(fd, 04755));
+        e = errno_of(fchmod(fd, mode));
         (void) unlink(path);
+        (void) close(fd);
         return e;
 }
+static int probe_setuid_chmod(void) {
+        return chmod_temp_file(04755);
+}
 static int probe_plain_chmod(void) {
-        char path[] = "/tmp/glove-test-seccomp-XXXXXX";
-        int fd = mkstemp(path), e;
-
-        if (fd < 0)
-                return 201;
-        e = errno_of(fchmod(fd, 0755));
-        (void) unlink(path);
-        return e;
+        return chmod_temp_file(0755);
 }
 static int probe_tiocsti(void) {
         char c = 'x';
