@@ -794,6 +794,29 @@ static void test_default_refused(void **state) {
         check_default_refused("/home/u", "/proc/self", -EINVAL, "Glove builds /proc and /dev itself");
 }
 
+/* HOME reached through a symlink: the working directory getcwd() reports is
+ * the resolved one, so a lexical comparison alone would miss it. */
+static void test_default_refuses_symlinked_home(void **state) {
+        char base[] = "/tmp/glove-test-home-XXXXXX", real[256], link[256], home[300], pwd[300];
+
+        assert_non_null(mkdtemp(base));
+        (void) snprintf(real, sizeof(real), "%s/real", base);
+        (void) snprintf(link, sizeof(link), "%s/link", base);
+        assert_int_equal(mkdir(real, 0755), 0);
+        (void) snprintf(pwd, sizeof(pwd), "%s/u", real);
+        assert_int_equal(mkdir(pwd, 0755), 0);
+        assert_int_equal(symlink(real, link), 0);
+        (void) snprintf(home, sizeof(home), "%s/u", link);
+
+        check_default_refused(home, pwd, -EPERM, "contains your home directory");
+        check_default_refused(home, real, -EPERM, "contains your home directory");
+
+        assert_int_equal(unlink(link), 0);
+        assert_int_equal(rmdir(pwd), 0);
+        assert_int_equal(rmdir(real), 0);
+        assert_int_equal(rmdir(base), 0);
+}
+
 static void test_default_accepts_lookalikes(void **state) {
         static const struct glove_policy_context cs[] = {
                 { .home = "/home/u", .pwd = "/home/user" },  /* not an ancestor: component-wise */
@@ -1040,6 +1063,7 @@ int main(void) {
                 cmocka_unit_test(test_small_error_buffers),
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
+                cmocka_unit_test(test_default_refuses_symlinked_home),
                 cmocka_unit_test(test_default_accepts_lookalikes),
                 cmocka_unit_test(test_to_json_round_trip),
                 cmocka_unit_test(test_to_json_exact),
