@@ -321,6 +321,64 @@ static int add_missing(struct plan *plan, const struct grant *gr, const char *re
         return 0;
 }
 
+/* Built-in protected names that are directories. A missing one gets an
+ * empty placeholder directory bound read-only for the run: git ignores
+ * empty directories, so nothing shows up in the user's repository. Missing
+ * files (.mcp.json, rc files, .gitmodules) get no placeholder, since an
+ * empty file would (git status, an editor's parser); creating them is
+ * reported after the run instead. */
+static bool name_is_directory(const char *name) {
+        static const char *const dirs[] = { ".git/hooks", ".git/info", ".vscode", ".idea", ".claude", ".cursor",
+                                            ".devcontainer" };
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (strcmp(dirs[i], name) == 0)
+                        return true;
+        return false;
+}
+
+static int add_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
+        struct placeholder *n;
+        struct stat st;
+        int pfd;
+
+        if (mkdirat(parent, comp, 0755) < 0)
+                return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m", path);
+        n = reallocarray(plan->placeholders, plan->n_placeholders + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        plan->placeholders = n;
+        pfd = fcntl(parent, F_DUPFD_CLOEXEC, 3);
+        n = &plan->placeholders[plan->n_placeholders];
+        *n = (struct placeholder) { .parent_fd = pfd, .name = strdup(comp), .path = strdup(path) };
+        plan->n_placeholders++; /* recorded before anything else can fail, so it is removed */
+        if (pfd < 0 || !n->name || !n->path || fstatat(parent, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -ENOMEM;
+        n->dev = st.st_dev;
+        n->ino = st.st_ino;
+        return 0;
+}
+
+/* Removes the placeholders that are still the empty directories we made;
+ * anything else (someone on the host put a file there) stays. */
+static void remove_placeholders(struct plan *plan) {
+        for (size_t i = 0; i < plan->n_placeholders; i++) {
+                struct placeholder *ph = &plan->placeholders[i];
+                struct stat st;
+
+                if (ph->parent_fd >= 0 && ph->name && fstatat(ph->parent_fd, ph->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    st.st_dev == ph->dev && st.st_ino == ph->ino && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
+                    errno != ENOTEMPTY && errno != EEXIST)
+                        log_warning("could not remove the placeholder %s: %s", ph->path, strerror(errno));
+                safe_close(ph->parent_fd);
+                free(ph->name);
+                free(ph->path);
+        }
+        free(plan->placeholders);
+        plan->placeholders = NULL;
+        plan->n_placeholders = 0;
+}
+
 static const struct grant *grant_at(const struct plan *plan, const char *path) {
         for (size_t i = 0; i < plan->n_grants; i++)
                 if (strcmp(plan->grants[i].g->path, path) == 0)
@@ -356,6 +414,12 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 if (!here)
                         return -ENOMEM;
                 fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                if (fd == -ENOENT && last && name_is_directory(name)) {
+                        r = add_placeholder(plan, cur, comp, here);
+                        if (r < 0)
+                                return r;
+                        fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                }
                 if (fd == -ENOENT) {
                         _cleanup_free_ char *full = path_join(gr->g->path, rel);
                         if (!full)
@@ -702,6 +766,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
 }
 
 void plan_done(struct plan *plan) {
+        remove_placeholders(plan);
         for (size_t i = 0; i < plan->n_grants; i++) {
                 safe_close(plan->grants[i].fd);
                 safe_close(plan->grants[i].tree_fd);

@@ -87,6 +87,17 @@ struct missing_protected {
         char *path;
 };
 
+/* An empty directory the supervisor created where a protected directory
+ * name was missing, so that it can be bound read-only (a bind needs
+ * something to cover); removed after the run if still empty. */
+struct placeholder {
+        int parent_fd;      /* owned, O_PATH */
+        char *name;
+        char *path;
+        dev_t dev;
+        ino_t ino;
+};
+
 struct plan {
         const struct glove_policy *policy;
         struct grant *grants;       /* sorted: parents before children */
@@ -97,6 +108,8 @@ struct plan {
         size_t n_prot;
         struct missing_protected *missing;
         size_t n_missing;
+        struct placeholder *placeholders;
+        size_t n_placeholders;
         char **envp;
         const char *cwd;            /* inside the sandbox */
         char *const *argv;

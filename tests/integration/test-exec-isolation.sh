@@ -192,6 +192,20 @@ print("interfaces:", " ".join(ifaces))' "$host_port"
     check "$id: after the agent runs git init, glove warns naming the new .git/hooks" \
         eval 'rc_is 0 && err_has "$gws/.git/hooks" && err_has warning'
 
+    # missing protected directories: empty read-only placeholders for the run
+    ews=$(new_ws "$id" "placeholders-$id")
+    mkdir "$ews/.git"
+    [ "$id" = nobody ] && chown -R 65534:65534 "$ews"
+    run "$id" "$ews" -- sh -c 'mkdir -p .claude 2>/dev/null; echo evil > .claude/settings.json 2>/dev/null && echo "wrote .claude"
+        echo evil > .vscode/tasks.json 2>/dev/null && echo "wrote .vscode"
+        echo evil > .git/hooks/pre-commit 2>/dev/null && echo "wrote hooks"
+        rmdir .idea 2>/dev/null && echo "removed .idea"
+        ls -A | tr "\n" " "'
+    check "$id: missing protected directories (.claude, .vscode, .git/hooks) cannot be created or filled" \
+        eval 'rc_is 0 && ! out_has wrote && ! out_has removed && out_has .claude'
+    check "$id: the placeholders are gone from the host after the run" \
+        eval '[ "$(ls -A "$ews")" = .git ] && [ -z "$(ls -A "$ews/.git")" ]'
+
     # submodule git directories: names nest (a/b), submodules nest
     mws=$(new_ws "$id" "submodules-$id")
     for g in lib a/b a/b/modules/inner; do
