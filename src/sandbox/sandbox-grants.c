@@ -342,8 +342,12 @@ static int add_placeholder(struct plan *plan, int parent, const char *comp, cons
         struct stat st;
         int pfd;
 
-        if (mkdirat(parent, comp, 0755) < 0)
+        if (mkdirat(parent, comp, 0755) < 0) {
+                /* a read-only file system: the agent cannot create it either */
+                if (errno == EROFS)
+                        return 0;
                 return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m", path);
+        }
         n = reallocarray(plan->placeholders, plan->n_placeholders + 1, sizeof(*n));
         if (!n)
                 return -ENOMEM;
