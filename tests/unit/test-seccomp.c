@@ -115,6 +115,11 @@ static int probe_tiocsti(void) {
 static int probe_clone3(void) {
         return errno_of(syscall(SYS_clone3, NULL, 0));
 }
+/* open_tree_attr (Linux 6.15) is newer than libseccomp 2.5; the filter
+ * denies it by number. Without the filter, root could clone "/" here. */
+static int probe_open_tree_attr(void) {
+        return errno_of(syscall(467, AT_FDCWD, "/", 1 /* OPEN_TREE_CLONE */, NULL, 0));
+}
 static int probe_getpid(void) {
         return syscall(SYS_getpid) > 0 ? 0 : 202;
 }
@@ -138,6 +143,7 @@ static void test_filter_behaviour(void **state) {
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_plain_chmod)), 0);
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_tiocsti)), EPERM);
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_clone3)), ENOSYS);
+        assert_int_equal(WEXITSTATUS(run_filtered(false, probe_open_tree_attr)), EPERM);
         {
                 int status = run_filtered(true, probe_i386);
                 assert_true(WIFSIGNALED(status));
