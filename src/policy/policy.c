@@ -12,7 +12,8 @@
  * later run on the host, or change how their tools behave: git hooks and
  * configuration, shell start-up files, MCP and editor/agent settings. */
 const char *const glove_protected_names[] = {
-        ".git/hooks", ".git/config", ".git/info", ".gitmodules", ".gitconfig", ".bashrc", ".bash_profile",
+        ".git/hooks", ".git/config", ".git/info", ".git/commondir", ".git/config.worktree", ".gitmodules",
+        ".gitconfig", ".bashrc", ".bash_profile",
         ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".envrc",
         ".mcp.json", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer", NULL,
 };

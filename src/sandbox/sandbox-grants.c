@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -76,6 +78,15 @@ static int resolve_one(struct grant *gr, uid_t uid) {
                 return log_error_errno(negative_errno(), "Cannot stat %s: %m", g->path);
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return log_error_errno(-EINVAL, "Refusing grant %s (%s): only directories and regular files can be granted",
+                                       g->path, g->origin);
+        /* In a root run everything the agent creates lands on disk owned by
+         * root: in a directory others can write to (/tmp), its symlinks
+         * would pass the kernel's protected_symlinks check for root. */
+        if (g->kind == GLOVE_GRANT_RW && uid == 0 && (st.st_mode & (S_IWOTH | S_ISVTX)))
+                return log_error_errno(-EPERM,
+                                       "Refusing writable grant %s (%s) in a root run: it is world-writable or "
+                                       "sticky, and what the agent creates there would be owned by root; grant a "
+                                       "directory only root can write",
                                        g->path, g->origin);
         if (g->kind == GLOVE_GRANT_RW && st.st_uid != uid)
                 return log_error_errno(-EPERM,
@@ -308,16 +319,60 @@ static int add_prot(struct plan *plan, const char *path, bool readonly, bool is_
         return 0;
 }
 
-static int add_missing(struct plan *plan, const struct grant *gr, const char *rel, const char *path) {
+/* Files in a git directory that decide which configuration and hooks git
+ * uses. Created by the agent where they did not exist, they are moved
+ * aside after the run: nobody else creates them by hand, and they would
+ * make the user's git run the agent's code. */
+static bool name_is_git_control(const char *rel) {
+        const char *base = strrchr(rel, '/');
+
+        if (strncmp(rel, ".git/", 5) != 0 || !base)
+                return false;
+        base++;
+        return strcmp(base, "config") == 0 || strcmp(base, "commondir") == 0 || strcmp(base, "config.worktree") == 0;
+}
+
+static int add_missing(struct plan *plan, const struct grant *gr, const char *rel, const char *path, int parent,
+                       const char *name) {
         struct missing_protected *n = reallocarray(plan->missing, plan->n_missing + 1, sizeof(*n));
 
         if (!n)
                 return -ENOMEM;
         plan->missing = n;
-        n[plan->n_missing] = (struct missing_protected) { .grant_fd = gr->fd, .rel = strdup(rel), .path = strdup(path) };
-        if (!n[plan->n_missing].rel || !n[plan->n_missing].path)
-                return -ENOMEM;
+        n = &plan->missing[plan->n_missing];
+        *n = (struct missing_protected) { .grant_fd = gr->fd, .rel = strdup(rel), .path = strdup(path),
+                                          .parent_fd = -EBADF };
         plan->n_missing++;
+        if (!n->rel || !n->path)
+                return -ENOMEM;
+        if (parent >= 0 && name && name_is_git_control(rel)) {
+                n->parent_fd = fcntl(parent, F_DUPFD_CLOEXEC, 3);
+                n->name = strdup(name);
+                if (n->parent_fd < 0 || !n->name)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Holds a shared lock on a protected directory for the run, so that
+ * another run's cleanup never removes it (removing a directory detaches
+ * every mount on it, in every namespace). */
+static int lock_protected_dir(struct plan *plan, int dir_fd, const char *path) {
+        int *n, fd;
+
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_SH) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return log_error_errno(r, "Cannot lock protected %s: %m", path);
+        }
+        n = reallocarray(plan->locks, plan->n_locks + 1, sizeof(int));
+        if (!n) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        plan->locks = n;
+        plan->locks[plan->n_locks++] = fd;
         return 0;
 }
 
@@ -337,17 +392,14 @@ static bool name_is_directory(const char *name) {
         return false;
 }
 
-static int add_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
+#define PLACEHOLDER_XATTR "user.glove.placeholder"
+
+/* Records |comp| in |parent| as a placeholder to remove after the run. */
+static int track_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
         struct placeholder *n;
         struct stat st;
         int pfd;
 
-        if (mkdirat(parent, comp, 0755) < 0) {
-                /* a read-only file system: the agent cannot create it either */
-                if (errno == EROFS)
-                        return 0;
-                return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m", path);
-        }
         n = reallocarray(plan->placeholders, plan->n_placeholders + 1, sizeof(*n));
         if (!n)
                 return -ENOMEM;
@@ -363,15 +415,54 @@ static int add_placeholder(struct plan *plan, int parent, const char *comp, cons
         return 0;
 }
 
-/* Removes the placeholders that are still the empty directories we made;
- * anything else (someone on the host put a file there) stays. */
+static int add_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
+        _cleanup_close_ int dfd = -EBADF;
+
+        if (mkdirat(parent, comp, 0755) < 0) {
+                /* a read-only file system: the agent cannot create it either */
+                if (errno == EROFS)
+                        return 0;
+                return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m", path);
+        }
+        /* Marked, so that whichever run ends last removes it (a file system
+         * without user xattrs just keeps it). */
+        dfd = openat(parent, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd >= 0)
+                (void) fsetxattr(dfd, PLACEHOLDER_XATTR, "1", 1, 0);
+        return track_placeholder(plan, parent, comp, path);
+}
+
+/* A placeholder another run made, still marked: this run may remove it too. */
+static int adopt_placeholder(struct plan *plan, int parent, int dir, const char *comp, const char *path) {
+        _cleanup_close_ int dfd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char v[2];
+
+        if (dfd < 0 || fgetxattr(dfd, PLACEHOLDER_XATTR, v, sizeof(v)) != 1 || v[0] != '1')
+                return 0;
+        return track_placeholder(plan, parent, comp, path);
+}
+
+/* Removes the placeholders that are still the empty directories we made,
+ * unless another run holds them (a shared lock): removing a directory
+ * detaches every mount on it, in every namespace, and would lift that
+ * run's protection. Anything someone put inside stays, and so does the
+ * directory. */
 static void remove_placeholders(struct plan *plan) {
+        for (size_t i = 0; i < plan->n_locks; i++)
+                safe_close(plan->locks[i]);
+        free(plan->locks);
+        plan->locks = NULL;
+        plan->n_locks = 0;
+
         for (size_t i = 0; i < plan->n_placeholders; i++) {
                 struct placeholder *ph = &plan->placeholders[i];
+                _cleanup_close_ int dfd = -EBADF;
                 struct stat st;
 
-                if (ph->parent_fd >= 0 && ph->name && fstatat(ph->parent_fd, ph->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    st.st_dev == ph->dev && st.st_ino == ph->ino && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
+                if (ph->parent_fd >= 0 && ph->name)
+                        dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == ph->dev && st.st_ino == ph->ino &&
+                    flock(dfd, LOCK_EX | LOCK_NB) == 0 && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
                     errno != ENOTEMPTY && errno != EEXIST)
                         log_warning("could not remove the placeholder %s: %s", ph->path, strerror(errno));
                 safe_close(ph->parent_fd);
@@ -395,7 +486,8 @@ static const struct grant *grant_at(const struct plan *plan, const char *path) {
  * regular file on the way (".git" of a worktree, which names the real git
  * directory) is itself bound read-only. */
 static int protect_one(struct plan *plan, const struct grant *gr, const char *rel, const char *name) {
-        _cleanup_close_ int cur = -EBADF;
+        _cleanup_close_ int cur = -EBADF, parent = -EBADF;
+        bool created = false;
         const char *p = rel;
         int r;
 
@@ -422,13 +514,14 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         r = add_placeholder(plan, cur, comp, here);
                         if (r < 0)
                                 return r;
+                        created = true;
                         fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
                 }
                 if (fd == -ENOENT) {
                         _cleanup_free_ char *full = path_join(gr->g->path, rel);
                         if (!full)
                                 return -ENOMEM;
-                        return add_missing(plan, gr, rel, full);
+                        return add_missing(plan, gr, rel, full, last ? cur : -EBADF, comp);
                 }
                 if (fd == -ELOOP || (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))) {
                         safe_close(fd);
@@ -441,7 +534,8 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         return 0;
                 if (fd < 0)
                         return log_error_errno(fd, "Cannot inspect protected path %s: %m", here);
-                safe_close(cur);
+                safe_close(parent);
+                parent = cur;
                 cur = fd;
                 if (fstat(cur, &st) < 0)
                         return negative_errno();
@@ -458,6 +552,10 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 }
                 if (last || S_ISREG(st.st_mode)) {
                         r = add_prot(plan, here, true, S_ISDIR(st.st_mode));
+                        if (r >= 0 && S_ISDIR(st.st_mode))
+                                r = lock_protected_dir(plan, cur, here);
+                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name) && !created)
+                                r = adopt_placeholder(plan, parent, cur, comp, here);
                         return r;
                 }
                 if (!S_ISDIR(st.st_mode))
@@ -488,7 +586,7 @@ static bool name_unprotected(const struct glove_policy *pol, const char *name) {
  * HEAD is a git directory; others are descended into. */
 static int protect_modules(struct plan *plan, const struct grant *gr, const char *rel, unsigned depth,
                            unsigned *budget) {
-        static const char *const inner[] = { "hooks", "config", "info" };
+        static const char *const inner[] = { "hooks", "config", "info", "commondir", "config.worktree" };
         _cleanup_close_ int dfd = -EBADF;
         DIR *d;
         struct dirent *de;
@@ -579,7 +677,11 @@ static int plan_protect(struct plan *plan) {
                 }
                 if (!name_unprotected(pol, ".git/hooks") || !name_unprotected(pol, ".git/config")) {
                         unsigned budget = MODULES_MAX_GITDIRS;
+                        /* submodules' git directories, and those of linked
+                         * worktrees (which may be checked out elsewhere) */
                         r = protect_modules(plan, gr, ".git/modules", 0, &budget);
+                        if (r >= 0)
+                                r = protect_modules(plan, gr, ".git/worktrees", 0, &budget);
                         if (r < 0)
                                 return r;
                 }
@@ -787,21 +889,42 @@ void plan_done(struct plan *plan) {
         for (size_t i = 0; i < plan->n_missing; i++) {
                 free(plan->missing[i].rel);
                 free(plan->missing[i].path);
+                free(plan->missing[i].name);
+                safe_close(plan->missing[i].parent_fd);
         }
         free(plan->missing);
         strv_free_null(plan->envp);
         *plan = (struct plan) {};
 }
 
-/* A protected path that did not exist could not be bound read-only; if the
- * agent created it, say so loudly so nobody runs it unknowingly. */
+/* A protected path that did not exist could not be bound read-only. A git
+ * control file the agent created in an existing git directory is moved
+ * aside (renamed, never deleted); anything else it created is named. */
 void plan_report_created_protected(const struct plan *plan) {
         for (size_t i = 0; i < plan->n_missing; i++) {
+                const struct missing_protected *m = &plan->missing[i];
                 struct stat st;
 
-                if (fstatat(plan->missing[i].grant_fd, plan->missing[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        log_warning("the sandboxed command created %s, a protected path that did not exist "
-                                    "before; review it before git, your shell or your editor use it",
-                                    plan->missing[i].path);
+                if (fstatat(m->grant_fd, m->rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (m->parent_fd >= 0 && m->name) {
+                        char aside[NAME_MAX + 1];
+                        int n = snprintf(aside, sizeof(aside), "%s.glove-quarantine-%d", m->name, (int) getpid());
+
+                        if (n > 0 && (size_t) n < sizeof(aside) &&
+                            renameat2(m->parent_fd, m->name, m->parent_fd, aside, RENAME_NOREPLACE) == 0) {
+                                log_warning("the sandboxed command created %s, which would make git use "
+                                            "configuration or hooks it chose; moved it to %s.glove-quarantine-%d",
+                                            m->path, m->path, (int) getpid());
+                                continue;
+                        }
+                        log_warning("the sandboxed command created %s and Glove could not move it aside (%s): "
+                                    "remove it before you use git here",
+                                    m->path, strerror(errno));
+                        continue;
+                }
+                log_warning("the sandboxed command created %s, a protected path that did not exist before; review "
+                            "it before git, your shell or your editor use it",
+                            m->path);
         }
 }

@@ -85,6 +85,9 @@ struct missing_protected {
         int grant_fd;       /* borrowed from the grant */
         char *rel;
         char *path;
+        int parent_fd;      /* owned; >= 0 when the path is a git control file whose
+                             * git directory existed: created, it is quarantined */
+        char *name;         /* its last component, with parent_fd */
 };
 
 /* An empty directory the supervisor created where a protected directory
@@ -110,6 +113,8 @@ struct plan {
         size_t n_missing;
         struct placeholder *placeholders;
         size_t n_placeholders;
+        int *locks;                 /* shared flocks on protected directories, held for the run */
+        size_t n_locks;
         char **envp;
         const char *cwd;            /* inside the sandbox */
         char *const *argv;

@@ -138,18 +138,21 @@ static int grant_tree(const struct grant *gr, enum stage *stage) {
         return TAKE_FD(tree);
 }
 
-static int bind_over_self(int root, const char *rel, bool readonly, bool recursive) {
+/* Binds |rel| over itself, with everything mounted below it (a grant
+ * nested under a pinned directory must stay visible, and stay as it was).
+ * Read-only applies to the whole subtree; a pin changes no attribute. */
+static int bind_over_self(int root, const char *rel, bool readonly) {
         _cleanup_close_ int target = -EBADF, tree = -EBADF;
 
         target = openat2_beneath(root, rel, O_PATH);
         if (target < 0)
                 return target;
-        tree = RET_NERRNO(open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                                        (recursive ? AT_RECURSIVE : 0)));
+        tree = RET_NERRNO(
+                open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
         if (tree < 0)
                 return tree;
-        if (setattr(tree, recursive ? AT_RECURSIVE : 0,
-                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0), 0, 0) < 0)
+        if (setattr(tree, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0), 0,
+                    0) < 0)
                 return negative_errno();
         return RET_NERRNO(move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 }
@@ -202,7 +205,7 @@ static int build_proc(int root, char *detail, size_t len) {
                 }
         }
         for (size_t i = 0; proc_readonly[i]; i++) {
-                r = bind_over_self(root, proc_readonly[i], true, true);
+                r = bind_over_self(root, proc_readonly[i], true);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0) {
@@ -373,7 +376,7 @@ int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detai
         /* Protected paths, ancestors first, after every grant is in place so
          * they cover whatever grant ends up visible there. */
         for (size_t i = 0; i < plan->n_prot; i++) {
-                r = bind_over_self(root, plan->prot[i].path + 1, plan->prot[i].readonly, false);
+                r = bind_over_self(root, plan->prot[i].path + 1, plan->prot[i].readonly);
                 if (r < 0)
                         FAIL(STAGE_PROTECT, r, "%s %s", plan->prot[i].readonly ? "make read-only" : "pin",
                              plan->prot[i].path);

@@ -401,8 +401,12 @@ static void tty_save(struct saved_tty *s) {
 }
 
 static void tty_restore(const struct saved_tty *s) {
-        if (s->fd >= 0)
-                (void) tcsetattr(s->fd, TCSANOW, &s->t);
+        if (s->fd < 0)
+                return;
+        (void) tcsetattr(s->fd, TCSANOW, &s->t);
+        /* output stopped by the agent (tcflow TCOOFF) would block our own
+         * messages and the user's shell */
+        (void) tcflow(s->fd, TCOON);
 }
 
 int glove_sandbox_run(const struct glove_sandbox_options *opts) {
@@ -506,7 +510,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
 
         status = supervise(pair[0], pidfd, sfd);
         tty_restore(&tty);
+        /* signals work again before we report (a report may block on a
+         * terminal; Ctrl-C must still end glove) */
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
         plan_report_created_protected(&plan);
+        goto out;
 restore:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
 out:

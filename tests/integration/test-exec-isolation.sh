@@ -206,6 +206,32 @@ print("interfaces:", " ".join(ifaces))' "$host_port"
     check "$id: the placeholders are gone from the host after the run" \
         eval '[ "$(ls -A "$ews")" = .git ] && [ -z "$(ls -A "$ews/.git")" ]'
 
+    # a run that ends first must not lift a longer run's placeholders
+    cws=$(new_ws "$id" "concurrent-$id")
+    start_bg "$id" "$cws" "$T/.bg-$id" -- sh -c 'sleep 1'
+    sleep 0.3
+    run "$id" "$cws" -- sh -c 'sleep 2; mkdir -p .vscode 2>/dev/null; echo evil > .vscode/tasks.json 2>/dev/null && echo PLANTED; true'
+    wait_bg 10
+    check "$id: a concurrent run's cleanup does not lift this run's placeholders, and the last one removes them" \
+        eval 'rc_is 0 && ! out_has PLANTED && [ -z "$(ls -A "$cws")" ]'
+
+    # git control files that redirect configuration and hooks
+    qws=$(new_ws "$id" "commondir-$id")
+    (cd "$qws" && git init -q . && git -c safe.directory='*' -c user.email=t@t -c user.name=t commit -q --allow-empty -m init)
+    [ "$id" = nobody ] && chown -R 65534:65534 "$qws"
+    run "$id" "$qws" -- sh -c 'echo ../evil > .git/commondir; echo "[core]" > .git/config.worktree; echo done'
+    check "$id: .git/commondir and .git/config.worktree created by the agent are moved aside, with a warning" \
+        eval 'rc_is 0 && absent "$qws/.git/commondir" && absent "$qws/.git/config.worktree" && err_has "moved it to" &&
+              ls "$qws/.git" | grep -q "^commondir.glove-quarantine-"'
+
+    # a read-only grant nested under a pinned directory stays read-only
+    nws=$(new_ws "$id" "nested-$id")
+    mkdir -p "$nws/.git/objects" "$nws/.git/keep"
+    [ "$id" = nobody ] && chown -R 65534:65534 "$nws"
+    run "$id" "$nws" --ro "$nws/.git/keep" -- sh -c 'echo x > .git/keep/f 2>/dev/null && echo WROTE; touch .git/objects/ok && echo objects-ok'
+    check "$id: a read-only grant under .git (a pinned directory) stays read-only" \
+        eval 'rc_is 0 && ! out_has WROTE && out_has objects-ok && absent "$nws/.git/keep/f"'
+
     # submodule git directories: names nest (a/b), submodules nest
     mws=$(new_ws "$id" "submodules-$id")
     for g in lib a/b a/b/modules/inner; do

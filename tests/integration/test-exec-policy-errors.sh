@@ -177,4 +177,14 @@ if $is_root && command -v unshare >/dev/null; then
     rm -rf "$ws/policy.json" "$ws/sub"
 fi
 
+if $is_root; then
+    # what a root run's agent creates is owned by root on disk: in a directory
+    # others can write to, its symlinks would pass protected_symlinks for root
+    sticky="$T/sticky"
+    mkdir -m 1777 "$sticky"
+    run root "$T/ws-root" --rw "$sticky" -- touch "$T/ws-root/marker-agent-ran"
+    check "root: a world-writable or sticky --rw grant is refused in a root run" \
+        refused "world-writable or sticky" "$T/ws-root/marker-agent-ran"
+fi
+
 finish
