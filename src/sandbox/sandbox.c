@@ -197,10 +197,9 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
 
                 if (gr->fd < 0)
                         continue;
-                /* idmapped mounts apply to one mount: writable grants are
-                 * cloned without the mounts below them */
-                gr->tree_fd = open_tree(gr->fd, "",
-                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (rw ? 0 : AT_RECURSIVE));
+                /* with the mounts below the grant: without them, what they
+                 * cover on the host would show, writable */
+                gr->tree_fd = open_tree(gr->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
                 if (gr->tree_fd < 0)
                         return log_error_errno(negative_errno(), "Failed to clone grant %s: %m", gr->g->path);
                 if (rw) {
@@ -208,12 +207,12 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
                         attr.userns_fd = (uint64_t) userns;
                 } else
                         attr.attr_set |= MOUNT_ATTR_RDONLY;
-                if (mount_setattr(gr->tree_fd, "", AT_EMPTY_PATH | (rw ? 0 : AT_RECURSIVE), &attr, sizeof(attr)) < 0)
+                if (mount_setattr(gr->tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
                         return log_error_errno(negative_errno(),
                                                "Failed to set up grant %s%s: %m%s", gr->g->path,
                                                rw ? " as an idmapped mount" : " read-only",
-                                               rw ? " (its file system may not support idmapped mounts; see 'glove "
-                                                    "doctor')"
+                                               rw ? " (it, or a file system mounted below it, may not support "
+                                                    "idmapped mounts; see 'glove doctor')"
                                                   : "");
         }
         return 0;
