@@ -394,52 +394,70 @@ static bool name_is_directory(const char *name) {
 
 #define PLACEHOLDER_XATTR "user.glove.placeholder"
 
-/* Records |comp| in |parent| as a placeholder to remove after the run. */
-static int track_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
+/* Records |comp| in |parent| as a placeholder: one another run made that
+ * this run may remove (|st| given), or one to make (|st| NULL: pending). */
+static int track_placeholder(struct plan *plan, int parent, const char *comp, const char *path,
+                             const struct stat *st) {
         struct placeholder *n;
-        struct stat st;
-        int pfd;
 
         n = reallocarray(plan->placeholders, plan->n_placeholders + 1, sizeof(*n));
         if (!n)
                 return -ENOMEM;
         plan->placeholders = n;
-        pfd = fcntl(parent, F_DUPFD_CLOEXEC, 3);
         n = &plan->placeholders[plan->n_placeholders];
-        *n = (struct placeholder) { .parent_fd = pfd, .name = strdup(comp), .path = strdup(path) };
-        plan->n_placeholders++; /* recorded before anything else can fail, so it is removed */
-        if (pfd < 0 || !n->name || !n->path || fstatat(parent, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        *n = (struct placeholder) { .parent_fd = fcntl(parent, F_DUPFD_CLOEXEC, 3), .name = strdup(comp),
+                                    .path = strdup(path), .pending = !st };
+        plan->n_placeholders++; /* recorded before anything else can fail, so it is cleaned up */
+        if (n->parent_fd < 0 || !n->name || !n->path)
                 return -ENOMEM;
-        n->dev = st.st_dev;
-        n->ino = st.st_ino;
+        if (st) {
+                n->dev = st->st_dev;
+                n->ino = st->st_ino;
+        } else
+                plan->n_pending_placeholders++;
         return 0;
 }
 
-static int add_placeholder(struct plan *plan, int parent, const char *comp, const char *path) {
-        _cleanup_close_ int dfd = -EBADF;
+/* Done by the supervisor after MSG_GO, while init attaches the grants
+ * (making directories costs ~0.2 ms each on some file systems). The lock
+ * is taken before the marker is set, so no other run can adopt and remove
+ * the placeholder in between. */
+int plan_make_placeholders(struct plan *plan) {
+        for (size_t i = 0; i < plan->n_placeholders; i++) {
+                struct placeholder *ph = &plan->placeholders[i];
+                _cleanup_close_ int dfd = -EBADF;
+                struct stat st;
+                int r;
 
-        if (mkdirat(parent, comp, 0755) < 0) {
-                /* a read-only file system: the agent cannot create it either */
-                if (errno == EROFS)
-                        return 0;
-                return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m", path);
-        }
-        /* Marked, so that whichever run ends last removes it (a file system
-         * without user xattrs just keeps it). */
-        dfd = openat(parent, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd >= 0)
+                if (!ph->pending)
+                        continue;
+                ph->pending = false;
+                if (mkdirat(ph->parent_fd, ph->name, 0755) < 0)
+                        return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m",
+                                               ph->path);
+                dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (dfd < 0 || fstat(dfd, &st) < 0)
+                        return log_error_errno(negative_errno(), "Cannot open the placeholder %s: %m", ph->path);
+                ph->dev = st.st_dev;
+                ph->ino = st.st_ino;
+                r = lock_protected_dir(plan, dfd, ph->path);
+                if (r < 0)
+                        return r;
+                /* a file system without user xattrs keeps the directory */
                 (void) fsetxattr(dfd, PLACEHOLDER_XATTR, "1", 1, 0);
-        return track_placeholder(plan, parent, comp, path);
+        }
+        return 0;
 }
 
 /* A placeholder another run made, still marked: this run may remove it too. */
 static int adopt_placeholder(struct plan *plan, int parent, int dir, const char *comp, const char *path) {
         _cleanup_close_ int dfd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
         char v[2];
 
-        if (dfd < 0 || fgetxattr(dfd, PLACEHOLDER_XATTR, v, sizeof(v)) != 1 || v[0] != '1')
+        if (dfd < 0 || fgetxattr(dfd, PLACEHOLDER_XATTR, v, sizeof(v)) != 1 || v[0] != '1' || fstat(dfd, &st) < 0)
                 return 0;
-        return track_placeholder(plan, parent, comp, path);
+        return track_placeholder(plan, parent, comp, path, &st);
 }
 
 /* Removes the placeholders that are still the empty directories we made,
@@ -459,7 +477,7 @@ static void remove_placeholders(struct plan *plan) {
                 _cleanup_close_ int dfd = -EBADF;
                 struct stat st;
 
-                if (ph->parent_fd >= 0 && ph->name)
+                if (ph->parent_fd >= 0 && ph->name && !ph->pending && ph->ino != 0)
                         dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == ph->dev && st.st_ino == ph->ino &&
                     flock(dfd, LOCK_EX | LOCK_NB) == 0 && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
@@ -487,7 +505,6 @@ static const struct grant *grant_at(const struct plan *plan, const char *path) {
  * directory) is itself bound read-only. */
 static int protect_one(struct plan *plan, const struct grant *gr, const char *rel, const char *name) {
         _cleanup_close_ int cur = -EBADF, parent = -EBADF;
-        bool created = false;
         const char *p = rel;
         int r;
 
@@ -511,11 +528,10 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         return -ENOMEM;
                 fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
                 if (fd == -ENOENT && last && name_is_directory(name)) {
-                        r = add_placeholder(plan, cur, comp, here);
-                        if (r < 0)
-                                return r;
-                        created = true;
-                        fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                        /* made by the supervisor while init builds the
+                         * mounts; bound read-only like an existing one */
+                        r = track_placeholder(plan, cur, comp, here, NULL);
+                        return r < 0 ? r : add_prot(plan, here, true, true);
                 }
                 if (fd == -ENOENT) {
                         _cleanup_free_ char *full = path_join(gr->g->path, rel);
@@ -554,7 +570,7 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         r = add_prot(plan, here, true, S_ISDIR(st.st_mode));
                         if (r >= 0 && S_ISDIR(st.st_mode))
                                 r = lock_protected_dir(plan, cur, here);
-                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name) && !created)
+                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name))
                                 r = adopt_placeholder(plan, parent, cur, comp, here);
                         return r;
                 }

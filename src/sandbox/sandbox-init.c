@@ -164,7 +164,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         pid_t agent;
         int r;
 
-        r = mount_build_root(plan, &stage, detail, sizeof(detail));
+        r = mount_build_root(plan, sync_fd, &stage, detail, sizeof(detail));
         if (r < 0)
                 sync_fail(sync_fd, stage, -r, detail);
 

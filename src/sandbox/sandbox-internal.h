@@ -47,6 +47,7 @@ enum msg_type {
         MSG_SETUP_FAILED,   /* init/agent -> supervisor */
         MSG_EXEC_FAILED,    /* agent -> supervisor */
         MSG_AGENT_EXITED,   /* init -> supervisor */
+        MSG_PLACEHOLDERS,   /* supervisor -> init: placeholders made (error 0) or not */
 };
 
 struct sync_msg {
@@ -97,8 +98,9 @@ struct placeholder {
         int parent_fd;      /* owned, O_PATH */
         char *name;
         char *path;
-        dev_t dev;
+        dev_t dev;          /* set once it exists */
         ino_t ino;
+        bool pending;       /* to be made by the supervisor after MSG_GO */
 };
 
 struct plan {
@@ -113,6 +115,7 @@ struct plan {
         size_t n_missing;
         struct placeholder *placeholders;
         size_t n_placeholders;
+        size_t n_pending_placeholders;
         int *locks;                 /* shared flocks on protected directories, held for the run */
         size_t n_locks;
         char **envp;
@@ -129,6 +132,8 @@ struct plan {
 int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts);
 void plan_done(struct plan *plan);
 void plan_report_created_protected(const struct plan *plan);
+/* Makes the pending placeholders; runs while init builds the mounts. */
+int plan_make_placeholders(struct plan *plan);
 
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
@@ -136,7 +141,7 @@ char **strv_free_null(char **v);
 
 /* sandbox-mount.c: step 3, in the sandbox's init before pivot_root.
  * On failure returns -errno and sets *ret_stage and |detail|. */
-int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detail, size_t len);
+int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len);
 
 /* sandbox-caps.c */
 int caps_drop_all(void);

@@ -285,7 +285,23 @@ static void close_trees(int *trees, size_t n) {
         free(trees);
 }
 
-int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detail, size_t len) {
+/* The supervisor makes missing protected directories while we attach the
+ * grants; wait for its word before binding them. */
+static int wait_placeholders(const struct plan *plan, int sync_fd) {
+        struct sync_msg m;
+        int r;
+
+        if (plan->n_pending_placeholders == 0)
+                return 0;
+        r = sync_recv(sync_fd, &m, NULL, 0, NULL);
+        if (r < 0)
+                return r;
+        if (m.type != MSG_PLACEHOLDERS)
+                return -EBADMSG;
+        return m.error > 0 ? -m.error : 0;
+}
+
+int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len) {
         _cleanup_close_ int root = -EBADF, mnt = -EBADF;
         int *trees = NULL;
         enum stage stage;
@@ -372,6 +388,10 @@ int mount_build_root(const struct plan *plan, enum stage *ret_stage, char *detai
                         FAIL(STAGE_SYMLINK, negative_errno(), "symlink %s -> %s", plan->syms[i].path,
                              plan->syms[i].target);
         }
+
+        r = wait_placeholders(plan, sync_fd);
+        if (r < 0)
+                FAIL(STAGE_PROTECT, r, "placeholders for missing protected directories");
 
         /* Protected paths, ancestors first, after every grant is in place so
          * they cover whatever grant ends up visible there. */

@@ -353,6 +353,7 @@ static int supervise(int sync_fd, int pidfd, int sfd) {
                                 break;
                         case MSG_GO:
                         case MSG_TREES:
+                        case MSG_PLACEHOLDERS:
                         default:
                                 log_error("Unexpected message %u from the sandbox", m.type);
                                 setup_failed = true;
@@ -498,6 +499,15 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
         if (r >= 0) {
                 struct sync_msg go = { .type = MSG_GO };
                 r = sync_send(pair[0], &go, NULL, 0);
+        }
+        if (r >= 0 && plan.n_pending_placeholders > 0) {
+                /* init attaches the grants meanwhile; a failure here ends
+                 * the run through init's setup report */
+                struct sync_msg m = { .type = MSG_PLACEHOLDERS };
+                int k = plan_make_placeholders(&plan);
+
+                m.error = k < 0 ? -k : 0;
+                r = sync_send(pair[0], &m, NULL, 0);
         }
         for (size_t i = 0; i < plan.n_grants; i++)
                 plan.grants[i].tree_fd = safe_close(plan.grants[i].tree_fd);
