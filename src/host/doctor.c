@@ -869,14 +869,19 @@ static int child_mount_api(struct probe_msg *m) {
         return 0;
 }
 
+/* A check that needs a user namespace cannot be probed without one. */
+static void not_probed_without_userns(struct doctor *d, enum check_id id, const char *why) {
+        check_status(d, id, GLOVE_DOCTOR_UNAVAILABLE);
+        check_detail(d, id, "%s", why);
+        check_fix(d, id, "fix user-namespace first");
+}
+
 static void probe_mount_api(struct doctor *d) {
         struct probe_msg m;
 
         if (!d->userns_ok) {
-                check_status(d, CHECK_MOUNT_API, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_MOUNT_API, "not probed: the sandbox uses it inside a user namespace, and "
+                not_probed_without_userns(d, CHECK_MOUNT_API, "not probed: the sandbox uses it inside a user namespace, and "
                                                  "those are unavailable");
-                check_fix(d, CHECK_MOUNT_API, "fix user-namespace first");
                 return;
         }
         probe_in_child(child_mount_api, &m);
@@ -1035,10 +1040,8 @@ static void probe_idmap(struct doctor *d) {
                 return;
         }
         if (!d->userns_ok) {
-                check_status(d, CHECK_IDMAP, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_IDMAP, "not probed: an idmap needs a user namespace, and those are "
+                not_probed_without_userns(d, CHECK_IDMAP, "not probed: an idmap needs a user namespace, and those are "
                                              "unavailable");
-                check_fix(d, CHECK_IDMAP, "fix user-namespace first");
                 return;
         }
 
@@ -1147,10 +1150,8 @@ static void probe_overlay(struct doctor *d) {
         struct probe_msg m;
 
         if (!d->userns_ok) {
-                check_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_OVERLAY, "not probed: it is mounted inside a user namespace, and those are "
+                not_probed_without_userns(d, CHECK_OVERLAY, "not probed: it is mounted inside a user namespace, and those are "
                                                "unavailable");
-                check_fix(d, CHECK_OVERLAY, "fix user-namespace first");
                 return;
         }
         probe_in_child(child_overlay, &m);
