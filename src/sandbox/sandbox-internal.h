@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "glove/policy.h"
 #include "glove/sandbox.h"
@@ -128,9 +133,23 @@ struct plan {
         int landlock_abi;
 };
 
+/* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */
+static inline int openat2_path(int dirfd, const char *path, uint64_t resolve) {
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                .resolve = resolve | RESOLVE_NO_MAGICLINKS,
+        };
+        long r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        return r < 0 ? -errno : (int) r;
+}
+
 /* sandbox-grants.c: step 1, in the supervisor */
 int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts);
 void plan_done(struct plan *plan);
+/* sandbox-protect.c: protected paths, planned after the grants */
+int plan_protect(struct plan *plan);
+void protect_done(struct plan *plan);
+const struct grant *grant_at(const struct plan *plan, const char *path);
 void plan_report_created_protected(const struct plan *plan);
 /* Makes the pending placeholders; runs while init builds the mounts. */
 int plan_make_placeholders(struct plan *plan);
