@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,4 +109,37 @@ bool path_is_safe_relative(const char *path) {
                         return false;
         }
         return true;
+}
+
+int passwd_home(uid_t uid, char **ret) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        FILE *f;
+        int r = -ENOENT;
+
+        f = fopen("/etc/passwd", "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                /* name:password:uid:gid:gecos:home:shell */
+                char *fields[7], *p = line, *end;
+                unsigned long v;
+                size_t k;
+
+                for (k = 0; k < 7 && p; k++)
+                        fields[k] = strsep(&p, ":");
+                if (k < 7)
+                        continue;
+                errno = 0;
+                v = strtoul(fields[2], &end, 10);
+                if (errno || end == fields[2] || *end || v != (unsigned long) uid)
+                        continue;
+                if (fields[5][0] != '/')
+                        break;
+                *ret = strdup(fields[5]);
+                r = *ret ? 0 : -ENOMEM;
+                break;
+        }
+        fclose(f);
+        return r;
 }

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Lexical normalisation of an absolute path: collapses "//" and "/./",
  * drops a trailing "/". Refuses ".." components (-EINVAL) rather than
@@ -21,3 +22,7 @@ char *path_join(const char *a, const char *b);
 size_t path_depth(const char *path);
 
 bool path_is_safe_relative(const char *path);
+
+/* The home directory /etc/passwd gives |uid| (read directly: the glove
+ * program is static and uses no NSS). -ENOENT when there is no such line. */
+int passwd_home(uid_t uid, char **ret);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "path-util.h"
@@ -15,7 +16,7 @@ static const char *const system_dirs[] = { "/usr", "/etc", "/bin", "/sbin", "/li
 int glove_policy_new_default(const struct glove_policy_context *ctx, struct glove_policy **ret, char *err,
                              size_t errlen) {
         _cleanup_policy_ struct glove_policy *p = NULL;
-        _cleanup_free_ char *pwd = NULL, *home = NULL, *real_home = NULL;
+        _cleanup_free_ char *pwd = NULL, *home = NULL, *real_home = NULL, *pw_home = NULL, *real_pw_home = NULL;
         int r;
 
         if (!ctx->pwd || path_normalize(ctx->pwd, &pwd) < 0)
@@ -30,9 +31,12 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
         /* The working directory becomes a live writable grant. Making "/",
          * the home directory or a parent of it writable would hand over
          * ~/.ssh and friends: refuse rather than guess. */
-        if (!real_home)
-                real_home = realpath(home, NULL); /* HOME may be reached through a symlink */
-        if (strcmp(pwd, "/") == 0 || path_startswith(home, pwd) || (real_home && path_startswith(real_home, pwd)))
+        real_home = realpath(home, NULL); /* HOME may be reached through a symlink */
+        /* and HOME may not be this user's at all (sudo keeps the caller's) */
+        if (passwd_home(getuid(), &pw_home) >= 0)
+                real_pw_home = realpath(pw_home, NULL);
+        if (strcmp(pwd, "/") == 0 || path_startswith(home, pwd) || (real_home && path_startswith(real_home, pwd)) ||
+            (pw_home && path_startswith(pw_home, pwd)) || (real_pw_home && path_startswith(real_pw_home, pwd)))
                 return policy_error(err, errlen, EPERM, "default policy",
                                     "refusing to make %s writable (it is / or contains your home directory); cd into "
                                     "a project directory, or give the grants with --policy/--rw",

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -817,6 +818,15 @@ static void test_default_refuses_symlinked_home(void **state) {
         assert_int_equal(rmdir(base), 0);
 }
 
+/* sudo keeps the caller's HOME: the passwd entry of the real uid counts too */
+static void test_default_refuses_passwd_home(void **state) {
+        struct passwd *pw = getpwuid(getuid());
+
+        if (!pw || pw->pw_dir[0] != '/' || strcmp(pw->pw_dir, "/") == 0)
+                skip();
+        check_default_refused("/home/somebody-else", pw->pw_dir, -EPERM, "contains your home directory");
+}
+
 static void test_default_accepts_lookalikes(void **state) {
         static const struct glove_policy_context cs[] = {
                 { .home = "/home/u", .pwd = "/home/user" },  /* not an ancestor: component-wise */
@@ -1064,6 +1074,7 @@ int main(void) {
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),
+                cmocka_unit_test(test_default_refuses_passwd_home),
                 cmocka_unit_test(test_default_accepts_lookalikes),
                 cmocka_unit_test(test_to_json_round_trip),
                 cmocka_unit_test(test_to_json_exact),
