@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <pwd.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -260,12 +262,33 @@ static void test_parse_u64(void **state) {
         assert_int_equal(v, 77);
 }
 
+/* passwd_home() reads /etc/passwd itself; it must agree with libc's
+ * lookup for users that live there, and find nothing for a uid nobody has. */
+static void test_passwd_home(void **state) {
+        static const uid_t uids[] = { 0, 65534 };
+        char *home = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(uids); i++) {
+                struct passwd *pw = getpwuid(uids[i]);
+
+                if (!pw)
+                        continue;
+                assert_int_equal(passwd_home(uids[i], &home), 0);
+                assert_string_equal(home, pw->pw_dir);
+                free(home);
+                home = NULL;
+        }
+        assert_int_equal(passwd_home(4000000000U, &home), -ENOENT);
+        assert_null(home);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
                 cmocka_unit_test(test_path_join),        cmocka_unit_test(test_path_depth),
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),
+                cmocka_unit_test(test_passwd_home),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
