@@ -372,6 +372,23 @@ static bool try_unlink(struct detail *d, const char *path) {
         return e == 0;
 }
 
+/* Replaces a protected file the ways an agent would: a new file renamed
+ * over it, then unlinking it. Either succeeding is an escape. */
+static bool try_replace(struct detail *d, const char *tag, const char *target) {
+        char tmp[64];
+        bool escaped;
+        int fd;
+
+        snprintf(tmp, sizeof(tmp), "%s-%s.%d", PROBE_FILE, tag, (int) getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0)
+                close(fd);
+        escaped = try_rename(d, tmp, target);
+        (void) unlink(tmp);
+        escaped |= try_unlink(d, target);
+        return escaped;
+}
+
 static bool is_pid_name(const char *s) {
         if (!*s)
                 return false;
@@ -1651,37 +1668,13 @@ static void check_protected(void) {
         verdict("protect-bashrc-write", try_open_write(&d, ".bashrc", O_APPEND), &d);
 
         d = (struct detail) {};
-        {
-                char tmp[64];
-                int fd;
-
-                snprintf(tmp, sizeof(tmp), "%s-rc.%d", PROBE_FILE, (int) getpid());
-                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                if (fd >= 0)
-                        close(fd);
-                escaped = try_rename(&d, tmp, ".bashrc");
-                (void) unlink(tmp);
-                escaped |= try_unlink(&d, ".bashrc");
-                verdict("protect-bashrc-replace", escaped, &d);
-        }
+        verdict("protect-bashrc-replace", try_replace(&d, "rc", ".bashrc"), &d);
 
         d = (struct detail) {};
         verdict("protect-mcp-json-write", try_open_write(&d, ".mcp.json", O_APPEND), &d);
 
         d = (struct detail) {};
-        {
-                char tmp[64];
-                int fd;
-
-                snprintf(tmp, sizeof(tmp), "%s-mcp.%d", PROBE_FILE, (int) getpid());
-                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                if (fd >= 0)
-                        close(fd);
-                escaped = try_rename(&d, tmp, ".mcp.json");
-                (void) unlink(tmp);
-                escaped |= try_unlink(&d, ".mcp.json");
-                verdict("protect-mcp-json-replace", escaped, &d);
-        }
+        verdict("protect-mcp-json-replace", try_replace(&d, "mcp", ".mcp.json"), &d);
 
         d = (struct detail) {};
         escaped = try_create_in(&d, ".vscode");

@@ -214,6 +214,14 @@ snapshot() {
 }
 
 host_escaped=0
+compare_snapshot() { # name, before, after, text if equal, text if changed
+        if [ "$2" = "$3" ]; then
+                host_check "$1" 0 "$4"
+        else
+                host_check "$1" 1 "$5: $(diff <(echo "$2") <(echo "$3") | grep '^[<>]' | tr '\n' ' ')"
+        fi
+}
+
 host_check() { # name, escaped (0/1), detail
         if [ "$2" = 0 ]; then
                 echo "CONTAINED $1: $3"
@@ -277,7 +285,7 @@ run() {
 
         # The host side, as the probe cannot see it.
         echo "--- host checks ---"
-        local after d n
+        local d n
         if [ "$tty" = yes ]; then
                 if [ -s "$T/stty.$name.before" ] && cmp -s "$T/stty.$name.before" "$T/stty.$name.after"; then
                         host_check host-terminal-restored 0 "terminal settings as before the run"
@@ -285,30 +293,11 @@ run() {
                         host_check host-terminal-restored 1 "terminal settings changed: $(cat "$T/stty.$name.before" 2>/dev/null) -> $(cat "$T/stty.$name.after" 2>/dev/null)"
                 fi
         fi
-        after=$(snapshot "$ws" .git/hooks .git/config .bashrc .vscode .mcp.json)
-        if [ "$after" = "$before_prot" ]; then
-                host_check host-protected-intact 0 "protected files and dirs unchanged on the host"
-        else
-                host_check host-protected-intact 1 "changed on the host: $(diff <(echo "$before_prot") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
-        fi
-        after=$(snapshot "$T/secret" .)
-        if [ "$after" = "$before_secret" ]; then
-                host_check host-secret-intact 0 "secret dir unchanged"
-        else
-                host_check host-secret-intact 1 "secret dir changed: $(diff <(echo "$before_secret") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
-        fi
-        after=$(snapshot "$T/ungranted" .)
-        if [ "$after" = "$before_ungranted" ]; then
-                host_check host-ungranted-untouched 0 "nothing created in the ungranted dir"
-        else
-                host_check host-ungranted-untouched 1 "ungranted dir changed: $(diff <(echo "$before_ungranted") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
-        fi
-        after=$(snapshot "$T/bin" .)
-        if [ "$after" = "$before_bin" ]; then
-                host_check host-ro-grant-intact 0 "read-only grant unchanged"
-        else
-                host_check host-ro-grant-intact 1 "read-only grant changed: $(diff <(echo "$before_bin") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
-        fi
+        compare_snapshot host-protected-intact "$before_prot" "$(snapshot "$ws" .git/hooks .git/config .bashrc .vscode .mcp.json)" \
+                "protected files and dirs unchanged on the host" "changed on the host"
+        compare_snapshot host-secret-intact "$before_secret" "$(snapshot "$T/secret" .)" "secret dir unchanged" "secret dir changed"
+        compare_snapshot host-ungranted-untouched "$before_ungranted" "$(snapshot "$T/ungranted" .)" "nothing created in the ungranted dir" "ungranted dir changed"
+        compare_snapshot host-ro-grant-intact "$before_bin" "$(snapshot "$T/bin" .)" "read-only grant unchanged" "read-only grant changed"
         d=$(ls -d /glove-escape-probe.* /usr/glove-escape-probe.* /usr/bin/glove-escape-probe.* \
                 /usr/local/glove-escape-probe.* /etc/glove-escape-probe.* 2>/dev/null | tr '\n' ' ' || true)
         host_check host-no-strays "$([ -z "$d" ] && echo 0 || echo 1)" "${d:-no probe files in / /usr /etc}"
