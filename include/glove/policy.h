@@ -32,6 +32,8 @@ enum glove_net_mode {
 #define GLOVE_DEFAULT_TMPFS_SIZE ((uint64_t) 512 << 20)
 #define GLOVE_POLICY_MAX_TMPFS_SIZE ((uint64_t) INT64_MAX)
 #define GLOVE_DEFAULT_ROOT_UID 65534
+#define GLOVE_DEFAULT_AUDIT_RAW_MAX 256u
+#define GLOVE_POLICY_MAX_AUDIT_RAW ((uint64_t) 64 << 10)
 
 struct glove_grant {
         char *path; /* absolute, normalised, expanded */
@@ -64,6 +66,9 @@ struct glove_policy {
         uid_t root_uid; /* host uid the agent runs as when Glove is started by root */
         gid_t root_gid;
         char *source; /* the policy file's path, or "built-in default" */
+        char *audit_path; /* the audit log; NULL until set: then <state>/audit.jsonl */
+        bool audit_raw_values; /* record secret values themselves, not only their SHA-256 */
+        uint64_t audit_raw_max; /* bytes kept of each raw value */
 };
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
@@ -89,7 +94,9 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
                              size_t errlen);
 
 /* Parses a policy document. |origin| names it in messages. Unknown keys and
- * every invalid value are errors naming the JSON path. */
+ * every invalid value are errors naming the JSON path. A document with
+ * "base": "default" starts from glove_policy_new_default() (and its
+ * refusals) and adds its own fields. */
 int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
                            struct glove_policy **ret, char *err, size_t errlen);
 int glove_policy_load_file(const char *path, const struct glove_policy_context *ctx, struct glove_policy **ret,
@@ -110,6 +117,10 @@ int glove_policy_add_env_set(struct glove_policy *p, const char *name, const cha
 int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path, char *err,
                          size_t errlen);
 int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char *err, size_t errlen);
+int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                                char *err, size_t errlen);
+/* Turns raw values on with |max| bytes kept of each (1..64 KiB). */
+int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen);
 int glove_policy_parse_net(const char *s, enum glove_net_mode *ret);
 int glove_policy_parse_kind(const char *s, enum glove_grant_kind *ret);
 

@@ -330,10 +330,53 @@ static int load_uid(const json_t *v, const struct jpath *at, uint32_t *ret, char
         return 0;
 }
 
+static int load_audit(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *v,
+                      const struct jpath *root, char *err, size_t errlen) {
+        static const char *const akeys[] = { "path", "raw_values", "raw_max_bytes", NULL };
+        struct jpath j = jp_key(root, "audit");
+        uint64_t max = p->audit_raw_max;
+        const char *s;
+        json_t *m;
+        int r;
+
+        r = check_keys(v, &j, akeys, err, errlen);
+        if (r < 0)
+                return r;
+        m = json_object_get(v, "path");
+        if (m) {
+                struct jpath jp = jp_key(&j, "path");
+                r = get_string(m, &jp, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                r = relocate(glove_policy_set_audit_path(p, ctx, s, err, errlen), &jp, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        m = json_object_get(v, "raw_max_bytes");
+        if (m) {
+                struct jpath jm = jp_key(&j, "raw_max_bytes");
+                r = load_size(m, &jm, &max, err, errlen);
+                if (r < 0)
+                        return r;
+                if (max > GLOVE_POLICY_MAX_AUDIT_RAW)
+                        return policy_error(err, errlen, EINVAL, jm.s, "must be at most %ju bytes",
+                                            (uintmax_t) GLOVE_POLICY_MAX_AUDIT_RAW);
+                p->audit_raw_max = max;
+        }
+        m = json_object_get(v, "raw_values");
+        if (m) {
+                struct jpath jr = jp_key(&j, "raw_values");
+                if (!json_is_boolean(m))
+                        return policy_error(err, errlen, EINVAL, jr.s, "must be true or false");
+                p->audit_raw_values = json_is_true(m);
+        }
+        return 0;
+}
+
 int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
                            struct glove_policy **ret, char *err, size_t errlen) {
-        static const char *const keys[] = { "version", "filesystem", "environment", "network",
-                                            "cwd",     "hostname",   "identity",    NULL };
+        static const char *const keys[] = { "version", "base",     "filesystem", "environment", "network",
+                                            "cwd",     "hostname", "identity",   "audit",       NULL };
         _cleanup_policy_ struct glove_policy *p = NULL;
         struct jpath root = { "" };
         const char *s;
@@ -343,13 +386,29 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         r = check_keys(doc, &root, keys, err, errlen);
         if (r < 0)
                 return r;
-        r = glove_policy_new(origin, &p);
-        if (r < 0)
-                return r;
-
         v = json_object_get(doc, "version");
         if (!v || !json_is_integer(v) || json_integer_value(v) != 1)
                 return policy_error(err, errlen, EINVAL, "/version", "is required and must be 1");
+
+        v = json_object_get(doc, "base");
+        if (v) {
+                char inner[768] = "";
+
+                if (!json_is_string(v) || strcmp(json_string_value(v), "default") != 0)
+                        return policy_error(err, errlen, EINVAL, "/base",
+                                            "must be \"default\" (the built-in default policy), or left out");
+                r = glove_policy_new_default(ctx, &p, inner, sizeof(inner));
+                if (r < 0)
+                        return policy_error(err, errlen, r, "/base", "%s", inner);
+                free(p->source);
+                p->source = strdup(origin ? origin : "");
+                if (!p->source)
+                        return -ENOMEM;
+        } else {
+                r = glove_policy_new(origin, &p);
+                if (r < 0)
+                        return r;
+        }
 
         v = json_object_get(doc, "filesystem");
         if (v) {
@@ -430,6 +489,12 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                         if (r < 0)
                                 return r;
                 }
+        }
+        v = json_object_get(doc, "audit");
+        if (v) {
+                r = load_audit(p, ctx, v, &root, err, errlen);
+                if (r < 0)
+                        return r;
         }
         *ret = TAKE_PTR(p);
         return 0;

@@ -93,6 +93,7 @@ int glove_policy_new(const char *source, struct glove_policy **ret) {
         p->root_gid = GLOVE_DEFAULT_ROOT_UID;
         p->source = strdup(source ? source : "");
         p->hostname = strdup("glove");
+        p->audit_raw_max = GLOVE_DEFAULT_AUDIT_RAW_MAX;
         if (!p->source || !p->hostname) {
                 glove_policy_free(p);
                 return -ENOMEM;
@@ -127,6 +128,7 @@ void glove_policy_free(struct glove_policy *p) {
         free(p->cwd);
         free(p->hostname);
         free(p->source);
+        free(p->audit_path);
         free(p);
 }
 
@@ -413,6 +415,32 @@ int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_conte
         return 0;
 }
 
+int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                                char *err, size_t errlen) {
+        char *norm = NULL;
+        int r;
+
+        r = policy_expand_path(ctx, path, &norm);
+        if (r < 0)
+                return policy_error(err, errlen, EINVAL, NULL, "audit log \"%s\" %s", path, expand_reason(r));
+        if (strcmp(norm, "/") == 0) {
+                free(norm);
+                return policy_error(err, errlen, EINVAL, NULL, "audit log \"%s\" must name a file", path);
+        }
+        free(p->audit_path);
+        p->audit_path = norm;
+        return 0;
+}
+
+int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen) {
+        if (max == 0 || max > GLOVE_POLICY_MAX_AUDIT_RAW)
+                return policy_error(err, errlen, EINVAL, NULL, "raw value cap must be 1 to %ju bytes",
+                                    (uintmax_t) GLOVE_POLICY_MAX_AUDIT_RAW);
+        p->audit_raw_values = true;
+        p->audit_raw_max = max;
+        return 0;
+}
+
 int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char *err, size_t errlen) {
         size_t n = strlen(hostname);
         char *v;
@@ -470,13 +498,16 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 if (json_object_set_new(set, p->env_set[i].name, json_string(p->env_set[i].value)) < 0)
                         goto oom;
 
-        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I}}", "version", 1,
+        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I},s:{s:s*,s:b,s:I}}",
+                        "version", 1,
                         "filesystem", "read", read, "write", write, "symlinks",
                         strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
                         "unprotect", strv_to_json(p->unprotect, p->n_unprotect), "environment", "pass",
                         strv_to_json(p->env_pass, p->n_env_pass), "set", set, "network", "mode",
                         glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
-                        "uid_when_root", (json_int_t) p->root_uid, "gid_when_root", (json_int_t) p->root_gid);
+                        "uid_when_root", (json_int_t) p->root_uid, "gid_when_root", (json_int_t) p->root_gid, "audit",
+                        "path", p->audit_path, "raw_values", (int) p->audit_raw_values, "raw_max_bytes",
+                        (json_int_t) p->audit_raw_max);
         if (!doc)
                 return -ENOMEM;
         *ret = doc;

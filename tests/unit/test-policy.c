@@ -927,7 +927,8 @@ static void test_to_json_exact(void **state) {
 
         assert_int_equal(glove_policy_to_json(p, &j), 0);
         assert_int_equal(glove_json_canonical(j, &s, NULL), 0);
-        assert_string_equal(s, "{\"environment\":{\"pass\":[],\"set\":{}},\"filesystem\":{\"protect\":[],\"read\":[],"
+        assert_string_equal(s, "{\"audit\":{\"raw_max_bytes\":256,\"raw_values\":false},"
+                               "\"environment\":{\"pass\":[],\"set\":{}},\"filesystem\":{\"protect\":[],\"read\":[],"
                                "\"symlinks\":[],\"unprotect\":[],\"write\":[]},\"hostname\":\"glove\",\"identity\":{"
                                "\"gid_when_root\":65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"offline\"},"
                                "\"version\":1}");
@@ -940,11 +941,83 @@ static void test_to_json_exact(void **state) {
                     "\"A\":\"1\"}},\"network\":{\"mode\":\"loopback\"},\"cwd\":\"~/x\",\"hostname\":\"h\"}");
         assert_int_equal(glove_policy_to_json(p, &j), 0);
         assert_int_equal(glove_json_canonical(j, &s, NULL), 0);
-        assert_string_equal(s, "{\"cwd\":\"/home/u/x\",\"environment\":{\"pass\":[],\"set\":{\"A\":\"1\",\"B\":\"2\"}},"
+        assert_string_equal(s, "{\"audit\":{\"raw_max_bytes\":256,\"raw_values\":false},\"cwd\":\"/home/u/x\",\"environment\":{\"pass\":[],\"set\":{\"A\":\"1\",\"B\":\"2\"}},"
                                "\"filesystem\":{\"protect\":[\".env\"],\"read\":[\"/home/u\"],\"symlinks\":[],"
                                "\"unprotect\":[],\"write\":[{\"kind\":\"rw\",\"path\":\"/work/p\"},{\"kind\":\"tmpfs\","
                                "\"path\":\"/t\",\"size\":1024}]},\"hostname\":\"h\",\"identity\":{\"gid_when_root\":"
                                "65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"loopback\"},\"version\":1}");
+}
+
+static void test_audit_section(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL, *d = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *s = NULL;
+        char err[512] = "";
+
+        d = load_ok("{\"version\":1}");
+        assert_null(d->audit_path);
+        assert_false(d->audit_raw_values);
+        assert_int_equal(d->audit_raw_max, GLOVE_DEFAULT_AUDIT_RAW_MAX);
+
+        p = load_ok("{\"version\":1,\"audit\":{\"path\":\"~/logs//glove.jsonl\",\"raw_values\":true,"
+                    "\"raw_max_bytes\":\"1K\"}}");
+        assert_string_equal(p->audit_path, "/home/u/logs/glove.jsonl");
+        assert_true(p->audit_raw_values);
+        assert_int_equal(p->audit_raw_max, 1024);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(json_object_get(j, "audit"), &s, NULL), 0);
+        assert_string_equal(s, "{\"path\":\"/home/u/logs/glove.jsonl\",\"raw_max_bytes\":1024,\"raw_values\":true}");
+
+        check_refused("{\"version\":1,\"audit\":{\"path\":\"logs/a.jsonl\"}}", -EINVAL, "/audit/path: *");
+        check_refused("{\"version\":1,\"audit\":{\"path\":\"/var/../etc/x\"}}", -EINVAL, "/audit/path: *");
+        check_refused("{\"version\":1,\"audit\":{\"path\":\"/\"}}", -EINVAL, "/audit/path: audit log \"/\" must name a file");
+        check_refused("{\"version\":1,\"audit\":{\"raw_values\":\"yes\"}}", -EINVAL,
+                      "/audit/raw_values: must be true or false");
+        check_refused("{\"version\":1,\"audit\":{\"raw_max_bytes\":0}}", -EINVAL, "/audit/raw_max_bytes: *");
+        check_refused("{\"version\":1,\"audit\":{\"raw_max_bytes\":\"1M\"}}", -EINVAL,
+                      "/audit/raw_max_bytes: must be at most 65536 bytes");
+        check_refused("{\"version\":1,\"audit\":{\"secret\":1}}", -EINVAL, "/audit/secret: *");
+        check_refused("{\"version\":1,\"audit\":[]}", -EINVAL, "/audit: must be an object");
+
+        /* the flag's path */
+        q = load_ok("{\"version\":1}");
+        assert_int_equal(glove_policy_set_audit_raw(q, 0, err, sizeof(err)), -EINVAL);
+        assert_false(q->audit_raw_values);
+        assert_int_equal(glove_policy_set_audit_raw(q, 77, err, sizeof(err)), 0);
+        assert_true(q->audit_raw_values);
+        assert_int_equal(q->audit_raw_max, 77);
+}
+
+static void test_base_default(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        static const char home_pwd[] = "{\"version\":1,\"base\":\"default\"}";
+
+        /* the default's grants, then the file's own; the source is the file */
+        p = load_ok("{\"version\":1,\"base\":\"default\",\"filesystem\":{\"read\":[\"/opt/sdk\"]},"
+                    "\"network\":{\"mode\":\"loopback\"}}");
+        assert_string_equal(p->source, "test.json");
+        (void) default_grant(p, "/usr", GLOVE_GRANT_RO);
+        (void) default_grant(p, "/opt/sdk", GLOVE_GRANT_RO);
+        (void) default_grant(p, "/work/p", GLOVE_GRANT_RW);
+        assert_int_equal(default_grant(p, "/home/u", GLOVE_GRANT_TMPFS), GLOVE_DEFAULT_TMPFS_SIZE);
+        assert_string_equal(p->cwd, "/work/p");
+        assert_int_equal(p->net, GLOVE_NET_LOOPBACK);
+
+        check_refused("{\"version\":1,\"base\":\"strict\"}", -EINVAL, "/base: must be \"default\"*");
+        check_refused("{\"version\":1,\"base\":true}", -EINVAL, "/base: must be \"default\"*");
+        /* and the default's refusals hold through a file based on it */
+        {
+                const struct glove_policy_context c = { .home = "/home/u", .pwd = "/home/u" };
+                _cleanup_json_ json_t *doc = NULL;
+                struct glove_policy *q = NULL;
+                char err[512] = "";
+
+                assert_int_equal(glove_json_parse(home_pwd, strlen(home_pwd), NULL, &doc, NULL, 0), 0);
+                assert_int_equal(glove_policy_load_json(doc, "starter.json", &c, &q, err, sizeof(err)), -EPERM);
+                assert_null(q);
+                if (!strstr(err, "/base: ") || !strstr(err, "refusing to make /home/u writable"))
+                        fail_msg("unexpected message: %s", err);
+        }
 }
 
 /* A scratch directory for the file tests. */
@@ -1071,6 +1144,8 @@ int main(void) {
                 cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_entry_limits),
                 cmocka_unit_test(test_small_error_buffers),
+                cmocka_unit_test(test_audit_section),
+                cmocka_unit_test(test_base_default),
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),
