@@ -151,6 +151,23 @@ static int track_placeholder(struct plan *plan, int parent, const char *comp, co
         return 0;
 }
 
+/* Runs in the same workspace make, adopt and remove placeholders
+ * concurrently; an exclusive lock on the parent directory orders them, so
+ * that a placeholder is never seen between its mkdir and its marker, nor
+ * removed between another run's mkdir and that run's shared lock. */
+static int lock_parent(int parent_fd) {
+        int fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd >= 0 && flock(fd, LOCK_EX) < 0)
+                fd = safe_close(fd);
+        return fd;
+}
+
+static bool is_marked(int dfd) {
+        char v[2];
+        return fgetxattr(dfd, PLACEHOLDER_XATTR, v, sizeof(v)) == 1 && v[0] == '1';
+}
+
 /* Done by the supervisor after MSG_GO, while init attaches the grants
  * (making directories costs ~0.2 ms each on some file systems). The lock
  * is taken before the marker is set, so no other run can adopt and remove
@@ -158,26 +175,35 @@ static int track_placeholder(struct plan *plan, int parent, const char *comp, co
 int plan_make_placeholders(struct plan *plan) {
         for (size_t i = 0; i < plan->n_placeholders; i++) {
                 struct placeholder *ph = &plan->placeholders[i];
-                _cleanup_close_ int dfd = -EBADF;
+                _cleanup_close_ int dfd = -EBADF, parent_lock = -EBADF;
+                bool made = true;
                 struct stat st;
                 int r;
 
                 if (!ph->pending)
                         continue;
                 ph->pending = false;
-                if (mkdirat(ph->parent_fd, ph->name, 0755) < 0)
-                        return log_error_errno(negative_errno(), "Cannot create a placeholder for protected %s: %m",
-                                               ph->path);
+                parent_lock = lock_parent(ph->parent_fd);
+                if (mkdirat(ph->parent_fd, ph->name, 0755) < 0) {
+                        /* another run made it since we looked: share it */
+                        if (errno != EEXIST)
+                                return log_error_errno(negative_errno(),
+                                                       "Cannot create a placeholder for protected %s: %m", ph->path);
+                        made = false;
+                }
                 dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (dfd < 0 || fstat(dfd, &st) < 0)
                         return log_error_errno(negative_errno(), "Cannot open the placeholder %s: %m", ph->path);
-                ph->dev = st.st_dev;
-                ph->ino = st.st_ino;
                 r = lock_protected_dir(plan, dfd, ph->path);
                 if (r < 0)
                         return r;
+                if (!made && !is_marked(dfd))
+                        continue; /* a real directory now; bound read-only all the same, never removed */
+                ph->dev = st.st_dev;
+                ph->ino = st.st_ino;
                 /* a file system without user xattrs keeps the directory */
-                (void) fsetxattr(dfd, PLACEHOLDER_XATTR, "1", 1, 0);
+                if (made)
+                        (void) fsetxattr(dfd, PLACEHOLDER_XATTR, "1", 1, 0);
         }
         return 0;
 }
@@ -186,9 +212,8 @@ int plan_make_placeholders(struct plan *plan) {
 static int adopt_placeholder(struct plan *plan, int parent, int dir, const char *comp, const char *path) {
         _cleanup_close_ int dfd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct stat st;
-        char v[2];
 
-        if (dfd < 0 || fgetxattr(dfd, PLACEHOLDER_XATTR, v, sizeof(v)) != 1 || v[0] != '1' || fstat(dfd, &st) < 0)
+        if (dfd < 0 || !is_marked(dfd) || fstat(dfd, &st) < 0)
                 return 0;
         return track_placeholder(plan, parent, comp, path, &st);
 }
@@ -207,10 +232,12 @@ static void remove_placeholders(struct plan *plan) {
 
         for (size_t i = 0; i < plan->n_placeholders; i++) {
                 struct placeholder *ph = &plan->placeholders[i];
-                _cleanup_close_ int dfd = -EBADF;
+                _cleanup_close_ int dfd = -EBADF, parent_lock = -EBADF;
                 struct stat st;
 
                 if (ph->parent_fd >= 0 && ph->name && !ph->pending && ph->ino != 0)
+                        parent_lock = lock_parent(ph->parent_fd);
+                if (parent_lock >= 0)
                         dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == ph->dev && st.st_ino == ph->ino &&
                     flock(dfd, LOCK_EX | LOCK_NB) == 0 && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
