@@ -15,6 +15,8 @@ static const struct {
 } commands[] = {
         { "exec", cli_exec, "run a command in the sandbox" },
         { "doctor", cli_doctor, "report what this host can enforce" },
+        { "setup", cli_setup, "create this user's Glove directories, key and starter policy" },
+        { "audit", cli_audit, "verify the receipt journal; show receipts and audit records" },
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The record Glove keeps of what it allowed, refused and enforced
+ * (docs/audit.md). Two files, both outside every grant:
+ *
+ *   the audit log       JSONL, one record per decision, appended by every
+ *                       component (sandbox setup, later the MCP gateway and
+ *                       the proxy); plain SHA-256 digests, no MACs
+ *   the receipt journal <state>/receipts.jsonl: one canonical JSON receipt
+ *                       per session, each carrying seq, the previous
+ *                       record's MAC and its own HMAC-SHA256; a head file
+ *                       <state>/receipts.head remembers the last record so
+ *                       that removed trailing records are noticed
+ *
+ * Keys live in the state directory: <state>/key is the current 32-byte key
+ * (0600), <state>/keys/<id> a copy of every key ever used, so that the
+ * whole chain stays verifiable across rotations. A key's id is the first 16
+ * hex digits of HMAC-SHA256(key, "glove key id v1"). */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GLOVE_KEY_BYTES 32
+#define GLOVE_KEY_ID_CHARS 16
+#define GLOVE_MAC_HEX_CHARS 64
+#define GLOVE_SHA256_HEX_CHARS 64
+#define GLOVE_RUN_ID_CHARS 32
+/* A journal record (one line, without its newline) is at most this long;
+ * longer lines are damage, not records. */
+#define GLOVE_RECEIPT_MAX_BYTES ((size_t) 64 << 10)
+
+#define GLOVE_JOURNAL_NAME "receipts.jsonl"
+#define GLOVE_JOURNAL_HEAD_NAME "receipts.head"
+#define GLOVE_KEY_NAME "key"
+#define GLOVE_KEYS_DIR_NAME "keys"
+#define GLOVE_AUDIT_LOG_NAME "audit.jsonl"
+
+/* ---- digests and ids (libsodium) ---- */
+
+/* Must be called once before anything below (it is cheap and idempotent);
+ * fails only if libsodium cannot initialise its randomness. */
+int glove_crypto_init(void);
+/* SHA-256 of |len| bytes as 64 lower-case hex digits and a NUL. */
+void glove_sha256_hex(const void *data, size_t len, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
+/* SHA-256 of a JSON value's canonical encoding (glove_json_canonical). */
+int glove_sha256_json_hex(const json_t *value, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
+/* 128 random bits as 32 hex digits: one per session. */
+void glove_run_id_new(char ret[GLOVE_RUN_ID_CHARS + 1]);
+
+/* ---- keys ---- */
+
+struct glove_key {
+        uint8_t bytes[GLOVE_KEY_BYTES];
+        char id[GLOVE_KEY_ID_CHARS + 1];
+};
+
+/* Every key of a state directory, current first. */
+struct glove_keyring {
+        struct glove_key *keys;
+        size_t n_keys;
+};
+
+void glove_key_id(const uint8_t key[GLOVE_KEY_BYTES], char ret[GLOVE_KEY_ID_CHARS + 1]);
+/* Loads <state>/key (|state_fd| is the checked state directory): a regular
+ * file, not a symlink, owned by the caller's uid, mode 0600 exactly, 32
+ * bytes. Anything else is an error with a reason in |err|. */
+int glove_key_load_current(int state_fd, struct glove_key *ret, char *err, size_t errlen);
+/* Loads <state>/key and every <state>/keys/<id> (same checks; a file whose
+ * content does not hash to its name is an error). */
+int glove_keyring_load(int state_fd, struct glove_keyring *ret, char *err, size_t errlen);
+void glove_keyring_done(struct glove_keyring *ring); /* wipes the key bytes */
+
+/* ---- the receipt journal ---- */
+
+/* What glove setup needs. Creates the key, its copy under keys/, and the
+ * journal's first record (kind "setup") if there is no key yet; returns 1
+ * if it created them, 0 if a usable key was already there (then it only
+ * checks). */
+int glove_journal_init(int state_fd, char *err, size_t errlen);
+/* glove setup --rotate-key: under the journal lock, makes a new key,
+ * stores its copy under keys/, appends a record of kind "rotation" (MAC'd
+ * with the old key, naming the new key's id), then makes the new key
+ * current. Writes the new key's id to |ret_new_id|. */
+int glove_journal_rotate(int state_fd, char ret_new_id[GLOVE_KEY_ID_CHARS + 1], char *err, size_t errlen);
+
+/* Appends |receipt| (a JSON object; its members "v", "seq", "prev", "key"
+ * and "mac" are Glove's and must not be set by the caller; "kind" must be
+ * set, e.g. "session") to <state>/receipts.jsonl: takes the journal lock,
+ * reads and checks the last record and the head, fills in v/seq/prev/key,
+ * computes the MAC with the current key, writes the line, fsyncs, updates
+ * the head, unlocks. A failed or partial write leaves the journal as it
+ * was (truncated back). On success, when |ret_line| is given, it gets the
+ * record exactly as written (canonical JSON, no newline; caller frees). */
+int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, char *err, size_t errlen);
+
+/* The outcome of verifying a journal. */
+struct glove_journal_report {
+        uint64_t records;     /* records that verified, in order */
+        uint64_t last_seq;    /* seq of the last good record */
+        uint64_t rotations;   /* rotation records seen */
+        /* the first problem; bad_line 0 when there is none */
+        uint64_t bad_line;    /* 1-based line number */
+        uint64_t bad_offset;  /* byte offset of that line's start */
+        uint64_t bad_seq;     /* the seq the line claims, 0 if unreadable */
+        char reason[512];     /* one line: what is wrong and what it means */
+};
+
+/* Verifies a whole journal held in memory: every line canonical JSON of
+ * at most GLOVE_RECEIPT_MAX_BYTES, seq 1, 2, 3... without gaps, each prev
+ * the previous record's mac, each MAC correct under the key it names, key
+ * changes only through rotation records, a final newline. |head| (may be
+ * NULL: no head file) must name a record that exists and match it. Returns
+ * 0 when everything verifies, -EBADMSG with |ret| describing the first
+ * problem, or another -errno. Never trusts the input: this is the fuzz
+ * target's entry point. */
+int glove_journal_verify_buffer(const char *buf, size_t len, const char *head, size_t head_len,
+                                const struct glove_keyring *ring, struct glove_journal_report *ret);
+/* The same for files: |journal_fd| and |head_fd| (-1: none) are read to
+ * the end under a shared journal lock. */
+int glove_journal_verify_fd(int journal_fd, int head_fd, const struct glove_keyring *ring,
+                            struct glove_journal_report *ret);
+
+/* ---- the audit log ---- */
+
+struct glove_audit;
+
+struct glove_audit_options {
+        const char *path;      /* absolute; created 0600 if missing; its directory must exist */
+        const char *run_id;    /* GLOVE_RUN_ID_CHARS hex */
+        bool raw_values;       /* record secret values themselves (policy audit.raw_values) */
+        size_t raw_max_bytes;  /* cap on each raw value; longer ones are cut and marked */
+};
+
+/* One decision. Strings may be NULL (then left out). A |value| is what was
+ * decided about (an environment variable's value, a tool's arguments; any
+ * JSON value, borrowed): it is recorded as "value_sha256" (SHA-256 of its
+ * canonical encoding) and "value_bytes" (that encoding's length), and as
+ * "value" itself only when the log was opened with raw_values: cut to
+ * raw_max_bytes (at a UTF-8 boundary, "value_truncated": true) when longer. */
+struct glove_audit_event {
+        const char *component; /* "sandbox", "mcp", "proxy", "glove" */
+        const char *event;     /* "session_start", "path", "env", "network", "session_end", ... */
+        const char *decision;  /* "allow", "deny", "info" */
+        const char *rule;      /* where the rule came from: "/filesystem/read/0", "--rw", "default" */
+        const char *reason;    /* one line for a human */
+        const char *subject;   /* what: a path, a variable name, host:port, a tool */
+        const json_t *value;
+        const json_t *extra;   /* more members (an object), borrowed; may be NULL; Glove's own
+                                * member names win */
+};
+
+/* Opens the log for one session: O_APPEND|O_CLOEXEC|O_NOFOLLOW, a regular
+ * file owned by the caller with no group/other write bits. */
+int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen);
+/* Appends one record (ts, seq within this run, run, and the event's
+ * fields) under an exclusive lock, as one write. Returns -errno (ENOSPC,
+ * EIO...) if the record could not be written whole; then nothing of it
+ * stays in the file. */
+int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e);
+/* fdatasync: a decision that must be durable before its effect (the
+ * session start) waits for this. */
+int glove_audit_sync(struct glove_audit *a);
+uint64_t glove_audit_count(const struct glove_audit *a);
+const char *glove_audit_path(const struct glove_audit *a);
+void glove_audit_close(struct glove_audit *a);
+static inline void glove_audit_closep(struct glove_audit **a) {
+        glove_audit_close(*a);
+}
+#define _cleanup_audit_ __attribute__((cleanup(glove_audit_closep)))

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* The audit log: one canonical JSON line per decision (docs/audit.md).
+ * Several Glove processes may append to one log at once; each record goes
+ * out in a single write under an exclusive lock, and a write that fails
+ * part-way is cut back off, so the file only ever holds whole lines. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "glove/audit.h"
+#include "glove/json.h"
+#include "macro.h"
+#include "time-util.h"
+
+struct glove_audit {
+        int fd;
+        char *path;
+        char run_id[GLOVE_RUN_ID_CHARS + 1];
+        bool raw_values;
+        size_t raw_max;
+        uint64_t seq;
+};
+
+int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen) {
+        _cleanup_close_ int fd = -EBADF;
+        struct glove_audit *a;
+        struct stat st;
+
+        if (!opts->path || opts->path[0] != '/' || !opts->run_id ||
+            strlen(opts->run_id) != GLOVE_RUN_ID_CHARS)
+                return -EINVAL;
+        fd = open(opts->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                int r = negative_errno();
+                (void) snprintf(err, errlen, "cannot open the audit log %s: %s%s", opts->path, strerror(-r),
+                                r == -ELOOP ? " (it is a symlink; Glove writes only to a real file)"
+                                : r == -ENOENT ? " (its directory does not exist; run 'glove setup' or create it)"
+                                               : "");
+                return r;
+        }
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode)) {
+                (void) snprintf(err, errlen, "the audit log %s is not a regular file", opts->path);
+                return -EINVAL;
+        }
+        if (st.st_uid != getuid()) {
+                (void) snprintf(err, errlen, "the audit log %s is owned by uid %ju, not by you (uid %ju)", opts->path,
+                                (uintmax_t) st.st_uid, (uintmax_t) getuid());
+                return -EPERM;
+        }
+        if (st.st_mode & 0022) {
+                (void) snprintf(err, errlen,
+                                "the audit log %s is writable by others (mode %04o); fix with chmod 600 %s",
+                                opts->path, (unsigned) (st.st_mode & 07777), opts->path);
+                return -EPERM;
+        }
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->path = strdup(opts->path);
+        if (!a->path) {
+                free(a);
+                return -ENOMEM;
+        }
+        memcpy(a->run_id, opts->run_id, sizeof(a->run_id));
+        a->raw_values = opts->raw_values;
+        a->raw_max = opts->raw_max_bytes;
+        a->fd = TAKE_FD(fd);
+        *ret = a;
+        return 0;
+}
+
+void glove_audit_close(struct glove_audit *a) {
+        if (!a)
+                return;
+        safe_close(a->fd);
+        free(a->path);
+        free(a);
+}
+
+uint64_t glove_audit_count(const struct glove_audit *a) {
+        return a->seq;
+}
+
+const char *glove_audit_path(const struct glove_audit *a) {
+        return a->path;
+}
+
+/* The longest prefix of |s| no longer than |max| bytes that does not end
+ * inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t len, size_t max) {
+        size_t n = len < max ? len : max;
+
+        if (n == len)
+                return n;
+        while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
+                n--;
+        return n;
+}
+
+static bool valid_utf8(const char *s, size_t n) {
+        json_t *t = json_stringn(s, n); /* jansson's own check: overlongs, surrogates */
+        bool ok = t != NULL;
+
+        json_decref(t);
+        return ok;
+}
+
+/* Names come from the host (paths, variable names, argv[0]) and need not
+ * be UTF-8; JSON strings must be. Invalid bytes become U+FFFD. */
+static json_t *string_lossy(const char *v) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = strlen(v), w = 0;
+        json_t *s = json_string(v);
+
+        if (s)
+                return s;
+        buf = malloc(3 * n + 1);
+        if (!buf)
+                return NULL;
+        for (size_t i = 0; i < n;) {
+                size_t k = 1;
+                unsigned char c = (unsigned char) v[i];
+
+                /* the length of a valid sequence starting here, or 0 */
+                if (c < 0x80)
+                        k = 1;
+                else if (c >= 0xC2 && c <= 0xDF)
+                        k = 2;
+                else if (c >= 0xE0 && c <= 0xEF)
+                        k = 3;
+                else if (c >= 0xF0 && c <= 0xF4)
+                        k = 4;
+                else
+                        k = 0;
+                if (k > 1 && (i + k > n || !valid_utf8(v + i, k)))
+                        k = 0;
+                if (k == 0) {
+                        memcpy(buf + w, "\xEF\xBF\xBD", 3);
+                        w += 3;
+                        i++;
+                } else {
+                        memcpy(buf + w, v + i, k);
+                        w += k;
+                        i += k;
+                }
+        }
+        return json_stringn(buf, w);
+}
+
+static int set_str(json_t *o, const char *k, const char *v) {
+        return v ? json_object_set_new(o, k, string_lossy(v)) : 0;
+}
+
+static int add_value(const struct glove_audit *a, json_t *rec, const json_t *value) {
+        _cleanup_free_ char *text = NULL;
+        char digest[GLOVE_SHA256_HEX_CHARS + 1];
+        const char *raw;
+        size_t len, raw_len, cut;
+        int r;
+
+        r = glove_json_canonical(value, &text, &len);
+        if (r < 0)
+                return r;
+        glove_sha256_hex(text, len, digest);
+        if (json_object_set_new(rec, "value_sha256", json_string(digest)) < 0 ||
+            json_object_set_new(rec, "value_bytes", json_integer((json_int_t) len)) < 0)
+                return -ENOMEM;
+        if (!a->raw_values)
+                return 0;
+        if (len <= a->raw_max)
+                return json_object_set(rec, "value", (json_t *) value) < 0 ? -ENOMEM : 0;
+        /* too long: a string keeps its head; anything else the head of its
+         * canonical text */
+        raw = json_is_string(value) ? json_string_value(value) : text;
+        raw_len = json_is_string(value) ? json_string_length(value) : len;
+        cut = utf8_cut(raw, raw_len, a->raw_max);
+        if (json_object_set_new(rec, "value", json_stringn(raw, cut)) < 0 ||
+            json_object_set_new(rec, "value_truncated", json_true()) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int build(struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, json_t **ret) {
+        _cleanup_json_ json_t *rec = NULL;
+        char ts[RFC3339_MAX];
+        int r;
+
+        rec = e->extra ? json_deep_copy(e->extra) : json_object();
+        if (!rec || !json_is_object(rec))
+                return -ENOMEM;
+        now_rfc3339(ts);
+        if (json_object_set_new(rec, "v", json_integer(1)) < 0 || json_object_set_new(rec, "ts", json_string(ts)) < 0 ||
+            json_object_set_new(rec, "seq", json_integer((json_int_t) seq)) < 0 ||
+            json_object_set_new(rec, "run", json_string(a->run_id)) < 0)
+                return -ENOMEM;
+        if (set_str(rec, "component", e->component) < 0 || set_str(rec, "event", e->event) < 0 ||
+            set_str(rec, "decision", e->decision) < 0 || set_str(rec, "rule", e->rule) < 0 ||
+            set_str(rec, "reason", e->reason) < 0 || set_str(rec, "subject", e->subject) < 0)
+                return -ENOMEM;
+        if (e->value) {
+                r = add_value(a, rec, e->value);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+static int write_locked(int fd, const char *buf, size_t len) {
+        struct stat st;
+        size_t done = 0;
+        int r = 0;
+
+        if (flock(fd, LOCK_EX) < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0) {
+                r = negative_errno();
+                goto unlock;
+        }
+        while (done < len) {
+                ssize_t n = write(fd, buf + done, len - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? negative_errno() : -EIO;
+                        break;
+                }
+                done += (size_t) n;
+        }
+        /* a partial line would glue itself to the next record: cut it off */
+        if (r < 0 && done > 0 && ftruncate(fd, st.st_size) < 0)
+                r = -EIO; /* and the log now ends in a partial line; readers say so */
+unlock:
+        (void) flock(fd, LOCK_UN);
+        return r;
+}
+
+int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e) {
+        _cleanup_json_ json_t *rec = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = build(a, e, a->seq + 1, &rec);
+        if (r < 0)
+                return r;
+        r = glove_json_canonical(rec, &text, &len);
+        if (r < 0)
+                return r;
+        text[len] = '\n'; /* replaces the terminating NUL; written by length */
+        r = write_locked(a->fd, text, len + 1);
+        if (r < 0)
+                return r;
+        a->seq++;
+        return 0;
+}
+
+int glove_audit_sync(struct glove_audit *a) {
+        return fdatasync(a->fd) < 0 ? negative_errno() : 0;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define RFC3339_MAX 64
+
+/* RFC 3339 in UTC with microseconds: "2026-12-02T11:33:34.123456Z". */
+void format_rfc3339(const struct timespec *ts, char buf[RFC3339_MAX]);
+/* The same for now (CLOCK_REALTIME). */
+void now_rfc3339(char buf[RFC3339_MAX]);
+uint64_t timespec_ns(const struct timespec *ts);

@@ -1,0 +1,751 @@
+/* SPDX-License-Identifier: MIT */
+/* glove audit verify [--json] [FILE]
+ * glove audit show [--json] [--run ID] [--log] [FILE]
+ *
+ * verify checks the receipt journal's chain (docs/audit.md); show prints
+ * receipts or audit-log records for a human, checking nothing but that
+ * each line is JSON. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "glove/audit.h"
+#include "glove/host.h"
+#include "glove/json.h"
+#include "log.h"
+#include "macro.h"
+
+#define AUDIT_EXIT_DAMAGE 1
+#define AUDIT_EXIT_CANNOT 2
+/* An audit-log line is one decision; raw values are capped well below. */
+#define AUDIT_LOG_LINE_MAX GLOVE_JSON_DEFAULT_MAX_BYTES
+
+static void help(FILE *f) {
+        (void) fprintf(f,
+                "usage: glove audit verify [--json] [FILE]\n"
+                "       glove audit show [--json] [--run ID] [FILE]\n"
+                "       glove audit show --log [--json] [--run ID] [FILE]\n"
+                "\n"
+                "  verify   check the receipt journal's HMAC chain and report the first break\n"
+                "  show     print receipts (or, with --log, audit-log records) readably\n"
+                "\n"
+                "'glove audit COMMAND --help' describes each; docs/audit.md the formats.\n");
+}
+
+static void help_verify(FILE *f) {
+        (void) fprintf(f,
+                "usage: glove audit verify [--json] [FILE]\n"
+                "\n"
+                "Checks the receipt journal: every line canonical JSON, seq 1, 2, 3... with no\n"
+                "gap, each record's \"prev\" the MAC of the one before, each MAC right under the\n"
+                "key it names (keys from the state directory's key and keys/), the key changing\n"
+                "only through rotation records, and the head file naming the last record.\n"
+                "\n"
+                "FILE defaults to receipts.jsonl in the state directory; its head is the file\n"
+                "next to it with .jsonl replaced by .head (FILE.head if FILE has no .jsonl).\n"
+                "\n"
+                "  --json        print the report as one JSON object\n"
+                "  -h, --help    this text\n"
+                "\n"
+                "On success prints 'ok: N records, seq 1..N, K key rotations, head matches'.\n"
+                "On damage prints the first problem as\n"
+                "  FILE:LINE: seq N (byte OFFSET): KIND: what is wrong and what it means\n"
+                "(docs/audit.md lists every KIND).\n"
+                "\n"
+                "Exit status: 0 the journal verifies; 1 it is damaged (the report says where);\n"
+                "2 it could not be checked (no 'glove setup' yet, a key refused, unreadable\n"
+                "file, bad usage).\n");
+}
+
+static void help_show(FILE *f) {
+        (void) fprintf(f,
+                "usage: glove audit show [--json] [--run ID] [FILE]\n"
+                "       glove audit show --log [--json] [--run ID] [FILE]\n"
+                "\n"
+                "Prints the receipts of the receipt journal (FILE defaults to receipts.jsonl in\n"
+                "the state directory), one block per record; with --log, the records of an\n"
+                "audit log (FILE defaults to audit.jsonl in the state directory), one line per\n"
+                "record.\n"
+                "\n"
+                "show does NOT verify anything: it prints what the file says. Run 'glove audit\n"
+                "verify' to know whether the receipts are authentic. Each line must still be\n"
+                "JSON; a line that is not is reported on stderr and skipped.\n"
+                "\n"
+                "  --log         show audit-log records instead of receipts\n"
+                "  --run ID      only records of that run (a prefix of its id is enough)\n"
+                "  --json        print the records as JSON lines\n"
+                "  -h, --help    this text\n"
+                "\n"
+                "Exit status: 0 every line printed; 1 some lines were damaged (reported and\n"
+                "skipped); 2 the file could not be read, or bad usage.\n");
+}
+
+static int log_oom(void) {
+        (void) log_error_errno(-ENOMEM, "audit: %m");
+        return AUDIT_EXIT_CANNOT;
+}
+
+/* ---- the state directory ---- */
+
+static int open_state(int *ret_fd, char **ret_path) {
+        struct glove_dirs dirs = {};
+        char err[1024] = "";
+        int fd, r;
+
+        r = glove_dirs_resolve(&dirs, err, sizeof(err));
+        if (r < 0) {
+                log_error("cannot find the state directory: %s", err);
+                glove_dirs_done(&dirs);
+                return r;
+        }
+        fd = glove_dir_open_checked(dirs.state, err, sizeof(err));
+        if (fd < 0) {
+                log_error("%s", err);
+                glove_dirs_done(&dirs);
+                return fd;
+        }
+        *ret_fd = fd;
+        *ret_path = TAKE_PTR(dirs.state);
+        glove_dirs_done(&dirs);
+        return 0;
+}
+
+/* |dir|/|name|, for messages only */
+static char *join(const char *dir, const char *name) {
+        char *p = NULL;
+
+        if (asprintf(&p, "%s/%s", dir, name) < 0)
+                return NULL;
+        return p;
+}
+
+/* Opens a file to read: a regular file, without hanging on a FIFO. */
+static int open_regular(int dirfd, const char *path, bool nofollow, int *ret_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        /* reads from here on may block like any file read */
+        if (fcntl(fd, F_SETFL, 0) < 0)
+                return negative_errno();
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static const char *open_error(int r) {
+        return r == -EINVAL ? "not a regular file" : r == -ELOOP ? "it is a symlink" : strerror(-r);
+}
+
+/* ---- verify ---- */
+
+static void keyring_donep(struct glove_keyring *ring) {
+        glove_keyring_done(ring);
+}
+
+static char *head_path_for(const char *file) {
+        size_t n = strlen(file);
+        char *p = NULL;
+
+        if (n > 6 && strcmp(file + n - 6, ".jsonl") == 0) {
+                if (asprintf(&p, "%.*s.head", (int) (n - 6), file) < 0)
+                        return NULL;
+        } else if (asprintf(&p, "%s.head", file) < 0)
+                return NULL;
+        return p;
+}
+
+static const char *damage_kind(const char *reason, char *buf, size_t len) {
+        size_t n = strcspn(reason, ":");
+
+        if (reason[n] != ':' || n == 0 || n >= len)
+                return "";
+        memcpy(buf, reason, n);
+        buf[n] = 0;
+        return buf;
+}
+
+static int print_verify_json(const char *file, const char *head_file, int r, const struct glove_journal_report *rep) {
+        _cleanup_json_ json_t *root = NULL;
+        _cleanup_free_ char *text = NULL;
+        char kind[64];
+
+        root = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I}", "file", file, "head", head_file, "ok", r == 0, "records",
+                         (json_int_t) rep->records, "last_seq", (json_int_t) rep->last_seq, "rotations",
+                         (json_int_t) rep->rotations);
+        if (!root)
+                return -ENOMEM;
+        if (r == 0) {
+                if (json_object_set_new(root, "head_status", json_string(rep->reason[0] ? "one behind" : "matches")) <
+                            0 ||
+                    (rep->reason[0] && json_object_set_new(root, "note", json_string(rep->reason)) < 0))
+                        return -ENOMEM;
+        } else {
+                json_t *d = json_pack("{s:I, s:I, s:I, s:s, s:s}", "line", (json_int_t) rep->bad_line, "offset",
+                                      (json_int_t) rep->bad_offset, "seq", (json_int_t) rep->bad_seq, "kind",
+                                      damage_kind(rep->reason, kind, sizeof(kind)), "reason", rep->reason);
+                if (!d || json_object_set_new(root, "damage", d) < 0)
+                        return -ENOMEM;
+        }
+        text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (!text)
+                return -ENOMEM;
+        (void) printf("%s\n", text);
+        return 0;
+}
+
+static int finish_output(int status) {
+        if (fflush(stdout) != 0) {
+                (void) log_error_errno(negative_errno(), "Failed to write the report: %m");
+                return AUDIT_EXIT_CANNOT;
+        }
+        return status;
+}
+
+static int audit_verify(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_free_ char *state = NULL, *file = NULL, *head_file = NULL;
+        _cleanup_close_ int state_fd = -EBADF, jfd = -EBADF, hfd = -EBADF;
+        _cleanup_(keyring_donep) struct glove_keyring ring = {};
+        struct glove_journal_report rep;
+        char err[1024] = "";
+        bool json = false;
+        int c, r, status;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help_verify(stdout);
+                        return 0;
+                case 'j':
+                        json = true;
+                        break;
+                case '?':
+                        log_error("audit verify: unknown option '%s'. Try 'glove audit verify --help'.",
+                                  argv[optind - 1]);
+                        return AUDIT_EXIT_CANNOT;
+                default:
+                        return AUDIT_EXIT_CANNOT;
+                }
+        }
+        if (argc - optind > 1) {
+                log_error("audit verify takes one FILE at most, got '%s' too", argv[optind + 1]);
+                return AUDIT_EXIT_CANNOT;
+        }
+
+        r = glove_crypto_init();
+        if (r < 0) {
+                log_error("libsodium cannot initialise (no randomness?)");
+                return AUDIT_EXIT_CANNOT;
+        }
+        /* the keys always come from the state directory */
+        r = open_state(&state_fd, &state);
+        if (r < 0)
+                return AUDIT_EXIT_CANNOT;
+        r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
+        if (r < 0) {
+                log_error("cannot check the receipt journal: %s", err);
+                return AUDIT_EXIT_CANNOT;
+        }
+
+        if (optind < argc) {
+                file = strdup(argv[optind]);
+                head_file = head_path_for(argv[optind]);
+                if (!file || !head_file)
+                        return log_oom();
+                r = open_regular(AT_FDCWD, file, false, &jfd);
+        } else {
+                file = join(state, GLOVE_JOURNAL_NAME);
+                head_file = join(state, GLOVE_JOURNAL_HEAD_NAME);
+                if (!file || !head_file)
+                        return log_oom();
+                r = open_regular(state_fd, GLOVE_JOURNAL_NAME, true, &jfd);
+        }
+        if (r < 0 && !(r == -ENOENT && optind == argc)) {
+                log_error("cannot read %s: %s", file, open_error(r));
+                return AUDIT_EXIT_CANNOT;
+        }
+        if (jfd < 0) {
+                /* No journal where 'glove setup' made one: check it as
+                 * empty, so that a head left behind still counts. */
+                jfd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (jfd < 0) {
+                        log_error("cannot open /dev/null: %s", strerror(errno));
+                        return AUDIT_EXIT_CANNOT;
+                }
+        }
+        /* The head is opened under the shared lock, so that no append
+         * can come between reading it and reading the journal. */
+        if (flock(jfd, LOCK_SH) < 0) {
+                log_error("cannot lock %s: %s", file, strerror(errno));
+                return AUDIT_EXIT_CANNOT;
+        }
+        r = optind < argc ? open_regular(AT_FDCWD, head_file, false, &hfd)
+                          : open_regular(state_fd, GLOVE_JOURNAL_HEAD_NAME, true, &hfd);
+        if (r < 0 && r != -ENOENT) {
+                log_error("cannot read %s: %s", head_file, open_error(r));
+                return AUDIT_EXIT_CANNOT;
+        }
+        r = glove_journal_verify_fd(jfd, hfd, &ring, &rep);
+        glove_keyring_done(&ring); /* the keys are not needed any more */
+        if (r < 0 && r != -EBADMSG) {
+                (void) log_error_errno(r, "cannot check %s: %m", file);
+                return AUDIT_EXIT_CANNOT;
+        }
+
+        if (r == 0 && rep.records == 0) {
+                /* Verifiable, and empty: but 'glove setup' writes a setup
+                 * record first, so a journal without one is not Glove's
+                 * whole journal any more. */
+                if (json) {
+                        rep.bad_line = 1;
+                        (void) snprintf(rep.reason, sizeof(rep.reason),
+                                        "no-records: the journal is empty or missing, yet 'glove setup' always "
+                                        "writes a setup record first: its records were removed (or setup was "
+                                        "interrupted: run 'glove setup')");
+                        r = print_verify_json(file, head_file, -EBADMSG, &rep);
+                        if (r < 0)
+                                return log_oom();
+                } else
+                        (void) printf("%s: no records: the journal is empty or missing, yet 'glove setup' always "
+                                      "writes a setup record first: its records were removed (or setup was "
+                                      "interrupted: run 'glove setup')\n",
+                                      file);
+                return finish_output(AUDIT_EXIT_DAMAGE);
+        }
+        status = r == 0 ? 0 : AUDIT_EXIT_DAMAGE;
+        if (json) {
+                r = print_verify_json(file, head_file, r, &rep);
+                if (r < 0)
+                        return log_oom();
+        } else if (status == 0)
+                (void) printf("ok: %llu record%s, seq 1..%llu, %llu key rotation%s, %s\n",
+                              (unsigned long long) rep.records, rep.records == 1 ? "" : "s",
+                              (unsigned long long) rep.last_seq, (unsigned long long) rep.rotations,
+                              rep.rotations == 1 ? "" : "s",
+                              rep.reason[0] ? "head one record behind (the last append was interrupted before "
+                                              "it updated the head; the next append repairs it)"
+                                            : "head matches");
+        else if (strncmp(rep.reason, "head-missing:", 13) == 0)
+                (void) printf("%s:%llu: seq ? (byte %llu): %s (looked for %s)\n", file,
+                              (unsigned long long) rep.bad_line, (unsigned long long) rep.bad_offset, rep.reason,
+                              head_file);
+        else if (rep.bad_seq > 0)
+                (void) printf("%s:%llu: seq %llu (byte %llu): %s\n", file, (unsigned long long) rep.bad_line,
+                              (unsigned long long) rep.bad_seq, (unsigned long long) rep.bad_offset, rep.reason);
+        else
+                (void) printf("%s:%llu: seq ? (byte %llu): %s\n", file, (unsigned long long) rep.bad_line,
+                              (unsigned long long) rep.bad_offset, rep.reason);
+        return finish_output(status);
+}
+
+/* ---- show ---- */
+
+/* Prints |s| with control characters (C0, DEL, C1) escaped: a record may
+ * hold what an agent chose, and it must not drive the terminal. */
+static void put_safe(const char *s, size_t len) {
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) s[i];
+
+                if (c == 0xc2 && i + 1 < len && (unsigned char) s[i + 1] >= 0x80 &&
+                    (unsigned char) s[i + 1] <= 0x9f) {
+                        (void) printf("\\u%04x", (unsigned) (unsigned char) s[i + 1]);
+                        i++;
+                } else if (c == '\n')
+                        (void) fputs("\\n", stdout);
+                else if (c == '\t')
+                        (void) fputs("\\t", stdout);
+                else if (c < 0x20 || c == 0x7f)
+                        (void) printf("\\x%02x", c);
+                else
+                        (void) putchar(c);
+        }
+}
+
+static void put_value(const json_t *v) {
+        if (json_is_string(v))
+                put_safe(json_string_value(v), json_string_length(v));
+        else {
+                _cleanup_free_ char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+                if (text)
+                        put_safe(text, strlen(text));
+                else
+                        (void) fputs("?", stdout);
+        }
+}
+
+static const char *str_member(const json_t *obj, const char *name) {
+        return json_string_value(json_object_get(obj, name));
+}
+
+/* Whether |obj| belongs to the run |run| names (a prefix is enough). */
+static bool run_matches(const json_t *obj, const char *run) {
+        const char *r;
+
+        if (!run)
+                return true;
+        r = str_member(obj, "run");
+        return r && strncmp(r, run, strlen(run)) == 0;
+}
+
+static const char *const receipt_time_members[] = { "ts", "ended", "created", "started" };
+/* shown first, in this order; the rest follows sorted */
+static const char *const receipt_order[] = {
+        "run",         "command",   "argv_sha256", "cwd",    "policy_sha256", "policy_source",
+        "reason",      "end_reason", "exit_status", "exit_code", "signal",   "duration_ns",
+        "next_key",
+};
+/* Glove's own members: in the header or the last line */
+static const char *const receipt_own[] = { "v", "seq", "kind", "prev", "key", "mac" };
+
+static bool in_list(const char *name, const char *const *list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(name, list[i]) == 0)
+                        return true;
+        return false;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static void show_receipt(const json_t *rec) {
+        const char *time_member = NULL, *name, **rest = NULL;
+        const json_t *v, *when = NULL;
+        size_t n_rest = 0, width = 14;
+
+        for (size_t i = 0; i < ELEMENTSOF(receipt_time_members); i++)
+                if (json_is_string(json_object_get(rec, receipt_time_members[i]))) {
+                        time_member = receipt_time_members[i];
+                        when = json_object_get(rec, time_member);
+                        break;
+                }
+        /* a session receipt says when it ended in "end": {"wall": ...} */
+        if (!when && json_is_string(json_object_get(json_object_get(rec, "end"), "wall")))
+                when = json_object_get(json_object_get(rec, "end"), "wall");
+        (void) fputs("seq ", stdout);
+        if (json_object_get(rec, "seq"))
+                put_value(json_object_get(rec, "seq"));
+        else
+                (void) putchar('?');
+        (void) fputs("  ", stdout);
+        if (json_object_get(rec, "kind"))
+                put_value(json_object_get(rec, "kind"));
+        else
+                (void) fputs("(no kind)", stdout);
+        if (when) {
+                (void) fputs("  ", stdout);
+                put_value(when);
+        }
+        (void) putchar('\n');
+
+        for (size_t i = 0; i < ELEMENTSOF(receipt_order); i++) {
+                v = json_object_get(rec, receipt_order[i]);
+                if (!v)
+                        continue;
+                (void) printf("  %-*s ", (int) width, receipt_order[i]);
+                put_value(v);
+                (void) putchar('\n');
+        }
+        rest = calloc(json_object_size(rec) + 1, sizeof(*rest));
+        json_object_foreach((json_t *) rec, name, v) {
+                if (!rest)
+                        break;
+                if ((time_member && strcmp(name, time_member) == 0) ||
+                    in_list(name, receipt_order, ELEMENTSOF(receipt_order)) ||
+                    in_list(name, receipt_own, ELEMENTSOF(receipt_own)))
+                        continue;
+                rest[n_rest++] = name;
+        }
+        if (n_rest > 0)
+                qsort(rest, n_rest, sizeof(*rest), cmp_str);
+        for (size_t i = 0; i < n_rest; i++) {
+                (void) fputs("  ", stdout);
+                put_safe(rest[i], strlen(rest[i]));
+                (void) printf("%*s ", strlen(rest[i]) < width ? (int) (width - strlen(rest[i])) : 0, "");
+                put_value(json_object_get(rec, rest[i]));
+                (void) putchar('\n');
+        }
+        free(rest);
+        if (json_object_get(rec, "key") || json_object_get(rec, "mac")) {
+                const char *mac = str_member(rec, "mac");
+                (void) printf("  %-*s ", (int) width, "key");
+                put_value(json_object_get(rec, "key") ? json_object_get(rec, "key") : json_null());
+                (void) fputs("  mac ", stdout);
+                put_safe(mac ? mac : "?", mac ? (strlen(mac) > 16 ? 16 : strlen(mac)) : 1);
+                if (mac && strlen(mac) > 16)
+                        (void) fputs("\xe2\x80\xa6", stdout);
+                (void) putchar('\n');
+        }
+        (void) putchar('\n');
+}
+
+static void put_member_word(const json_t *rec, const char *name, const char *before, const char *after) {
+        const json_t *v = json_object_get(rec, name);
+
+        if (!v)
+                return;
+        (void) fputs(before, stdout);
+        put_value(v);
+        (void) fputs(after, stdout);
+}
+
+/* "2026-12-02T11:00:00.123Z run=ab12cd34… sandbox path allow /usr (default) reason" */
+static const char *const log_known[] = {
+        "v", "ts", "seq", "run", "component", "event", "decision", "subject", "rule", "reason",
+        "value_sha256", "value_bytes", "value", "value_truncated",
+};
+
+static void show_log_record(const json_t *rec) {
+        const char *run = str_member(rec, "run"), *sha = str_member(rec, "value_sha256"), *name;
+        const json_t *v;
+        const char **rest;
+        size_t n_rest = 0;
+
+        put_member_word(rec, "ts", "", "");
+        if (run) {
+                (void) fputs(" run=", stdout);
+                put_safe(run, strlen(run) > 8 ? 8 : strlen(run));
+                if (strlen(run) > 8)
+                        (void) fputs("\xe2\x80\xa6", stdout);
+        }
+        put_member_word(rec, "component", " ", "");
+        put_member_word(rec, "event", " ", "");
+        put_member_word(rec, "decision", " ", "");
+        put_member_word(rec, "subject", " ", "");
+        put_member_word(rec, "rule", " (", ")");
+        put_member_word(rec, "reason", " ", "");
+        if (sha) {
+                (void) fputs(" value_sha256=", stdout);
+                put_safe(sha, strlen(sha) > 12 ? 12 : strlen(sha));
+                if (strlen(sha) > 12)
+                        (void) fputs("\xe2\x80\xa6", stdout);
+        }
+        put_member_word(rec, "value_bytes", " value_bytes=", "");
+        put_member_word(rec, "value", " value=", "");
+        if (json_is_true(json_object_get(rec, "value_truncated")))
+                (void) fputs(" (truncated)", stdout);
+
+        rest = calloc(json_object_size(rec) + 1, sizeof(*rest));
+        json_object_foreach((json_t *) rec, name, v) {
+                if (!rest)
+                        break;
+                if (!in_list(name, log_known, ELEMENTSOF(log_known)))
+                        rest[n_rest++] = name;
+        }
+        if (n_rest > 0)
+                qsort(rest, n_rest, sizeof(*rest), cmp_str);
+        for (size_t i = 0; i < n_rest; i++) {
+                (void) putchar(' ');
+                put_safe(rest[i], strlen(rest[i]));
+                (void) putchar('=');
+                put_value(json_object_get(rec, rest[i]));
+        }
+        free(rest);
+        (void) putchar('\n');
+}
+
+/* Reads |f| one line at a time, at most |max| bytes each: a longer line
+ * comes back once with *ret_too_long and the rest of it is skipped. */
+static int read_line(FILE *f, char *buf, size_t max, size_t *ret_len, bool *ret_too_long, bool *ret_newline) {
+        size_t n = 0;
+        bool too_long = false;
+        int c;
+
+        for (;;) {
+                c = getc_unlocked(f);
+                if (c == EOF || c == '\n')
+                        break;
+                if (n < max)
+                        buf[n++] = (char) c;
+                else
+                        too_long = true;
+        }
+        if (c == EOF && n == 0 && !too_long)
+                return ferror(f) ? -EIO : 0;
+        buf[n] = 0;
+        *ret_len = n;
+        *ret_too_long = too_long;
+        *ret_newline = c == '\n';
+        return 1;
+}
+
+static int audit_show(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "run", required_argument, NULL, 'r' },
+                { "log", no_argument, NULL, 'l' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_free_ char *state = NULL, *file = NULL, *buf = NULL;
+        _cleanup_close_ int state_fd = -EBADF, fd = -EBADF;
+        const struct glove_json_limits limits = { .max_bytes = 0 };
+        const char *run = NULL;
+        bool json = false, log_mode = false;
+        uint64_t line = 0, damaged = 0, shown = 0;
+        size_t max;
+        FILE *f;
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help_show(stdout);
+                        return 0;
+                case 'j':
+                        json = true;
+                        break;
+                case 'r':
+                        run = optarg;
+                        if (run[0] == 0) {
+                                log_error("audit show: --run needs a run id (or a prefix of one)");
+                                return AUDIT_EXIT_CANNOT;
+                        }
+                        break;
+                case 'l':
+                        log_mode = true;
+                        break;
+                case '?':
+                        if (optopt == 'r')
+                                log_error("audit show: --run needs a run id. Try 'glove audit show --help'.");
+                        else
+                                log_error("audit show: unknown option '%s'. Try 'glove audit show --help'.",
+                                          argv[optind - 1]);
+                        return AUDIT_EXIT_CANNOT;
+                default:
+                        return AUDIT_EXIT_CANNOT;
+                }
+        }
+        if (argc - optind > 1) {
+                log_error("audit show takes one FILE at most, got '%s' too", argv[optind + 1]);
+                return AUDIT_EXIT_CANNOT;
+        }
+        max = log_mode ? AUDIT_LOG_LINE_MAX : GLOVE_RECEIPT_MAX_BYTES;
+
+        if (optind < argc) {
+                file = strdup(argv[optind]);
+                if (!file)
+                        return log_oom();
+                r = open_regular(AT_FDCWD, file, false, &fd);
+        } else {
+                const char *name = log_mode ? GLOVE_AUDIT_LOG_NAME : GLOVE_JOURNAL_NAME;
+                r = open_state(&state_fd, &state);
+                if (r < 0)
+                        return AUDIT_EXIT_CANNOT;
+                file = join(state, name);
+                if (!file)
+                        return log_oom();
+                r = open_regular(state_fd, name, true, &fd);
+        }
+        if (r < 0) {
+                log_error("cannot read %s: %s%s", file, open_error(r),
+                          r == -ENOENT && optind == argc && !log_mode ? " (run 'glove setup')" : "");
+                return AUDIT_EXIT_CANNOT;
+        }
+        buf = malloc(max + 1);
+        if (!buf)
+                return log_oom();
+        f = fdopen(fd, "r");
+        if (!f) {
+                (void) log_error_errno(negative_errno(), "cannot read %s: %m", file);
+                return AUDIT_EXIT_CANNOT;
+        }
+        fd = -EBADF; /* the FILE has it now */
+
+        for (;;) {
+                _cleanup_json_ json_t *rec = NULL;
+                char perr[256];
+                size_t len;
+                bool too_long, newline;
+
+                r = read_line(f, buf, max, &len, &too_long, &newline);
+                if (r <= 0)
+                        break;
+                line++;
+                if (too_long) {
+                        log_error("%s:%llu: damaged: longer than %zu bytes; skipped", file, (unsigned long long) line,
+                                  max);
+                        damaged++;
+                        continue;
+                }
+                r = glove_json_parse(buf, len, &limits, &rec, perr, sizeof(perr));
+                if (r < 0 || !json_is_object(rec)) {
+                        log_error("%s:%llu: damaged: %s; skipped", file, (unsigned long long) line,
+                                  r < 0 ? perr : "not a JSON object");
+                        damaged++;
+                        continue;
+                }
+                if (!newline) {
+                        log_error("%s:%llu: the last line has no newline (cut short?); shown anyway", file,
+                                  (unsigned long long) line);
+                        damaged++;
+                }
+                if (!run_matches(rec, run))
+                        continue;
+                shown++;
+                if (json) {
+                        _cleanup_free_ char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+                        if (!text) {
+                                (void) fclose(f);
+                                return log_oom();
+                        }
+                        (void) printf("%s\n", text);
+                } else if (log_mode)
+                        show_log_record(rec);
+                else
+                        show_receipt(rec);
+        }
+        if (r < 0 || ferror(f)) {
+                log_error("cannot read %s: %s", file, strerror(errno ? errno : EIO));
+                (void) fclose(f);
+                return AUDIT_EXIT_CANNOT;
+        }
+        (void) fclose(f);
+        if (shown == 0 && !json)
+                log_info("%s: no %s%s%s", file, log_mode ? "audit records" : "receipts", run ? " of run " : "",
+                         run ? run : "");
+        if (damaged > 0)
+                log_error("%s: %llu damaged line%s (show checks nothing else: run 'glove audit verify' for the "
+                          "receipts)",
+                          file, (unsigned long long) damaged, damaged == 1 ? "" : "s");
+        return finish_output(damaged > 0 ? AUDIT_EXIT_DAMAGE : 0);
+}
+
+int cli_audit(int argc, char **argv) {
+        if (argc < 2) {
+                help(stderr);
+                return AUDIT_EXIT_CANNOT;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                help(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "verify") == 0)
+                return audit_verify(argc - 1, argv + 1);
+        if (strcmp(argv[1], "show") == 0)
+                return audit_show(argc - 1, argv + 1);
+        log_error("audit: unknown command '%s'. Try 'glove audit --help'.", argv[1]);
+        return AUDIT_EXIT_CANNOT;
+}

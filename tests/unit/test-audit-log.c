@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* src/audit/audit-log.c: the JSONL audit log every component appends to. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "glove/audit.h"
+#include "glove/json.h"
+#include "macro.h"
+
+static char dir[64];
+static char path[128];
+static const char run_a[] = "0123456789abcdef0123456789abcdef";
+
+static int setup(void **state) {
+        (void) snprintf(dir, sizeof(dir), "/tmp/glove-test-audit-XXXXXX");
+        if (!mkdtemp(dir))
+                return -1;
+        (void) snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+        return glove_crypto_init();
+}
+
+static int teardown(void **state) {
+        char cmd[160];
+
+        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct glove_audit *open_log(bool raw, size_t max) {
+        struct glove_audit *a = NULL;
+        char err[512] = "";
+        int r = glove_audit_open(&(struct glove_audit_options) {
+                .path = path, .run_id = run_a, .raw_values = raw, .raw_max_bytes = max,
+        }, &a, err, sizeof(err));
+
+        if (r < 0)
+                fail_msg("glove_audit_open: %d %s", r, err);
+        return a;
+}
+
+/* The log's lines, each parsed strictly. */
+static size_t read_lines(json_t **ret, size_t max) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, n = 0;
+        ssize_t len;
+        FILE *f = fopen(path, "re");
+
+        assert_non_null(f);
+        while ((len = getline(&line, &cap, f)) > 0) {
+                char err[256] = "";
+                assert_int_equal(line[len - 1], '\n');
+                assert_true(n < max);
+                if (glove_json_parse(line, (size_t) len - 1, NULL, &ret[n], err, sizeof(err)) < 0)
+                        fail_msg("line %zu is not JSON (%s): %s", n + 1, err, line);
+                n++;
+        }
+        fclose(f);
+        return n;
+}
+
+static const char *str(const json_t *o, const char *k) {
+        const json_t *v = json_object_get(o, k);
+        return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void test_records(void **state) {
+        _cleanup_json_ json_t *value = json_string("s3cr3t-value");
+        _cleanup_json_ json_t *extra = json_pack("{s:s,s:i}", "access", "ro", "seq", 99);
+        struct glove_audit *a = open_log(false, 0);
+        char want[GLOVE_SHA256_HEX_CHARS + 1];
+        json_t *lines[4] = {};
+        struct stat st;
+        char buf[4096];
+        ssize_t n;
+        int fd;
+
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) {
+                .component = "sandbox", .event = "path", .decision = "allow", .rule = "default",
+                .reason = "granted read-only", .subject = "/usr", .extra = extra,
+        }), 0);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) {
+                .component = "sandbox", .event = "env", .decision = "allow", .subject = "TOKEN", .value = value,
+        }), 0);
+        assert_int_equal(glove_audit_sync(a), 0);
+        assert_int_equal(glove_audit_count(a), 2);
+        assert_string_equal(glove_audit_path(a), path);
+        glove_audit_close(a);
+
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_int_equal(read_lines(lines, 4), 2);
+        assert_int_equal(json_integer_value(json_object_get(lines[0], "v")), 1);
+        /* Glove's own members win over an event's extras */
+        assert_int_equal(json_integer_value(json_object_get(lines[0], "seq")), 1);
+        assert_int_equal(json_integer_value(json_object_get(lines[1], "seq")), 2);
+        assert_string_equal(str(lines[0], "run"), run_a);
+        assert_string_equal(str(lines[0], "access"), "ro");
+        assert_string_equal(str(lines[0], "rule"), "default");
+        assert_string_equal(str(lines[0], "subject"), "/usr");
+        assert_null(json_object_get(lines[0], "value_sha256"));
+        assert_null(json_object_get(lines[1], "rule")); /* NULL fields are left out */
+        assert_true(strlen(str(lines[0], "ts")) == strlen("2026-12-02T11:33:34.123456Z"));
+        /* the secret is there only as the SHA-256 of its canonical form */
+        glove_sha256_hex("\"s3cr3t-value\"", 14, want);
+        assert_string_equal(str(lines[1], "value_sha256"), want);
+        assert_int_equal(json_integer_value(json_object_get(lines[1], "value_bytes")), 14);
+        assert_null(json_object_get(lines[1], "value"));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_null(strstr(buf, "s3cr3t"));
+        for (size_t i = 0; i < 2; i++)
+                json_decref(lines[i]);
+}
+
+static void test_raw_values(void **state) {
+        /* 11 characters, 13 bytes: a cut at 5 bytes must not split "é" */
+        _cleanup_json_ json_t *long_value = json_string("h\xc3\xa9llo w\xc3\xb6rld");
+        _cleanup_json_ json_t *short_value = json_pack("{s:i}", "n", 1);
+        _cleanup_json_ json_t *cut_object = json_pack("{s:s}", "key", "abcdefgh");
+        struct glove_audit *a = open_log(true, 5);
+        json_t *lines[4] = {};
+
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "a", .value = long_value }), 0);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "b", .value = short_value }), 0);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "c", .value = cut_object }), 0);
+        glove_audit_close(a);
+        assert_int_equal(read_lines(lines, 4), 3);
+        /* 5 bytes: h (1), é (2), l, l */
+        assert_string_equal(str(lines[0], "value"), "h\xc3\xa9ll");
+        assert_true(json_is_true(json_object_get(lines[0], "value_truncated")));
+        assert_int_equal(json_integer_value(json_object_get(lines[0], "value_bytes")), 15);
+        /* {"n":1} is 7 bytes canonical: longer than 5, cut as text */
+        assert_string_equal(str(lines[1], "value"), "{\"n\":");
+        assert_true(json_is_true(json_object_get(lines[1], "value_truncated")));
+        assert_string_equal(str(lines[2], "value"), "{\"key");
+        for (size_t i = 0; i < 3; i++)
+                json_decref(lines[i]);
+
+        /* a cut that would land inside a multi-byte character backs off */
+        assert_int_equal(unlink(path), 0);
+        a = open_log(true, 2);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "d", .value = long_value }), 0);
+        glove_audit_close(a);
+        assert_int_equal(read_lines(lines, 4), 1);
+        assert_string_equal(str(lines[0], "value"), "h");
+        json_decref(lines[0]);
+
+        /* small enough: the value itself, not truncated */
+        assert_int_equal(unlink(path), 0);
+        a = open_log(true, 64);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "e", .value = short_value }), 0);
+        glove_audit_close(a);
+        assert_int_equal(read_lines(lines, 4), 1);
+        assert_true(json_equal(json_object_get(lines[0], "value"), short_value));
+        assert_null(json_object_get(lines[0], "value_truncated"));
+        json_decref(lines[0]);
+}
+
+static void test_not_utf8(void **state) {
+        struct glove_audit *a = open_log(false, 0);
+        json_t *lines[2] = {};
+
+        /* names from the host need not be UTF-8; the record still is */
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) {
+                .event = "path", .subject = "/tmp/a\xff\xc3(b",
+        }), 0);
+        glove_audit_close(a);
+        assert_int_equal(read_lines(lines, 2), 1);
+        assert_string_equal(str(lines[0], "subject"), "/tmp/a\xef\xbf\xbd\xef\xbf\xbd(b");
+        json_decref(lines[0]);
+}
+
+static void test_refusals(void **state) {
+        struct glove_audit *a = NULL;
+        char err[512] = "", other[160];
+        int fd;
+
+        /* a symlink planted where the log goes */
+        (void) snprintf(other, sizeof(other), "%s/elsewhere", dir);
+        assert_int_equal(symlink(other, path), 0);
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = run_a }, &a, err,
+                                          sizeof(err)),
+                         -ELOOP);
+        assert_non_null(strstr(err, "symlink"));
+        assert_int_equal(access(other, F_OK), -1);
+        assert_int_equal(unlink(path), 0);
+
+        /* a log others may write to */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(fchmod(fd, 0620), 0);
+        close(fd);
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = run_a }, &a, err,
+                                          sizeof(err)),
+                         -EPERM);
+        assert_non_null(strstr(err, "chmod 600"));
+        assert_int_equal(unlink(path), 0);
+
+        /* not a file */
+        assert_int_equal(mkdir(path, 0700), 0);
+        assert_true(glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = run_a }, &a, err,
+                                     sizeof(err)) < 0);
+        assert_int_equal(rmdir(path), 0);
+
+        /* no directory */
+        (void) snprintf(other, sizeof(other), "%s/missing/audit.jsonl", dir);
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = other, .run_id = run_a }, &a, err,
+                                          sizeof(err)),
+                         -ENOENT);
+        /* relative, or a bad run id */
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = "audit.jsonl", .run_id = run_a },
+                                          &a, err, sizeof(err)),
+                         -EINVAL);
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = "abc" }, &a, err,
+                                          sizeof(err)),
+                         -EINVAL);
+        assert_null(a);
+}
+
+/* Concurrent writers: every line whole, every writer's seqs complete. */
+static void test_concurrent(void **state) {
+        enum { WRITERS = 8, RECORDS = 200 };
+        static json_t *lines[WRITERS * RECORDS + 1];
+        unsigned seen[WRITERS][RECORDS + 1];
+        size_t n;
+
+        for (int w = 0; w < WRITERS; w++) {
+                pid_t pid = fork();
+
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        char run[GLOVE_RUN_ID_CHARS + 1];
+                        struct glove_audit *a = NULL;
+                        char err[256];
+                        /* a long reason so that a torn write would show */
+                        char reason[3000];
+
+                        memset(reason, 'a' + w, sizeof(reason) - 1);
+                        reason[sizeof(reason) - 1] = 0;
+                        (void) snprintf(run, sizeof(run), "%032d", w);
+                        if (glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = run }, &a, err,
+                                             sizeof(err)) < 0)
+                                _exit(1);
+                        for (int i = 0; i < RECORDS; i++)
+                                if (glove_audit_append(a, &(struct glove_audit_event) { .event = "x",
+                                                                                      .reason = reason }) < 0)
+                                        _exit(1);
+                        glove_audit_close(a);
+                        _exit(0);
+                }
+        }
+        for (int w = 0; w < WRITERS; w++) {
+                int status;
+                assert_true(wait(&status) > 0);
+                assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        memset(seen, 0, sizeof(seen));
+        n = read_lines(lines, ELEMENTSOF(lines));
+        assert_int_equal(n, WRITERS * RECORDS);
+        for (size_t i = 0; i < n; i++) {
+                int w = (int) strtol(str(lines[i], "run"), NULL, 10);
+                json_int_t seq = json_integer_value(json_object_get(lines[i], "seq"));
+                const char *reason = str(lines[i], "reason");
+
+                assert_true(w >= 0 && w < WRITERS);
+                assert_true(seq >= 1 && seq <= RECORDS);
+                assert_int_equal(strspn(reason, (char[]) { (char) ('a' + w), 0 }), strlen(reason));
+                seen[w][seq]++;
+                json_decref(lines[i]);
+        }
+        for (int w = 0; w < WRITERS; w++)
+                for (int s = 1; s <= RECORDS; s++)
+                        assert_int_equal(seen[w][s], 1);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_raw_values, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_not_utf8, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
