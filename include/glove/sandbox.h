@@ -4,8 +4,12 @@
 /* The Linux sandbox: runs one command under a policy and waits for it. */
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "glove/policy.h"
+
+struct glove_audit;
 
 /* Exit statuses of glove exec/run (DESIGN.md "Surfaces"). */
 #define GLOVE_EXIT_FAILED 125     /* Glove failed before the agent ran */
@@ -18,9 +22,53 @@ struct glove_sandbox_options {
         char *const *argv;           /* command and arguments; argv[0] searched in the sandbox's PATH */
         const char *policy_path;     /* the policy file, checked against writable grants; may be NULL */
         char *const *host_env;       /* where environment.pass looks names up (normally environ) */
+        /* Glove's own files and directories (state, config, runtime, the
+         * audit log): NULL-terminated; each must exist and lie outside every
+         * host-bound grant, and no grant may lie inside one. */
+        const char *const *private_paths;
+        /* Setup decisions and the session's end are recorded here; NULL:
+         * not recorded. If a record cannot be written, the session does not
+         * start (or ends with reason "audit_failed"). Borrowed. */
+        struct glove_audit *audit;
+        const char *policy_sha256;   /* for the session_start record; may be NULL */
+};
+
+/* What happened, for the receipt. */
+struct glove_session_result {
+        const char *reason;          /* "exit", "signal", "exec_failed" (126/127), "setup_failed", "audit_failed" */
+        int status;                  /* what glove exits with (as glove_sandbox_run returns) */
+        int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
+        int signal;                  /* the signal that ended it (reason "signal"), else 0 */
+        bool started;                /* the sandbox was built and the command was released */
+        struct timespec start_wall, end_wall;
+        struct timespec start_mono, end_mono;
+        /* the mechanisms in effect, as set up */
+        bool root_mode;
+        uint32_t host_uid, host_gid; /* the agent's identity on the host */
+        int landlock_abi;
+        /* rusage of everything the sandbox's init reaped */
+        bool have_rusage;
+        uint64_t utime_us, stime_us, maxrss_kib;
 };
 
 /* Builds the sandbox, runs the command, waits for it. Reports every failure
  * itself on stderr and returns the status glove should exit with: the
- * command's own, 128+N for signal N, 125/126/127 as above. */
-int glove_sandbox_run(const struct glove_sandbox_options *opts);
+ * command's own, 128+N for signal N, 125/126/127 as above. |ret| (may be
+ * NULL) is filled in on every path. */
+int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
+
+/* The session's receipt (docs/audit.md), before the journal adds seq,
+ * prev, key and mac. */
+struct glove_receipt_input {
+        const char *command;         /* "exec" */
+        const char *run_id;
+        const char *glove_version;
+        char *const *argv;
+        const char *policy_sha256;
+        const char *policy_source;
+        enum glove_net_mode net;
+        const struct glove_session_result *result;
+        struct glove_audit *audit;   /* may be NULL */
+};
+
+int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

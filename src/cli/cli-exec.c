@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /* glove exec [OPTIONS] -- CMD [ARGS...] */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "glove/audit.h"
+#include "glove/host.h"
 #include "glove/json.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "path-util.h"
 
 extern char **environ;
 
@@ -22,9 +27,12 @@ static void help(FILE *f) {
         (void) fprintf(f,
                 "usage: glove exec [OPTIONS] -- COMMAND [ARGS...]\n"
                 "\n"
-                "Runs COMMAND in a deny-default sandbox. Without --policy the built-in default\n"
-                "applies: system directories read-only, the current directory writable, an\n"
-                "empty private HOME and /tmp, no network. Options add to the policy.\n"
+                "Runs COMMAND in a deny-default sandbox. Without --policy the starter policy\n"
+                "that 'glove setup' wrote (~/.config/glove/policy.json) applies; as written it\n"
+                "is the built-in default: system directories read-only, the current directory\n"
+                "writable, an empty private HOME and /tmp, no network. Options add to the\n"
+                "policy. Every decision goes to the audit log and every run ends with a receipt\n"
+                "in the receipt journal (docs/audit.md); run 'glove setup' once first.\n"
                 "\n"
                 "  --policy FILE          load the policy from FILE (docs/policy.md)\n"
                 "  --ro PATH              grant PATH read-only\n"
@@ -40,12 +48,18 @@ static void help(FILE *f) {
                 "  --hostname NAME        host name inside (default glove)\n"
                 "  --uid-when-root UID[:GID]  host identity of the agent when glove runs as root\n"
                 "                         (default 65534:65534)\n"
+                "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
+                "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
+                "                         not only their SHA-256\n"
+                "  --receipt FILE         also write this run's receipt to FILE (created 0600)\n"
+                "  --receipt-fd N         also write this run's receipt to descriptor N\n"
                 "  --dry-run              print the effective policy as JSON and exit\n"
                 "  -v, --verbose          say more\n"
                 "  -h, --help             this text\n"
                 "\n"
                 "Exit status: COMMAND's own; 128+N if it died of signal N; 125 if Glove failed\n"
-                "before COMMAND ran; 126 if COMMAND could not be executed; 127 if not found.\n");
+                "before COMMAND ran, or could not record the run (audit log or receipt); 126 if\n"
+                "COMMAND could not be executed; 127 if not found.\n");
 }
 
 enum {
@@ -62,6 +76,10 @@ enum {
         OPT_NET,
         OPT_HOSTNAME,
         OPT_UID_WHEN_ROOT,
+        OPT_AUDIT_LOG,
+        OPT_AUDIT_RAW,
+        OPT_RECEIPT,
+        OPT_RECEIPT_FD,
         OPT_DRY_RUN,
 };
 
@@ -79,6 +97,10 @@ static const struct option options[] = {
         { "net", required_argument, NULL, OPT_NET },
         { "hostname", required_argument, NULL, OPT_HOSTNAME },
         { "uid-when-root", required_argument, NULL, OPT_UID_WHEN_ROOT },
+        { "audit-log", required_argument, NULL, OPT_AUDIT_LOG },
+        { "audit-raw-values", required_argument, NULL, OPT_AUDIT_RAW },
+        { "receipt", required_argument, NULL, OPT_RECEIPT },
+        { "receipt-fd", required_argument, NULL, OPT_RECEIPT_FD },
         { "dry-run", no_argument, NULL, OPT_DRY_RUN },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -106,6 +128,7 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
         int r;
 
         if (opt == OPT_RO || opt == OPT_RW || opt == OPT_TMPFS || opt == OPT_SYMLINK || opt == OPT_CWD ||
+            opt == OPT_AUDIT_LOG ||
             (opt == OPT_PROTECT && (arg[0] == '.' && (arg[1] == '/' || arg[1] == 0))))
                 arg = absolutize(ctx, arg, abs, sizeof(abs));
 
@@ -151,6 +174,14 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return 0;
         case OPT_HOSTNAME:
                 return glove_policy_set_hostname(p, arg, err, errlen);
+        case OPT_AUDIT_LOG:
+                return glove_policy_set_audit_path(p, ctx, arg, err, errlen);
+        case OPT_AUDIT_RAW:
+                if (parse_size(arg, &size) < 0) {
+                        (void) snprintf(err, errlen, "--audit-raw-values: \"%.256s\" is not a size", arg);
+                        return -EINVAL;
+                }
+                return glove_policy_set_audit_raw(p, size, err, errlen);
         case OPT_UID_WHEN_ROOT:
                 colon = strchr(arg, ':');
                 if (colon)
@@ -183,15 +214,128 @@ struct flag {
         char *arg;
 };
 
+static void dirs_donep(struct glove_dirs *d) {
+        glove_dirs_done(d);
+}
+
+/* Without --policy: the starter policy in the config directory. */
+static int starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        char err[1024] = "";
+        struct stat st;
+
+        fd = glove_dir_open_checked(dirs->config, err, sizeof(err));
+        if (fd == -ENOENT && dry_run) {
+                *ret = NULL; /* shows the built-in default, which the starter policy is as written */
+                return 0;
+        }
+        if (fd == -ENOENT)
+                return log_error_errno(fd, "Glove is not set up for this user (%s does not exist): run 'glove setup' "
+                                           "once, or give --policy FILE",
+                                       dirs->config);
+        if (fd < 0)
+                return log_error_errno(fd, "%s", err);
+        path = path_join(dirs->config, GLOVE_POLICY_FILE_NAME);
+        if (!path)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        if (fstatat(fd, GLOVE_POLICY_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return log_error_errno(negative_errno(),
+                                       "Cannot use the starter policy %s: %m; run 'glove setup' to recreate it, or "
+                                       "give --policy FILE",
+                                       path);
+        if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0022))
+                return log_error_errno(-EPERM,
+                                       "Refusing the starter policy %s: it must be a regular file owned by you and "
+                                       "writable by no one else (fix with chmod 600 %s)",
+                                       path, path);
+        *ret = TAKE_PTR(path);
+        return 0;
+}
+
+static int parent_of(const char *path, char **ret) {
+        const char *slash = strrchr(path, '/');
+        char *d;
+
+        if (!slash)
+                return -EINVAL;
+        d = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
+        if (!d)
+                return -ENOMEM;
+        *ret = d;
+        return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                buf += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* Builds the run's receipt, appends it to the journal and hands copies to
+ * the caller. Any failure here is glove's failure: a run without its
+ * receipt is not the run the user asked for. */
+static int record_receipt(int state_fd, const struct glove_receipt_input *in, int receipt_fd,
+                          const char *receipt_file, int receipt_file_fd) {
+        _cleanup_json_ json_t *receipt = NULL;
+        _cleanup_free_ char *line = NULL, *copy = NULL;
+        char err[1024] = "";
+        size_t len;
+        int r;
+
+        r = glove_session_receipt(in, &receipt);
+        if (r < 0)
+                return log_error_errno(r, "Cannot build the receipt: %m");
+        r = glove_journal_append(state_fd, receipt, &line, err, sizeof(err));
+        if (r < 0)
+                return err[0] ? log_error_errno(r, "%s", err)
+                              : log_error_errno(r, "Cannot append the receipt to the journal: %m");
+        /* the copies carry exactly what the journal holds, and its newline */
+        len = strlen(line);
+        copy = malloc(len + 1);
+        if (!copy)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        memcpy(copy, line, len);
+        copy[len++] = '\n';
+        if (receipt_fd >= 0) {
+                r = write_all(receipt_fd, copy, len);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot write the receipt to descriptor %d: %m", receipt_fd);
+        }
+        if (receipt_file_fd >= 0) {
+                r = write_all(receipt_file_fd, copy, len);
+                if (r >= 0 && fsync(receipt_file_fd) < 0)
+                        r = negative_errno();
+                if (r < 0)
+                        return log_error_errno(r, "Cannot write the receipt to %s: %m", receipt_file);
+        }
+        return 0;
+}
+
 int cli_exec(int argc, char **argv) {
         _cleanup_policy_ struct glove_policy *policy = NULL;
+        _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_free_ struct flag *flags = NULL;
-        const char *policy_path = NULL;
-        char pwd[PATH_MAX], err[1024] = "";
+        _cleanup_free_ char *starter = NULL, *policy_text = NULL, *audit_dir = NULL;
+        _cleanup_close_ int state_fd = -EBADF, runtime_fd = -EBADF, receipt_file_fd = -EBADF;
+        _cleanup_audit_ struct glove_audit *audit = NULL;
+        _cleanup_json_ json_t *policy_doc = NULL;
+        const char *policy_path = NULL, *receipt_file = NULL;
+        char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
+        struct glove_session_result res;
         struct glove_policy_context ctx;
+        struct glove_key key;
         bool dry_run = false;
+        int receipt_fd = -1;
         size_t n_flags = 0;
-        int c, r;
+        int c, r, status;
 
         flags = calloc((size_t) argc, sizeof(*flags));
         if (!flags)
@@ -216,6 +360,29 @@ int cli_exec(int argc, char **argv) {
                 case OPT_DRY_RUN:
                         dry_run = true;
                         break;
+                case OPT_RECEIPT:
+                        if (receipt_file) {
+                                log_error("--receipt given twice");
+                                return GLOVE_EXIT_FAILED;
+                        }
+                        receipt_file = optarg;
+                        break;
+                case OPT_RECEIPT_FD: {
+                        uint64_t v;
+                        int fl;
+
+                        if (receipt_fd >= 0 || parse_u64(optarg, INT32_MAX, &v) < 0) {
+                                log_error("--receipt-fd takes one descriptor number, not \"%s\"", optarg);
+                                return GLOVE_EXIT_FAILED;
+                        }
+                        receipt_fd = (int) v;
+                        fl = fcntl(receipt_fd, F_GETFL);
+                        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || receipt_fd == STDIN_FILENO) {
+                                log_error("--receipt-fd %d: not a descriptor open for writing (and not 0)", receipt_fd);
+                                return GLOVE_EXIT_FAILED;
+                        }
+                        break;
+                }
                 case '?':
                         (void) fprintf(stderr, "Try 'glove exec --help'.\n");
                         return GLOVE_EXIT_FAILED;
@@ -238,6 +405,16 @@ int cli_exec(int argc, char **argv) {
                 log_error("HOME is not set to an absolute path; the policy's \"~\" cannot be expanded");
                 return GLOVE_EXIT_FAILED;
         }
+        r = glove_dirs_resolve(&dirs, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err[0] ? err : strerror(-r));
+                return GLOVE_EXIT_FAILED;
+        }
+        if (!policy_path) {
+                if (starter_policy(&dirs, dry_run, &starter) < 0)
+                        return GLOVE_EXIT_FAILED;
+                policy_path = starter;
+        }
 
         if (policy_path)
                 r = glove_policy_load_file(policy_path, &ctx, &policy, err, sizeof(err));
@@ -255,23 +432,98 @@ int cli_exec(int argc, char **argv) {
                         return GLOVE_EXIT_FAILED;
                 }
         }
+        if (!policy->audit_path) {
+                policy->audit_path = path_join(dirs.state, GLOVE_AUDIT_LOG_NAME);
+                if (!policy->audit_path)
+                        return GLOVE_EXIT_FAILED;
+        }
+        if (glove_policy_to_json(policy, &policy_doc) < 0 ||
+            glove_json_canonical(policy_doc, &policy_text, NULL) < 0) {
+                log_error("Out of memory");
+                return GLOVE_EXIT_FAILED;
+        }
 
         if (dry_run) {
-                _cleanup_json_ json_t *doc = NULL;
-                _cleanup_free_ char *text = NULL;
-
-                if (glove_policy_to_json(policy, &doc) < 0 || glove_json_canonical(doc, &text, NULL) < 0) {
-                        log_error("Out of memory");
-                        return GLOVE_EXIT_FAILED;
-                }
-                (void) printf("%s\n", text);
+                (void) printf("%s\n", policy_text);
                 return 0;
         }
 
-        return glove_sandbox_run(&(struct glove_sandbox_options) {
-                .policy = policy,
+        /* Everything the record needs is checked before anything runs. */
+        if (glove_crypto_init() < 0) {
+                log_error("libsodium cannot initialise (no randomness?)");
+                return GLOVE_EXIT_FAILED;
+        }
+        state_fd = glove_dir_open_checked(dirs.state, err, sizeof(err));
+        if (state_fd < 0) {
+                log_error("%s", err);
+                return GLOVE_EXIT_FAILED;
+        }
+        /* Nothing of exec's lives in the runtime directory yet, and
+         * /run/user/UID is emptied at logout: a missing one is no reason to
+         * fail, a wrong one is. */
+        runtime_fd = glove_dir_open_checked(dirs.runtime, err, sizeof(err));
+        if (runtime_fd < 0 && runtime_fd != -ENOENT) {
+                log_error("%s", err);
+                return GLOVE_EXIT_FAILED;
+        }
+        r = glove_key_load_current(state_fd, &key, err, sizeof(err));
+        explicit_bzero(&key, sizeof(key)); /* the journal loads it again under its lock */
+        if (r < 0) {
+                log_error("%s", err[0] ? err : strerror(-r));
+                return GLOVE_EXIT_FAILED;
+        }
+        if (receipt_file) {
+                receipt_file_fd = open(receipt_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                                       0600);
+                if (receipt_file_fd < 0) {
+                        log_error_errno(negative_errno(), "Cannot open the receipt file %s: %m", receipt_file);
+                        return GLOVE_EXIT_FAILED;
+                }
+        }
+        glove_run_id_new(run_id);
+        r = glove_audit_open(&(const struct glove_audit_options) {
+                .path = policy->audit_path,
+                .run_id = run_id,
+                .raw_values = policy->audit_raw_values,
+                .raw_max_bytes = policy->audit_raw_max,
+        }, &audit, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err[0] ? err : strerror(-r));
+                return GLOVE_EXIT_FAILED;
+        }
+        if (parent_of(policy->audit_path, &audit_dir) < 0)
+                return GLOVE_EXIT_FAILED;
+        glove_sha256_hex(policy_text, strlen(policy_text), policy_sha);
+
+        {
+                const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path,
+                                                audit_dir, NULL };
+
+                status = glove_sandbox_run(&(struct glove_sandbox_options) {
+                        .policy = policy,
+                        .argv = argv + optind,
+                        .policy_path = policy_path,
+                        .host_env = environ,
+                        .private_paths = private_paths,
+                        .audit = audit,
+                        .policy_sha256 = policy_sha,
+                }, &res);
+        }
+        r = record_receipt(state_fd, &(const struct glove_receipt_input) {
+                .command = "exec",
+                .run_id = run_id,
+                .glove_version = GLOVE_VERSION,
                 .argv = argv + optind,
-                .policy_path = policy_path,
-                .host_env = environ,
-        });
+                .policy_sha256 = policy_sha,
+                .policy_source = policy->source,
+                .net = policy->net,
+                .result = &res,
+                .audit = audit,
+        }, receipt_fd, receipt_file, receipt_file_fd);
+        if (r < 0) {
+                if (res.started)
+                        log_error("The command had ended with status %d; its run is unrecorded.", res.status);
+                return GLOVE_EXIT_FAILED;
+        }
+        return status;
 }

@@ -78,41 +78,77 @@ static int resolve_one(struct grant *gr, uid_t uid) {
         return 0;
 }
 
-/* Is the object at |fd| (or one of its ancestors) the root of a writable
- * grant? Walks ".." by identity, so aliases (bind mounts, symlinked
- * parents, hard-linked files) are caught, not just path prefixes. */
-static const struct grant *under_writable_grant(const struct plan *plan, int fd) {
+/* Does the grant count for a check? The policy file must stay out of
+ * writable grants only; Glove's private files out of every grant that
+ * shows host content (a tmpfs shows none). */
+static bool grant_counts(const struct grant *gr, bool writable_only) {
+        if (gr->fd < 0)
+                return false;
+        return writable_only ? gr->g->kind == GLOVE_GRANT_RW : gr->g->kind != GLOVE_GRANT_TMPFS;
+}
+
+/* Walks ".." from |fd| by identity and returns the first ancestor (|fd|
+ * included) that |match| accepts. Aliases (bind mounts, symlinked parents,
+ * hard-linked files) are caught this way, not just path prefixes. */
+static bool walk_up(int fd, bool (*match)(const struct stat *st, const void *userdata), const void *userdata) {
         _cleanup_close_ int cur = -EBADF;
         struct stat st;
 
         cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (cur < 0)
-                return NULL;
+                return false;
         for (unsigned depth = 0; depth < 4096; depth++) {
                 dev_t dev;
                 ino_t ino;
                 int up;
 
                 if (fstat(cur, &st) < 0)
-                        return NULL;
-                for (size_t i = 0; i < plan->n_grants; i++) {
-                        const struct grant *gr = &plan->grants[i];
-                        if (gr->g->kind == GLOVE_GRANT_RW && gr->dev == st.st_dev && gr->ino == st.st_ino)
-                                return gr;
-                }
+                        return false;
+                if (match(&st, userdata))
+                        return true;
                 dev = st.st_dev;
                 ino = st.st_ino;
                 up = openat(cur, "..", O_PATH | O_CLOEXEC | O_DIRECTORY);
                 if (up < 0) {
                         /* a file: its directory is reached through the path we were given */
-                        return NULL;
+                        return false;
                 }
                 safe_close(cur);
                 cur = up;
                 if (fstat(cur, &st) < 0 || (st.st_dev == dev && st.st_ino == ino))
-                        return NULL; /* reached "/" */
+                        return false; /* reached "/" */
         }
-        return NULL;
+        return false;
+}
+
+struct grant_match {
+        const struct plan *plan;
+        bool writable_only;
+        const struct grant *found;
+};
+
+static bool is_grant_root(const struct stat *st, const void *userdata) {
+        struct grant_match *m = (struct grant_match *) userdata;
+
+        for (size_t i = 0; i < m->plan->n_grants; i++) {
+                const struct grant *gr = &m->plan->grants[i];
+                if (grant_counts(gr, m->writable_only) && gr->dev == st->st_dev && gr->ino == st->st_ino) {
+                        m->found = gr;
+                        return true;
+                }
+        }
+        return false;
+}
+
+static const struct grant *under_grant(const struct plan *plan, int fd, bool writable_only) {
+        struct grant_match m = { .plan = plan, .writable_only = writable_only };
+
+        return walk_up(fd, is_grant_root, &m) ? m.found : NULL;
+}
+
+static bool is_object(const struct stat *st, const void *userdata) {
+        const struct stat *want = userdata;
+        return st->st_dev == want->st_dev && st->st_ino == want->st_ino;
 }
 
 /* Decodes mountinfo's octal escapes (\040 for a space) in place. */
@@ -203,77 +239,120 @@ static int fs_path_of_fd(int fd, char **ret) {
         return 0;
 }
 
-static int refuse_policy(const char *path, const struct grant *gr) {
-        return log_error_errno(-EPERM,
-                               "Refusing policy %s: it lies inside the writable grant %s, so the agent could rewrite "
-                               "its own rules; move the policy out of every writable grant",
-                               path, gr->g->path);
+/* What must stay out of grants, and what to say when it is not. */
+struct outside {
+        const char *path;
+        bool writable_only;      /* the policy file: only writable grants matter */
+        const char *what;        /* "policy" */
+        const char *why;         /* "so the agent could rewrite its own rules" */
+        const char *fix;
+};
+
+static int refuse(const struct outside *o, const struct grant *gr, bool inside_it) {
+        if (inside_it)
+                return log_error_errno(-EPERM, "Refusing %s: the grant %s (%s) lies inside %s %s, %s; %s",
+                                       gr->g->path, gr->g->origin, glove_grant_kind_to_string(gr->g->kind), o->what,
+                                       o->path, o->why, o->fix);
+        return log_error_errno(-EPERM, "Refusing %s %s: it lies inside the %s grant %s (%s), %s; %s", o->what,
+                               o->path, o->writable_only ? "writable" : glove_grant_kind_to_string(gr->g->kind),
+                               gr->g->path, gr->g->origin, o->why, o->fix);
 }
 
-static int check_policy_file(const struct plan *plan, const char *path) {
-        _cleanup_close_ int fd = -EBADF, dir = -EBADF;
-        _cleanup_free_ char *copy = NULL, *fs_path = NULL;
-        const struct grant *gr;
-        struct stat st;
+static int open_parent(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
         char *slash;
 
-        fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return log_error_errno(negative_errno(), "Cannot open policy %s: %m", path);
-        if (fstat(fd, &st) < 0)
-                return log_error_errno(negative_errno(), "Cannot stat policy %s: %m", path);
-        /* Another name of the same file could lie in a writable grant, and
-         * names cannot be enumerated from the inode. */
-        if (st.st_nlink > 1)
-                return log_error_errno(-EPERM,
-                                       "Refusing policy %s: it has %ju hard links, and another of its names could lie "
-                                       "inside a writable grant; keep the policy as a file with a single name",
-                                       path, (uintmax_t) st.st_nlink);
-        gr = under_writable_grant(plan, fd);
-        if (!gr) {
-                /* the file itself was not a grant root: walk from its directory */
-                copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        slash = strrchr(copy, '/');
+        if (slash == copy)
+                copy[1] = 0;
+        else if (slash)
+                *slash = 0;
+        else {
+                free(copy);
+                copy = strdup(".");
                 if (!copy)
                         return -ENOMEM;
-                slash = strrchr(copy, '/');
-                if (slash == copy)
-                        copy[1] = 0;
-                else if (slash)
-                        *slash = 0;
-                else {
-                        free(copy);
-                        copy = strdup(".");
-                        if (!copy)
-                                return -ENOMEM;
-                }
-                dir = open(copy, O_PATH | O_CLOEXEC | O_DIRECTORY);
+        }
+        return RET_NERRNO(open(copy, O_PATH | O_CLOEXEC | O_DIRECTORY));
+}
+
+/* |o->path| (and every other name of it) must not lie inside a grant that
+ * counts, and, for a directory, no such grant may lie inside it. */
+static int check_outside(const struct plan *plan, const struct outside *o) {
+        _cleanup_close_ int fd = -EBADF, dir = -EBADF;
+        _cleanup_free_ char *fs_path = NULL;
+        const struct grant *gr;
+        struct stat st;
+
+        /* by name first: the clearest message, and the only check for a
+         * path that does not exist (yet) */
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                gr = &plan->grants[i];
+                if (o->writable_only ? gr->g->kind != GLOVE_GRANT_RW : gr->g->kind == GLOVE_GRANT_TMPFS)
+                        continue;
+                if (path_startswith(o->path, gr->g->path))
+                        return refuse(o, gr, false);
+                if (!o->writable_only && path_startswith(gr->g->path, o->path))
+                        return refuse(o, gr, true);
+        }
+
+        fd = open(o->path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ENOENT && !o->writable_only)
+                return 0;
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open %s %s: %m", o->what, o->path);
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(negative_errno(), "Cannot stat %s %s: %m", o->what, o->path);
+        /* Another name of the same file could lie in a grant, and names
+         * cannot be enumerated from the inode. */
+        if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+                return log_error_errno(-EPERM,
+                                       "Refusing %s %s: it has %ju hard links, and another of its names could lie "
+                                       "inside %s; keep it as a file with a single name",
+                                       o->what, o->path, (uintmax_t) st.st_nlink,
+                                       o->writable_only ? "a writable grant" : "a grant");
+        gr = under_grant(plan, fd, o->writable_only);
+        if (!gr && !S_ISDIR(st.st_mode)) {
+                /* the file itself was not a grant root: walk from its directory */
+                dir = open_parent(o->path);
                 if (dir < 0)
-                        return log_error_errno(negative_errno(), "Cannot open the directory of policy %s: %m", path);
-                gr = under_writable_grant(plan, dir);
+                        return log_error_errno(dir, "Cannot open the directory of %s %s: %m", o->what, o->path);
+                gr = under_grant(plan, dir, o->writable_only);
         }
         if (gr)
-                return refuse_policy(path, gr);
+                return refuse(o, gr, false);
+        if (S_ISDIR(st.st_mode) && !o->writable_only)
+                for (size_t i = 0; i < plan->n_grants; i++) {
+                        gr = &plan->grants[i];
+                        if (grant_counts(gr, false) && walk_up(gr->fd, is_object, &st))
+                                return refuse(o, gr, true);
+                }
 
         /* The ".." walk follows the mount tree: reached through a bind
-         * mount of a grant's subdirectory, the file's mount parent is not
+         * mount of a grant's subdirectory, the object's mount parent is not
          * the grant. Compare paths inside the file system as well. */
         for (size_t i = 0; i < plan->n_grants; i++) {
-                const struct grant *g = &plan->grants[i];
                 _cleanup_free_ char *grant_path = NULL;
                 int r;
 
-                if (g->g->kind != GLOVE_GRANT_RW || g->dev != st.st_dev)
+                gr = &plan->grants[i];
+                if (!grant_counts(gr, o->writable_only) || gr->dev != st.st_dev)
                         continue;
                 if (!fs_path) {
                         r = fs_path_of_fd(fd, &fs_path);
                         if (r < 0)
-                                return log_error_errno(r, "Cannot locate policy %s in its file system: %m", path);
+                                return log_error_errno(r, "Cannot locate %s %s in its file system: %m", o->what,
+                                                       o->path);
                 }
-                r = fs_path_of_fd(g->fd, &grant_path);
+                r = fs_path_of_fd(gr->fd, &grant_path);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot locate grant %s in its file system: %m", g->g->path);
+                        return log_error_errno(r, "Cannot locate grant %s in its file system: %m", gr->g->path);
                 if (path_startswith(fs_path, grant_path))
-                        return refuse_policy(path, g);
+                        return refuse(o, gr, false);
+                if (S_ISDIR(st.st_mode) && !o->writable_only && path_startswith(grant_path, fs_path))
+                        return refuse(o, gr, true);
         }
         return 0;
 }
@@ -388,7 +467,24 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                                                        plan->grants[j].g->path, plan->grants[i].g->path);
 
         if (opts->policy_path) {
-                r = check_policy_file(plan, opts->policy_path);
+                r = check_outside(plan, &(const struct outside) {
+                        .path = opts->policy_path,
+                        .writable_only = true,
+                        .what = "policy",
+                        .why = "so the agent could rewrite its own rules",
+                        .fix = "move the policy out of every writable grant",
+                });
+                if (r < 0)
+                        return r;
+        }
+        for (const char *const *p = opts->private_paths; p && *p; p++) {
+                r = check_outside(plan, &(const struct outside) {
+                        .path = *p,
+                        .what = "Glove's private path",
+                        .why = "where the agent could read or change Glove's key, receipts or audit log",
+                        .fix = "narrow the grant, or move Glove's directories (XDG_STATE_HOME, XDG_CONFIG_HOME, "
+                               "XDG_RUNTIME_DIR) or the audit log (audit.path) out of it",
+                });
                 if (r < 0)
                         return r;
         }

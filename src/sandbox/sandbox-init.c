@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -148,6 +149,18 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd) {
         _exit(r == -ENOENT ? GLOVE_EXIT_NOT_FOUND : GLOVE_EXIT_CANNOT_EXEC);
 }
 
+/* CPU time and peak memory of the agent and every process reaped here
+ * (the agent's own reaped children are in its figures), for the receipt. */
+static void rusage_into(struct sync_msg *m) {
+        struct rusage ru;
+
+        if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+                return;
+        m->utime_us = (uint64_t) ru.ru_utime.tv_sec * 1000000u + (uint64_t) ru.ru_utime.tv_usec;
+        m->stime_us = (uint64_t) ru.ru_stime.tv_sec * 1000000u + (uint64_t) ru.ru_stime.tv_usec;
+        m->maxrss_kib = (uint64_t) ru.ru_maxrss;
+}
+
 static int exit_code_of(int status) {
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
@@ -238,6 +251,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                                         (void) kill(-1, SIGKILL);
                                         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                                                 ;
+                                        rusage_into(&m);
                                         (void) sync_send(sync_fd, &m, NULL, 0);
                                         _exit(exit_code_of(status));
                                 }

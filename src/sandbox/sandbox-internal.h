@@ -61,6 +61,8 @@ struct sync_msg {
         int32_t error;   /* positive errno */
         int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES) */
         char detail[240];
+        /* MSG_AGENT_EXITED: rusage of everything init reaped */
+        uint64_t utime_us, stime_us, maxrss_kib;
 };
 
 /* One host-bound grant, resolved and checked in the supervisor. */
@@ -153,6 +155,12 @@ const struct grant *grant_at(const struct plan *plan, const char *path);
 void plan_report_created_protected(const struct plan *plan);
 /* Makes the pending placeholders; runs while init builds the mounts. */
 int plan_make_placeholders(struct plan *plan);
+
+/* sandbox-audit.c: the setup decisions (session_start, every path, env and
+ * network decision), written and synced before the sandbox is made; and
+ * the session's end. */
+int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts);
+int audit_session_end(const struct glove_sandbox_options *opts, const struct glove_session_result *res);
 
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);

@@ -18,8 +18,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "glove/audit.h"
 #include "log.h"
 #include "macro.h"
 #include "sandbox-internal.h"
@@ -294,12 +296,19 @@ static char **strv_copy(char *const *v) {
         return c;
 }
 
-static int status_of(int wstatus) {
-        if (WIFEXITED(wstatus))
-                return WEXITSTATUS(wstatus);
-        if (WIFSIGNALED(wstatus))
-                return 128 + WTERMSIG(wstatus);
-        return GLOVE_EXIT_FAILED;
+static void result_from_wait(struct glove_session_result *res, int wstatus) {
+        if (WIFEXITED(wstatus)) {
+                res->reason = "exit";
+                res->exit_code = WEXITSTATUS(wstatus);
+                res->status = res->exit_code;
+        } else if (WIFSIGNALED(wstatus)) {
+                res->reason = "signal";
+                res->signal = WTERMSIG(wstatus);
+                res->status = 128 + res->signal;
+        } else {
+                res->reason = "setup_failed";
+                res->status = GLOVE_EXIT_FAILED;
+        }
 }
 
 /* Waits for the agent's end. Init reports the agent's wait status only
@@ -307,9 +316,8 @@ static int status_of(int wstatus) {
  * ends the wait: the namespaces' teardown (which costs the kernel an RCU
  * grace period) goes on without holding up the caller. Without a report,
  * init's own exit (pidfd) ends it. */
-static int supervise(int sync_fd, int pidfd, int sfd) {
-        bool setup_failed = false, exec_failed = false;
-        int agent_status = -1;
+static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_result *res) {
+        bool setup_failed = false, exec_failed = false, exited = false;
         siginfo_t si = {};
 
         for (;;) {
@@ -322,7 +330,10 @@ static int supervise(int sync_fd, int pidfd, int sfd) {
                 if (poll(p, sync_fd >= 0 ? 3 : 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return log_error_errno(negative_errno(), "poll: %m"), GLOVE_EXIT_FAILED;
+                        log_error_errno(negative_errno(), "poll: %m");
+                        res->reason = "setup_failed";
+                        res->status = GLOVE_EXIT_FAILED;
+                        return;
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo ssi;
@@ -349,7 +360,12 @@ static int supervise(int sync_fd, int pidfd, int sfd) {
                                 exec_failed = true;
                                 break;
                         case MSG_AGENT_EXITED:
-                                agent_status = m.status;
+                                result_from_wait(res, m.status);
+                                res->have_rusage = true;
+                                res->utime_us = m.utime_us;
+                                res->stime_us = m.stime_us;
+                                res->maxrss_kib = m.maxrss_kib;
+                                exited = true;
                                 break;
                         case MSG_GO:
                         case MSG_TREES:
@@ -359,28 +375,46 @@ static int supervise(int sync_fd, int pidfd, int sfd) {
                                 setup_failed = true;
                                 break;
                         }
-                        if (agent_status >= 0)
+                        if (exited)
                                 break;
                         continue;
                 }
                 if (p[0].revents & POLLIN) {
-                        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
-                                return log_error_errno(negative_errno(), "waitid: %m"), GLOVE_EXIT_FAILED;
+                        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0) {
+                                log_error_errno(negative_errno(), "waitid: %m");
+                                setup_failed = true;
+                        }
                         break;
                 }
         }
-        if (setup_failed)
-                return GLOVE_EXIT_FAILED;
-        if (agent_status >= 0) {
+        if (setup_failed) {
+                res->reason = "setup_failed";
+                res->status = GLOVE_EXIT_FAILED;
+                res->exit_code = -1;
+                res->signal = 0;
+                return;
+        }
+        if (exited) {
                 /* reap init if it is already gone; otherwise whoever
                  * inherits it does (glove exits right after) */
                 (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
-                return status_of(agent_status);
+        } else if (si.si_code == CLD_EXITED) {
+                /* init exits with the agent's code */
+                res->reason = "exit";
+                res->status = si.si_status;
+                res->exit_code = si.si_status;
+        } else {
+                log_error("The sandbox's init died of signal %d", si.si_status);
+                res->reason = "setup_failed";
+                res->status = GLOVE_EXIT_FAILED;
+                return;
         }
-        if (si.si_code == CLD_EXITED)
-                return si.si_status; /* init exits with the agent's code */
-        log_error("The sandbox's init died of signal %d", si.si_status);
-        return GLOVE_EXIT_FAILED;
+        /* 126/127: the command never ran */
+        if (exec_failed) {
+                res->reason = "exec_failed";
+                res->exit_code = -1;
+                res->signal = 0;
+        }
 }
 
 /* The agent shares the caller's terminal until it gets a pty of its own
@@ -409,22 +443,34 @@ static void tty_restore(const struct saved_tty *s) {
         (void) tcflow(s->fd, TCOON);
 }
 
-int glove_sandbox_run(const struct glove_sandbox_options *opts) {
+int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF;
+        struct glove_session_result res = {
+                .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
+        };
         struct saved_tty tty;
         struct plan plan;
         sigset_t mask, old;
         char **argv_copy = NULL;
-        int r, status = GLOVE_EXIT_FAILED;
+        int r;
         pid_t pid;
 
-        if (!opts->argv || !opts->argv[0])
-                return log_error_errno(-EINVAL, "No command given"), GLOVE_EXIT_FAILED;
+        (void) clock_gettime(CLOCK_REALTIME, &res.start_wall);
+        (void) clock_gettime(CLOCK_MONOTONIC, &res.start_mono);
+        res.root_mode = getuid() == 0;
+        if (!opts->argv || !opts->argv[0]) {
+                log_error("No command given");
+                goto done;
+        }
         tty_save(&tty);
         r = plan_resolve(&plan, opts);
         if (r < 0)
                 goto out;
+        res.root_mode = plan.root_mode;
+        res.host_uid = plan.host_uid;
+        res.host_gid = plan.host_gid;
+        res.landlock_abi = plan.landlock_abi;
         /* the agent's argv must survive init wiping the supervisor's */
         argv_copy = strv_copy(opts->argv);
         if (!argv_copy) {
@@ -437,6 +483,17 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
                  * namespace; root's would follow the agent as host gid 0 */
                 log_error_errno(negative_errno(), "Failed to drop supplementary groups: %m");
                 goto out;
+        }
+        /* Every decision is on disk before the sandbox exists: a session
+         * whose record cannot be written does not start. */
+        if (opts->audit) {
+                r = audit_setup_decisions(&plan, opts);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot write the audit log %s: %m; the session does not start",
+                                        glove_audit_path(opts->audit));
+                        res.reason = "audit_failed";
+                        goto out;
+                }
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
                 log_error_errno(negative_errno(), "socketpair: %m");
@@ -478,7 +535,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
         if (pid == 0) {
                 /* the sandbox's init; only the sync socket and the pinned
                  * grant descriptors are needed (the latter only in root mode,
-                 * and they come over the socket) */
+                 * and they come over the socket). The audit log's descriptor
+                 * goes too. */
                 int fd = pair[1];
                 pair[0] = safe_close(pair[0]);
                 (void) close_range(3, (unsigned) fd - 1, 0);
@@ -517,7 +575,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts) {
                 goto restore;
         }
 
-        status = supervise(pair[0], pidfd, sfd);
+        res.started = true;
+        supervise(pair[0], pidfd, sfd, &res);
         tty_restore(&tty);
         /* signals work again before we report (a report may block on a
          * terminal; Ctrl-C must still end glove) */
@@ -530,5 +589,22 @@ out:
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);
-        return status;
+done:
+        (void) clock_gettime(CLOCK_REALTIME, &res.end_wall);
+        (void) clock_gettime(CLOCK_MONOTONIC, &res.end_mono);
+        /* The end is recorded whenever the start was: a session whose end
+         * cannot be recorded ends "audit_failed", and glove fails. */
+        if (opts->audit && glove_audit_count(opts->audit) > 0) {
+                r = audit_session_end(opts, &res);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot write the session's end to the audit log %s: %m%s",
+                                        glove_audit_path(opts->audit),
+                                        res.started ? " (the command itself had ended)" : "");
+                        res.reason = "audit_failed";
+                        res.status = GLOVE_EXIT_FAILED;
+                }
+        }
+        if (ret)
+                *ret = res;
+        return res.status;
 }

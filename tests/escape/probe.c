@@ -134,6 +134,8 @@ static struct {
         const char *shm_marker;  /* name in the host's /dev/shm */
         const char *tmp_marker;  /* file in the host's /tmp */
         const char *home_marker; /* file in the host's $HOME */
+        const char *glove_files[8]; /* Glove's key, receipt journal, audit log */
+        size_t n_glove_files;
         const char *handle;      /* "TYPE:HEX" handle of the secret */
         struct host_ns host_ns[8];
         size_t n_host_ns;
@@ -852,6 +854,82 @@ static void check_host_files(void) {
                         verdict("home-private", escaped, &d);
                 }
         }
+}
+
+/* Glove's own records and key: not there by name, and not reachable
+ * through a descriptor some process in here holds. */
+static void check_glove_files(void) {
+        static const char *const names[] = { "receipts.jsonl", "receipts.head", "audit.jsonl", "/glove/key",
+                                             "/glove/keys/" };
+        struct detail dr = {}, dw = {}, dp = {};
+        bool read_escaped = false, write_escaped = false, fd_escaped = false;
+        DIR *proc;
+        struct dirent *de;
+
+        if (cfg.n_glove_files == 0)
+                return;
+        for (size_t i = 0; i < cfg.n_glove_files; i++) {
+                const char *p = cfg.glove_files[i];
+                char buf[64];
+                int fd;
+
+                fd = open(p, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        ssize_t n = read(fd, buf, sizeof(buf));
+                        det(&dr, "%s: opened, read %zd bytes", p, n);
+                        read_escaped = true;
+                        close(fd);
+                } else
+                        det(&dr, "%s: %s", p, ename(errno));
+                fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+                if (fd < 0)
+                        fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+                if (fd >= 0) {
+                        det(&dw, "%s: opened for writing", p);
+                        write_escaped = true;
+                        close(fd);
+                } else
+                        det(&dw, "%s: %s", p, ename(errno));
+        }
+        verdict("glove-records-unreadable", read_escaped, &dr);
+        verdict("glove-records-unwritable", write_escaped, &dw);
+
+        /* every descriptor of every process visible here */
+        proc = opendir("/proc");
+        while (proc && (de = readdir(proc))) {
+                char dir[PATH_MAX];
+                DIR *fds;
+                struct dirent *fe;
+
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(dir, sizeof(dir), "/proc/%s/fd", de->d_name);
+                fds = opendir(dir);
+                while (fds && (fe = readdir(fds))) {
+                        char link[PATH_MAX + 300], target[PATH_MAX];
+                        ssize_t n;
+
+                        if (fe->d_name[0] == '.')
+                                continue;
+                        snprintf(link, sizeof(link), "%s/%s", dir, fe->d_name);
+                        n = readlink(link, target, sizeof(target) - 1);
+                        if (n <= 0)
+                                continue;
+                        target[n] = 0;
+                        for (size_t k = 0; k < ELEMENTSOF(names); k++)
+                                if (strstr(target, names[k])) {
+                                        det(&dp, "%s -> %s", link, target);
+                                        fd_escaped = true;
+                                }
+                }
+                if (fds)
+                        closedir(fds);
+        }
+        if (proc)
+                closedir(proc);
+        if (!fd_escaped)
+                det(&dp, "no descriptor here names Glove's key, journal or audit log");
+        verdict("glove-records-no-fd", fd_escaped, &dp);
 }
 
 static void check_writes(void) {
@@ -2960,6 +3038,7 @@ _noreturn_ static void usage(void) {
                 "             [--host-pid PID --proc-marker-hex HEX] [--tcp-port N] [--abstract NAME]\n"
                 "             [--unix-path PATH] [--ipc-key N] [--shm-marker NAME] [--tmp-marker PATH]\n"
                 "             [--home-marker PATH] [--handle TYPE:HEX] [--host-devpts DEV] [--net MODE]\n"
+                "             [--glove-file PATH]...\n"
                 "       probe --host-helper [--abstract NAME] [--unix-path PATH] [--ipc-key N]\n"
                 "       probe --print-handle PATH\n");
         exit(2);
@@ -2970,7 +3049,7 @@ int main(int argc, char **argv) {
                 OPT_WORKSPACE = 256, OPT_RO_DIR, OPT_SECRET, OPT_UNGRANTED, OPT_HOST_ONLY, OPT_TOKEN, OPT_CANARY,
                 OPT_HOST_PID, OPT_PROC_MARKER, OPT_TCP_PORT, OPT_ABSTRACT, OPT_UNIX_PATH, OPT_IPC_KEY, OPT_SHM_MARKER,
                 OPT_TMP_MARKER, OPT_HOME_MARKER, OPT_HANDLE, OPT_HOST_NS, OPT_HOST_DEVPTS, OPT_NET, OPT_HELPER,
-                OPT_PRINT_HANDLE,
+                OPT_PRINT_HANDLE, OPT_GLOVE_FILE,
         };
         static const struct option options[] = {
                 { "workspace", required_argument, NULL, OPT_WORKSPACE },
@@ -2995,6 +3074,7 @@ int main(int argc, char **argv) {
                 { "net", required_argument, NULL, OPT_NET },
                 { "host-helper", no_argument, NULL, OPT_HELPER },
                 { "print-handle", required_argument, NULL, OPT_PRINT_HANDLE },
+                { "glove-file", required_argument, NULL, OPT_GLOVE_FILE },
                 {},
         };
         bool helper = false;
@@ -3027,6 +3107,11 @@ int main(int argc, char **argv) {
                 case OPT_SHM_MARKER: cfg.shm_marker = optarg; break;
                 case OPT_TMP_MARKER: cfg.tmp_marker = optarg; break;
                 case OPT_HOME_MARKER: cfg.home_marker = optarg; break;
+                case OPT_GLOVE_FILE:
+                        if (cfg.n_glove_files >= ELEMENTSOF(cfg.glove_files))
+                                usage();
+                        cfg.glove_files[cfg.n_glove_files++] = optarg;
+                        break;
                 case OPT_HANDLE: cfg.handle = optarg; break;
                 case OPT_HOST_NS: {
                         const char *eq = strchr(optarg, '=');
@@ -3077,6 +3162,7 @@ int main(int argc, char **argv) {
         check_id_maps();
         check_namespaces();
         check_host_files();
+        check_glove_files();
         check_writes();
         check_links();
         check_dotdot();

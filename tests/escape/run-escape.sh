@@ -114,6 +114,17 @@ chown "$agent_uid:$agent_gid" "$T/ungranted" "$T/hosthome" 2>/dev/null || true
 printf 'host shm\n' >"/dev/shm/$shm_marker"
 printf 'host tmp\n' >"$tmp_marker"
 
+# Glove's own state for the identity glove runs as: the key, the receipt
+# journal and the audit log live under this HOME, outside every grant.
+glove_env=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/hosthome" XDG_RUNTIME_DIR="$T/hosthome/.run"
+        TERM=xterm LANG=C.UTF-8)
+"${glove_env[@]}" "${as_glove[@]}" "$glove" setup >/dev/null
+glove_state="$T/hosthome/.local/state/glove"
+glove_files=(--glove-file "$glove_state/key" --glove-file "$glove_state/receipts.jsonl"
+        --glove-file "$glove_state/receipts.head" --glove-file "$glove_state/audit.jsonl"
+        --glove-file "$glove_state/keys" --glove-file "$T/hosthome/.config/glove/policy.json")
+receipts_before=$(wc -l <"$glove_state/receipts.jsonl")
+
 "${as_agent[@]}" sleep "$proc_marker" &
 sleeper=$!
 host_pids+=("$sleeper")
@@ -183,6 +194,7 @@ probe_args=(
         --tcp-port "$port" --abstract "$abstract_name" --unix-path "$T/ungranted/helper.sock"
         --ipc-key "$ipc_key" --shm-marker "$shm_marker" --tmp-marker "$tmp_marker"
         --home-marker "$T/hosthome/.glove-home-marker"
+        "${glove_files[@]}"
         "${handle_args[@]}" "${ns_args[@]}" "${devpts_args[@]}"
 )
 
@@ -232,6 +244,7 @@ host_check() { # name, escaped (0/1), detail
 }
 
 failures=0
+runs=0
 summary=()
 
 # run NAME NET TTY(yes/no)
@@ -247,7 +260,8 @@ run() {
         before_bin=$(snapshot "$T/bin" .)
         accepted_before=$(grep -c '^accepted' "$T/helper.log" || true)
 
-        cmd=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/hosthome" TERM=xterm LANG=C.UTF-8
+        cmd=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/hosthome" XDG_RUNTIME_DIR="$T/hosthome/.run"
+                TERM=xterm LANG=C.UTF-8
                 GLOVE_ESCAPE_CANARY="$canary" SSH_AUTH_SOCK="/tmp/$canary/agent.sock"
                 AWS_SECRET_ACCESS_KEY="$canary"
                 "${as_glove[@]}" "$glove" exec)
@@ -311,6 +325,33 @@ run() {
         else
                 host_check host-process-alive 1 "host process $sleeper is gone"
         fi
+        # The run's record: the chain verifies, it grew by exactly this
+        # run's receipt, and every audit line belongs to a run Glove made.
+        runs=$((runs + 1))
+        if d=$("${glove_env[@]}" "${as_glove[@]}" "$glove" audit verify 2>&1); then
+                host_check host-journal-verifies 0 "$d"
+        else
+                host_check host-journal-verifies 1 "$d"
+        fi
+        n=$(wc -l <"$glove_state/receipts.jsonl")
+        host_check host-one-receipt-per-run "$([ "$n" = $((receipts_before + runs)) ] && echo 0 || echo 1)" \
+                "$((n - receipts_before)) receipts after $runs runs"
+        d=$(python3 - "$glove_state/receipts.jsonl" "$glove_state/audit.jsonl" <<'PY' 2>&1
+import json, sys
+runs = {json.loads(l).get("run") for l in open(sys.argv[1])} - {None}
+bad = []
+for i, line in enumerate(open(sys.argv[2]), 1):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        bad.append("line %d is not JSON" % i)
+        continue
+    if r.get("run") not in runs:
+        bad.append("line %d belongs to no receipt's run" % i)
+print("; ".join(bad[:5]) if bad else "every audit record belongs to a recorded run")
+sys.exit(1 if bad else 0)
+PY
+) && host_check host-audit-log-intact 0 "$d" || host_check host-audit-log-intact 1 "$d"
 
         local contained escaped broken skipped final problems=()
         contained=$(grep -c '^CONTAINED ' "$out" || true)

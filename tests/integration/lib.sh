@@ -9,7 +9,10 @@
 #                         (as CI does), otherwise "self" (the unprivileged path)
 #   as ID CMD...          run CMD as root, as uid/gid 65534 (nobody) or as the
 #                         current user (self), with HOME set to a directory
-#                         that identity owns, under a timeout
+#                         that identity owns and XDG_RUNTIME_DIR=HOME/.run,
+#                         the other XDG_* variables unset (so Glove's
+#                         directories are under that HOME), under a
+#                         timeout. Each identity has run `glove setup`.
 #   home_of ID            that HOME
 #   host_uid/host_gid ID  the host uid/gid the identity's agent must run as
 #   file_uid/file_gid ID  the host owner of the files its agent creates
@@ -84,6 +87,11 @@ else
     echo "# not running as root: only the unprivileged (self) checks run; CI runs them as root"
 fi
 
+# Glove's config and state go under HOME; its runtime directory too (a
+# fallback to the host's /run/user/UID would leave traces outside $T).
+_no_xdg=(-u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_RUNTIME_DIR)
+_xdg_of() { echo XDG_RUNTIME_DIR="$(home_of "$1")/.run"; }
+
 home_of() { case $1 in nobody) echo "$T/home-nobody" ;; *) echo "$T/home-root" ;; esac; }
 host_uid() { case $1 in root | nobody) echo 65534 ;; *) id -u ;; esac; }
 host_gid() { case $1 in root | nobody) echo 65534 ;; *) id -g ;; esac; }
@@ -99,14 +107,18 @@ as() {
         if [ "$a" = "$GLOVE" ] && [ "$id" = nobody ]; then args+=("$GLOVE_NOBODY"); else args+=("$a"); fi
     done
     case $id in
-        root | self) timeout -k 5 "$GLOVE_TEST_TIMEOUT" env HOME="$T/home-root" "${args[@]}" ;;
+        root | self) timeout -k 5 "$GLOVE_TEST_TIMEOUT" env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" "${args[@]}" ;;
         nobody)
             timeout -k 5 "$GLOVE_TEST_TIMEOUT" \
-                setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$T/home-nobody" "${args[@]}"
+                setpriv --reuid=65534 --regid=65534 --clear-groups env "${_no_xdg[@]}" "$(_xdg_of nobody)" HOME="$T/home-nobody" "${args[@]}"
             ;;
         *) echo "as: unknown identity $id" >&2; return 99 ;;
     esac
 }
+
+# Glove's own directories of an identity (under its HOME, see `as`)
+state_of() { echo "$(home_of "$1")/.local/state/glove"; }
+config_of() { echo "$(home_of "$1")/.config/glove"; }
 
 new_ws() {
     local d="$T/$2"
@@ -131,13 +143,22 @@ start_bg() {
     (
         cd "$dir" || exit 1
         case $id in
-            nobody) exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$T/home-nobody" "$GLOVE_NOBODY" exec "$@" ;;
-            *) exec env HOME="$T/home-root" "$GLOVE" exec "$@" ;;
+            nobody) exec setpriv --reuid=65534 --regid=65534 --clear-groups env "${_no_xdg[@]}" "$(_xdg_of nobody)" HOME="$T/home-nobody" "$GLOVE_NOBODY" exec "$@" ;;
+            *) exec env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" "$GLOVE" exec "$@" ;;
         esac
     ) >"$out" 2>&1 </dev/null &
     BG_PID=$!
     track_pid "$BG_PID"
 }
+
+# Every identity is set up once, as a user would be.
+for _id in $IDS; do
+    if ! _out=$(as "$_id" "$GLOVE" setup 2>&1); then
+        echo "not ok - glove setup as $_id failed: $_out"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
 
 # running PID: it exists and is not a zombie
 running() {

@@ -157,7 +157,7 @@ if $is_root && command -v unshare >/dev/null; then
     in_mntns() {
         local setup=$1
         shift
-        (cd "$ws" && env HOME="$T/home-root" unshare -m --propagation private \
+        (cd "$ws" && env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" unshare -m --propagation private \
             sh -c "$setup"' && exec "$0" exec "$@"' "$GLOVE" "$@") >"$T/.out" 2>"$T/.err" </dev/null
         RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
     }

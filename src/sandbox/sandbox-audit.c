@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* What the sandbox records in the audit log (docs/audit.md): the session's
+ * start with its digests, every path, environment and network decision
+ * made while planning, and its end. The records are written and synced
+ * before the sandbox exists, so a decision that cannot be recorded is a
+ * session that does not start. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "glove/audit.h"
+#include "glove/json.h"
+#include "macro.h"
+#include "sandbox-internal.h"
+#include "time-util.h"
+
+/* SHA-256 over each argument followed by its NUL: defined for any bytes,
+ * and "a b" "c" differs from "a" "b c". docs/audit.md says so too. */
+static void argv_digest(char *const *argv, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
+        size_t len = 0;
+        _cleanup_free_ char *buf = NULL;
+
+        for (char *const *p = argv; *p; p++)
+                len += strlen(*p) + 1;
+        buf = malloc(len ? len : 1);
+        if (!buf) {
+                /* hash nothing rather than fail: the count differs anyway */
+                glove_sha256_hex("", 0, ret);
+                return;
+        }
+        len = 0;
+        for (char *const *p = argv; *p; p++) {
+                size_t n = strlen(*p) + 1;
+                memcpy(buf + len, *p, n);
+                len += n;
+        }
+        glove_sha256_hex(buf, len, ret);
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i], s) == 0)
+                        return true;
+        return false;
+}
+
+static bool env_set_has(const struct glove_policy *p, const char *name) {
+        for (size_t i = 0; i < p->n_env_set; i++)
+                if (strcmp(p->env_set[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+static json_t *hex_value(const char *s) {
+        static const char digits[] = "0123456789abcdef";
+        size_t n = strlen(s);
+        _cleanup_free_ char *hex = malloc(2 * n + 1);
+
+        if (!hex)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                hex[2 * i] = digits[(unsigned char) s[i] >> 4];
+                hex[2 * i + 1] = digits[(unsigned char) s[i] & 15];
+        }
+        hex[2 * n] = 0;
+        return json_pack("{s:s}", "bytes_hex", hex);
+}
+
+static int append(struct glove_audit *a, const struct glove_audit_event *e) {
+        return glove_audit_append(a, e);
+}
+
+static int record_start(const struct plan *plan, const struct glove_sandbox_options *opts) {
+        char argv_sha[GLOVE_SHA256_HEX_CHARS + 1];
+        _cleanup_json_ json_t *extra = NULL;
+
+        argv_digest(opts->argv, argv_sha);
+        extra = json_pack("{s:s,s:s*,s:s,s:b,s:I,s:I,s:i,s:s}", "argv_sha256", argv_sha, "policy_sha256",
+                          opts->policy_sha256, "policy_source", plan->policy->source, "root_mode",
+                          (int) plan->root_mode, "host_uid", (json_int_t) plan->host_uid, "host_gid",
+                          (json_int_t) plan->host_gid, "landlock_abi", plan->landlock_abi, "cwd", plan->cwd);
+        if (!extra)
+                return -ENOMEM;
+        return append(opts->audit, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "session_start",
+                .decision = "info",
+                .reason = "sandbox planned; every decision below is in effect for this run",
+                .subject = opts->argv[0],
+                .extra = extra,
+        });
+}
+
+static int record_paths(const struct plan *plan, struct glove_audit *a) {
+        int r;
+
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                const struct glove_grant *g = plan->grants[i].g;
+                _cleanup_json_ json_t *extra = NULL;
+
+                extra = g->kind == GLOVE_GRANT_TMPFS
+                                ? json_pack("{s:s,s:I}", "access", "tmpfs", "size", (json_int_t) g->size)
+                                : json_pack("{s:s}", "access", glove_grant_kind_to_string(g->kind));
+                if (!extra)
+                        return -ENOMEM;
+                r = append(a, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "path",
+                        .decision = "allow",
+                        .rule = g->origin,
+                        .reason = g->kind == GLOVE_GRANT_RO      ? "granted read-only"
+                                  : g->kind == GLOVE_GRANT_TMPFS ? "empty private tmpfs; nothing reaches the host"
+                                                                 : "granted read-write (live)",
+                        .subject = g->path,
+                        .extra = extra,
+                });
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < plan->n_syms; i++) {
+                _cleanup_json_ json_t *extra = json_pack("{s:s,s:s}", "access", "symlink", "target",
+                                                         plan->syms[i].target);
+                if (!extra)
+                        return -ENOMEM;
+                r = append(a, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "path",
+                        .decision = "allow",
+                        .rule = "symlinks",
+                        .reason = "host symlink recreated inside",
+                        .subject = plan->syms[i].path,
+                        .extra = extra,
+                });
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < plan->n_prot; i++) {
+                if (!plan->prot[i].readonly)
+                        continue; /* an ancestor pinned in place, not a decision of its own */
+                r = append(a, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "path",
+                        .decision = "deny",
+                        .rule = "protect",
+                        .reason = "protected: read-only inside a writable grant",
+                        .subject = plan->prot[i].path,
+                });
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < plan->n_placeholders; i++) {
+                r = append(a, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "path",
+                        .decision = "deny",
+                        .rule = "protect",
+                        .reason = "protected and absent: covered by a read-only empty directory for the run",
+                        .subject = plan->placeholders[i].path,
+                });
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < plan->n_missing; i++) {
+                r = append(a, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "path",
+                        .decision = "deny",
+                        .rule = "protect",
+                        .reason = "protected and absent: if the agent creates it, it is reported (git control "
+                                  "files are moved aside) after the run",
+                        .subject = plan->missing[i].path,
+                });
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int record_env(const struct plan *plan, const struct glove_sandbox_options *opts) {
+        const struct glove_policy *pol = plan->policy;
+        int r;
+
+        /* what the agent gets */
+        for (char **e = plan->envp; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                _cleanup_json_ json_t *value = NULL;
+                _cleanup_free_ char *name = NULL;
+                const char *rule;
+
+                if (!eq)
+                        continue;
+                name = strndup(*e, (size_t) (eq - *e));
+                value = json_string(eq + 1);
+                if (!name)
+                        return -ENOMEM;
+                if (!value) /* not UTF-8: recorded as its bytes in hex */
+                        value = hex_value(eq + 1);
+                if (!value)
+                        return -ENOMEM;
+                rule = env_set_has(pol, name)                         ? "environment.set"
+                       : strv_has(pol->env_pass, pol->n_env_pass, name) ? "environment.pass"
+                                                                        : "built-in";
+                r = append(opts->audit, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "env",
+                        .decision = "allow",
+                        .rule = rule,
+                        .reason = "set in the agent's environment",
+                        .subject = name,
+                        .value = value,
+                });
+                if (r < 0)
+                        return r;
+        }
+        /* asked for but absent on the host */
+        for (size_t i = 0; i < pol->n_env_pass; i++) {
+                bool found = false;
+                size_t n = strlen(pol->env_pass[i]);
+
+                for (char *const *e = opts->host_env; e && *e && !found; e++)
+                        found = strncmp(*e, pol->env_pass[i], n) == 0 && (*e)[n] == '=';
+                if (found)
+                        continue;
+                r = append(opts->audit, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "env",
+                        .decision = "info",
+                        .rule = "environment.pass",
+                        .reason = "not set on the host, so not set inside",
+                        .subject = pol->env_pass[i],
+                });
+                if (r < 0)
+                        return r;
+        }
+        /* and what it does not: host variables withheld (names only) */
+        for (char *const *e = opts->host_env; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                _cleanup_free_ char *name = NULL;
+                bool passed = false;
+
+                if (!eq || eq == *e)
+                        continue;
+                name = strndup(*e, (size_t) (eq - *e));
+                if (!name)
+                        return -ENOMEM;
+                for (char **a = plan->envp; a && *a && !passed; a++)
+                        passed = strncmp(*a, name, (size_t) (eq - *e)) == 0 && (*a)[eq - *e] == '=';
+                if (passed)
+                        continue;
+                r = append(opts->audit, &(struct glove_audit_event) {
+                        .component = "sandbox",
+                        .event = "env",
+                        .decision = "deny",
+                        .rule = "default",
+                        .reason = "host variable not passed (only named ones are)",
+                        .subject = name,
+                });
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int record_network(const struct plan *plan, struct glove_audit *a) {
+        bool offline = plan->policy->net == GLOVE_NET_OFFLINE;
+
+        return append(a, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "network",
+                .decision = offline ? "deny" : "allow",
+                .rule = "network.mode",
+                .reason = offline ? "offline: own network namespace, no inet sockets"
+                                  : "loopback: own network namespace with only lo; nothing outside reachable",
+                .subject = glove_net_mode_to_string(plan->policy->net),
+        });
+}
+
+int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts) {
+        int r;
+
+        r = record_start(plan, opts);
+        if (r >= 0)
+                r = record_paths(plan, opts->audit);
+        if (r >= 0)
+                r = record_env(plan, opts);
+        if (r >= 0)
+                r = record_network(plan, opts->audit);
+        if (r >= 0)
+                r = glove_audit_sync(opts->audit);
+        return r;
+}
+
+int audit_session_end(const struct glove_sandbox_options *opts, const struct glove_session_result *res) {
+        _cleanup_json_ json_t *extra = NULL;
+        int r;
+
+        extra = json_pack("{s:s,s:i,s:b}", "end_reason", res->reason, "exit_status", res->status, "started",
+                          (int) res->started);
+        if (!extra)
+                return -ENOMEM;
+        if (res->exit_code >= 0 && json_object_set_new(extra, "exit_code", json_integer(res->exit_code)) < 0)
+                return -ENOMEM;
+        if (res->signal > 0 && json_object_set_new(extra, "signal", json_integer(res->signal)) < 0)
+                return -ENOMEM;
+        r = append(opts->audit, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "session_end",
+                .decision = "info",
+                .reason = res->started ? "the command ended" : "the session did not start",
+                .subject = opts->argv && opts->argv[0] ? opts->argv[0] : NULL,
+                .extra = extra,
+        });
+        if (r >= 0)
+                r = glove_audit_sync(opts->audit);
+        return r;
+}
+
+static json_t *moment(const struct timespec *wall, const struct timespec *mono) {
+        char buf[RFC3339_MAX];
+
+        format_rfc3339(wall, buf);
+        return json_pack("{s:s,s:I}", "wall", buf, "mono_ns", (json_int_t) timespec_ns(mono));
+}
+
+int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
+        const struct glove_session_result *res = in->result;
+        char argv_sha[GLOVE_SHA256_HEX_CHARS + 1];
+        _cleanup_json_ json_t *r = NULL;
+        size_t argc = 0;
+
+        for (char *const *p = in->argv; p && *p; p++)
+                argc++;
+        argv_digest(in->argv, argv_sha);
+        r = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:I,s:s,s:I,s:s*,s:s*,s:s,s:i,s:b}", "kind", "session", "command",
+                      in->command, "run", in->run_id, "glove_version", in->glove_version, "start",
+                      moment(&res->start_wall, &res->start_mono), "end", moment(&res->end_wall, &res->end_mono),
+                      "duration_ns", (json_int_t) (timespec_ns(&res->end_mono) - timespec_ns(&res->start_mono)),
+                      "argv_sha256", argv_sha, "argc", (json_int_t) argc, "policy_sha256", in->policy_sha256,
+                      "policy_source", in->policy_source, "reason", res->reason, "exit_status", res->status,
+                      "started", (int) res->started);
+        if (!r)
+                return -ENOMEM;
+        if (res->exit_code >= 0 && json_object_set_new(r, "exit_code", json_integer(res->exit_code)) < 0)
+                return -ENOMEM;
+        if (res->signal > 0 && json_object_set_new(r, "signal", json_integer(res->signal)) < 0)
+                return -ENOMEM;
+        /* What was enforced; only for a session that started (a refused
+         * one had nothing in effect). */
+        if (res->started) {
+                json_t *m = json_pack(
+                        "{s:[s,s,s,s,s,s,s],s:s,s:i,s:b,s:s,s:s,s:{s:b,s:I,s:I},s:s}", "namespaces", "user", "mount",
+                        "pid", "ipc", "uts", "net", "cgroup", "seccomp", "filter", "landlock_abi", res->landlock_abi,
+                        "no_new_privs", 1, "capabilities", "none", "network", glove_net_mode_to_string(in->net),
+                        "identity", "root_mode", (int) res->root_mode, "host_uid", (json_int_t) res->host_uid,
+                        "host_gid", (json_int_t) res->host_gid, "resources", "none");
+                if (!m || json_object_set_new(r, "mechanisms", m) < 0)
+                        return -ENOMEM;
+                /* no limits are enforced yet (the resources issue adds them):
+                 * an empty object says so rather than leaving it out */
+                if (json_object_set_new(r, "limits", json_object()) < 0)
+                        return -ENOMEM;
+        }
+        if (res->have_rusage) {
+                json_t *u = json_pack("{s:I,s:I,s:I}", "user_cpu_us", (json_int_t) res->utime_us, "system_cpu_us",
+                                      (json_int_t) res->stime_us, "max_rss_kib", (json_int_t) res->maxrss_kib);
+                if (!u || json_object_set_new(r, "resources", u) < 0)
+                        return -ENOMEM;
+        }
+        if (in->audit) {
+                json_t *a = json_pack("{s:s,s:I}", "path", glove_audit_path(in->audit), "records",
+                                      (json_int_t) glove_audit_count(in->audit));
+                if (!a || json_object_set_new(r, "audit", a) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(r);
+        return 0;
+}
