@@ -161,9 +161,18 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
  * EIO...) if the record could not be written whole; then nothing of it
  * stays in the file. */
 int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e);
-/* fdatasync: a decision that must be durable before its effect (the
- * session start) waits for this. */
+/* fdatasync: a decision that must be durable before its effect waits for
+ * this. */
 int glove_audit_sync(struct glove_audit *a);
+/* Many decisions that take effect together (a sandbox's setup): between
+ * begin and commit, appends are built and kept in memory (at most
+ * GLOVE_AUDIT_BATCH_MAX bytes, else -E2BIG); commit writes them all in one
+ * locked write (the caller syncs before their effect). On failure nothing
+ * of the batch stays in the file and the count does not move. */
+#define GLOVE_AUDIT_BATCH_MAX ((size_t) 16 << 20)
+void glove_audit_batch_begin(struct glove_audit *a);
+int glove_audit_batch_commit(struct glove_audit *a);
+void glove_audit_batch_abort(struct glove_audit *a); /* drops the batch, writes nothing */
 uint64_t glove_audit_count(const struct glove_audit *a);
 const char *glove_audit_path(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);

@@ -36,6 +36,12 @@ int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_l
  * *ret is a NUL-terminated malloc'd string owned by the caller. */
 int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len);
 
+/* A JSON string of |len| bytes at |s| that need not be UTF-8 (names from
+ * the host: paths, variable names): each byte that is not part of a valid
+ * UTF-8 sequence becomes U+FFFD. |s| holds no NUL byte. Returns a
+ * new reference, NULL when out of memory. */
+json_t *glove_json_string_lossy(const char *s, size_t len);
+
 /* jansson >= 2.11 has its own json_decrefp() under GCC and clang; ours
  * carries the project's prefix so the two never collide. */
 static inline void glove_json_decrefp(json_t **p) {

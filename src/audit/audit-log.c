@@ -22,7 +22,11 @@ struct glove_audit {
         char run_id[GLOVE_RUN_ID_CHARS + 1];
         bool raw_values;
         size_t raw_max;
-        uint64_t seq;
+        uint64_t seq;       /* records written */
+        bool batching;
+        char *batch;        /* records built since batch_begin, whole lines */
+        size_t batch_len;
+        uint64_t batch_n;
 };
 
 int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen) {
@@ -80,6 +84,7 @@ void glove_audit_close(struct glove_audit *a) {
                 return;
         safe_close(a->fd);
         free(a->path);
+        free(a->batch);
         free(a);
 }
 
@@ -103,58 +108,8 @@ static size_t utf8_cut(const char *s, size_t len, size_t max) {
         return n;
 }
 
-static bool valid_utf8(const char *s, size_t n) {
-        json_t *t = json_stringn(s, n); /* jansson's own check: overlongs, surrogates */
-        bool ok = t != NULL;
-
-        json_decref(t);
-        return ok;
-}
-
-/* Names come from the host (paths, variable names, argv[0]) and need not
- * be UTF-8; JSON strings must be. Invalid bytes become U+FFFD. */
-static json_t *string_lossy(const char *v) {
-        _cleanup_free_ char *buf = NULL;
-        size_t n = strlen(v), w = 0;
-        json_t *s = json_string(v);
-
-        if (s)
-                return s;
-        buf = malloc(3 * n + 1);
-        if (!buf)
-                return NULL;
-        for (size_t i = 0; i < n;) {
-                size_t k = 1;
-                unsigned char c = (unsigned char) v[i];
-
-                /* the length of a valid sequence starting here, or 0 */
-                if (c < 0x80)
-                        k = 1;
-                else if (c >= 0xC2 && c <= 0xDF)
-                        k = 2;
-                else if (c >= 0xE0 && c <= 0xEF)
-                        k = 3;
-                else if (c >= 0xF0 && c <= 0xF4)
-                        k = 4;
-                else
-                        k = 0;
-                if (k > 1 && (i + k > n || !valid_utf8(v + i, k)))
-                        k = 0;
-                if (k == 0) {
-                        memcpy(buf + w, "\xEF\xBF\xBD", 3);
-                        w += 3;
-                        i++;
-                } else {
-                        memcpy(buf + w, v + i, k);
-                        w += k;
-                        i += k;
-                }
-        }
-        return json_stringn(buf, w);
-}
-
 static int set_str(json_t *o, const char *k, const char *v) {
-        return v ? json_object_set_new(o, k, string_lossy(v)) : 0;
+        return v ? json_object_set_new(o, k, glove_json_string_lossy(v, strlen(v))) : 0;
 }
 
 static int add_value(const struct glove_audit *a, json_t *rec, const json_t *value) {
@@ -241,19 +196,36 @@ unlock:
         return r;
 }
 
+static int batch_add(struct glove_audit *a, const char *line, size_t len) {
+        char *n;
+
+        if (a->batch_len + len > GLOVE_AUDIT_BATCH_MAX)
+                return -E2BIG;
+        n = realloc(a->batch, a->batch_len + len);
+        if (!n)
+                return -ENOMEM;
+        memcpy(n + a->batch_len, line, len);
+        a->batch = n;
+        a->batch_len += len;
+        a->batch_n++;
+        return 0;
+}
+
 int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e) {
         _cleanup_json_ json_t *rec = NULL;
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r;
 
-        r = build(a, e, a->seq + 1, &rec);
+        r = build(a, e, a->seq + a->batch_n + 1, &rec);
         if (r < 0)
                 return r;
         r = glove_json_canonical(rec, &text, &len);
         if (r < 0)
                 return r;
         text[len] = '\n'; /* replaces the terminating NUL; written by length */
+        if (a->batching)
+                return batch_add(a, text, len + 1);
         r = write_locked(a->fd, text, len + 1);
         if (r < 0)
                 return r;
@@ -263,4 +235,32 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
 
 int glove_audit_sync(struct glove_audit *a) {
         return fdatasync(a->fd) < 0 ? negative_errno() : 0;
+}
+
+void glove_audit_batch_begin(struct glove_audit *a) {
+        a->batching = true;
+}
+
+void glove_audit_batch_abort(struct glove_audit *a) {
+        a->batching = false;
+        free(a->batch);
+        a->batch = NULL;
+        a->batch_len = 0;
+        a->batch_n = 0;
+}
+
+int glove_audit_batch_commit(struct glove_audit *a) {
+        uint64_t n = a->batch_n;
+        int r = 0;
+
+        if (n > 0)
+                r = write_locked(a->fd, a->batch, a->batch_len);
+        glove_audit_batch_abort(a);
+        if (r < 0)
+                return r;
+        a->seq += n;
+        /* start writing back now: the caller's glove_audit_sync() comes
+         * after other work and then waits less */
+        (void) sync_file_range(a->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        return 0;
 }

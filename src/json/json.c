@@ -168,3 +168,52 @@ int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len) {
         *ret = s;
         return 0;
 }
+
+static bool valid_utf8(const char *s, size_t n) {
+        json_t *t = json_stringn(s, n); /* jansson's own check: overlongs, surrogates */
+        bool ok = t != NULL;
+
+        json_decref(t);
+        return ok;
+}
+
+json_t *glove_json_string_lossy(const char *v, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        size_t w = 0;
+        json_t *s = json_stringn(v, n);
+
+        if (s)
+                return s;
+        buf = malloc(3 * n + 1);
+        if (!buf)
+                return NULL;
+        for (size_t i = 0; i < n;) {
+                size_t k = 1;
+                unsigned char c = (unsigned char) v[i];
+
+                /* the length of a valid sequence starting here, or 0 */
+                if (c < 0x80)
+                        k = 1;
+                else if (c >= 0xC2 && c <= 0xDF)
+                        k = 2;
+                else if (c >= 0xE0 && c <= 0xEF)
+                        k = 3;
+                else if (c >= 0xF0 && c <= 0xF4)
+                        k = 4;
+                else
+                        k = 0;
+                if (k > 1 && (i + k > n || !valid_utf8(v + i, k)))
+                        k = 0;
+                if (k == 0) {
+                        memcpy(buf + w, "\xEF\xBF\xBD", 3);
+                        w += 3;
+                        i++;
+                } else {
+                        memcpy(buf + w, v + i, k);
+                        w += k;
+                        i += k;
+                }
+        }
+        return json_stringn(buf, w);
+}
+

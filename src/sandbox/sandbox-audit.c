@@ -232,28 +232,35 @@ static int record_env(const struct plan *plan, const struct glove_sandbox_option
                 if (r < 0)
                         return r;
         }
-        /* and what it does not: host variables withheld (names only) */
-        for (char *const *e = opts->host_env; e && *e; e++) {
-                const char *eq = strchr(*e, '=');
-                _cleanup_free_ char *name = NULL;
-                bool passed = false;
+        /* and what it does not: the host variables withheld, by name, in
+         * one record (one decision: everything not named is withheld) */
+        {
+                _cleanup_json_ json_t *names = json_array(), *extra = NULL;
 
-                if (!eq || eq == *e)
-                        continue;
-                name = strndup(*e, (size_t) (eq - *e));
-                if (!name)
+                if (!names)
                         return -ENOMEM;
-                for (char **a = plan->envp; a && *a && !passed; a++)
-                        passed = strncmp(*a, name, (size_t) (eq - *e)) == 0 && (*a)[eq - *e] == '=';
-                if (passed)
-                        continue;
+                for (char *const *e = opts->host_env; e && *e; e++) {
+                        const char *eq = strchr(*e, '=');
+                        size_t n = eq ? (size_t) (eq - *e) : 0;
+                        bool passed = false;
+
+                        if (n == 0)
+                                continue;
+                        for (char **a = plan->envp; a && *a && !passed; a++)
+                                passed = strncmp(*a, *e, n) == 0 && (*a)[n] == '=';
+                        if (!passed && json_array_append_new(names, glove_json_string_lossy(*e, n)) < 0)
+                                return -ENOMEM;
+                }
+                extra = json_pack("{s:O,s:I}", "names", names, "count", (json_int_t) json_array_size(names));
+                if (!extra)
+                        return -ENOMEM;
                 r = append(opts->audit, &(struct glove_audit_event) {
                         .component = "sandbox",
                         .event = "env",
                         .decision = "deny",
                         .rule = "default",
-                        .reason = "host variable not passed (only named ones are)",
-                        .subject = name,
+                        .reason = "host variables not passed (only named ones are)",
+                        .extra = extra,
                 });
                 if (r < 0)
                         return r;
@@ -278,6 +285,8 @@ static int record_network(const struct plan *plan, struct glove_audit *a) {
 int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts) {
         int r;
 
+        /* one write and one sync for all of them: they take effect together */
+        glove_audit_batch_begin(opts->audit);
         r = record_start(plan, opts);
         if (r >= 0)
                 r = record_paths(plan, opts->audit);
@@ -285,9 +294,11 @@ int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_op
                 r = record_env(plan, opts);
         if (r >= 0)
                 r = record_network(plan, opts->audit);
-        if (r >= 0)
-                r = glove_audit_sync(opts->audit);
-        return r;
+        if (r < 0) {
+                glove_audit_batch_abort(opts->audit);
+                return r;
+        }
+        return glove_audit_batch_commit(opts->audit);
 }
 
 int audit_session_end(const struct glove_sandbox_options *opts, const struct glove_session_result *res) {
@@ -310,8 +321,9 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 .subject = opts->argv && opts->argv[0] ? opts->argv[0] : NULL,
                 .extra = extra,
         });
-        if (r >= 0)
-                r = glove_audit_sync(opts->audit);
+        /* Not synced here: the receipt, appended right after and synced,
+         * is what makes the session's end durable; a write error still
+         * shows. */
         return r;
 }
 

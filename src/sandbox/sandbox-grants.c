@@ -170,8 +170,8 @@ static void unescape_mountinfo(char *s) {
  * reached through: the mount's root within the file system (mountinfo's
  * fourth field) joined with the path below the mount point. Two objects on
  * one device are nested iff these paths are; bind mounts of subdirectories
- * cannot hide that. */
-static int fs_path_of_fd(int fd, char **ret) {
+ * cannot hide that. /proc/self/mountinfo is read once per plan. */
+static int fs_path_of_fd(struct plan *plan, int fd, char **ret) {
         char link[64], path[PATH_MAX], *line = NULL;
         _cleanup_free_ char *result = NULL;
         unsigned long long mnt_id = 0;
@@ -192,24 +192,32 @@ static int fs_path_of_fd(int fd, char **ret) {
                         have_id = errno == 0 && end != line + 7;
                 }
         fclose(f);
+        free(line);
         (void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         n = readlink(link, path, sizeof(path) - 1);
-        if (!have_id || n <= 0 || path[0] != '/') {
-                free(line);
+        if (!have_id || n <= 0 || path[0] != '/')
                 return -ENOENT;
-        }
         path[n] = 0;
 
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f) {
-                free(line);
-                return negative_errno();
+        if (!plan->mountinfo) {
+                f = fopen("/proc/self/mountinfo", "re");
+                if (!f)
+                        return negative_errno();
+                n = getdelim(&plan->mountinfo, &cap, 0, f); /* the whole file: it holds no NUL */
+                fclose(f);
+                if (n <= 0)
+                        return -EIO;
         }
-        while (!result && getline(&line, &cap, f) > 0) {
-                char *fields[5], *p = line, *end;
+        for (char *l = plan->mountinfo; !result && l && *l;) {
+                char *next = strchr(l, '\n'), *fields[5], *p, *end;
+                _cleanup_free_ char *copy = next ? strndup(l, (size_t) (next - l)) : strdup(l);
                 unsigned long long id;
                 size_t k;
 
+                l = next ? next + 1 : NULL;
+                if (!copy)
+                        return -ENOMEM;
+                p = copy;
                 for (k = 0; k < 5; k++) {
                         fields[k] = strsep(&p, " ");
                         if (!fields[k])
@@ -231,11 +239,20 @@ static int fs_path_of_fd(int fd, char **ret) {
                 if (!result)
                         break;
         }
-        fclose(f);
-        free(line);
         if (!result)
                 return -ENOENT;
         *ret = TAKE_PTR(result);
+        return 0;
+}
+
+/* The same for a grant, computed once. */
+static int grant_fs_path(struct plan *plan, struct grant *gr, const char **ret) {
+        if (!gr->fs_path) {
+                int r = fs_path_of_fd(plan, gr->fd, &gr->fs_path);
+                if (r < 0)
+                        return r;
+        }
+        *ret = gr->fs_path;
         return 0;
 }
 
@@ -280,7 +297,7 @@ static int open_parent(const char *path) {
 
 /* |o->path| (and every other name of it) must not lie inside a grant that
  * counts, and, for a directory, no such grant may lie inside it. */
-static int check_outside(const struct plan *plan, const struct outside *o) {
+static int check_outside(struct plan *plan, const struct outside *o) {
         _cleanup_close_ int fd = -EBADF, dir = -EBADF;
         _cleanup_free_ char *fs_path = NULL;
         const struct grant *gr;
@@ -334,19 +351,19 @@ static int check_outside(const struct plan *plan, const struct outside *o) {
          * mount of a grant's subdirectory, the object's mount parent is not
          * the grant. Compare paths inside the file system as well. */
         for (size_t i = 0; i < plan->n_grants; i++) {
-                _cleanup_free_ char *grant_path = NULL;
+                const char *grant_path;
                 int r;
 
                 gr = &plan->grants[i];
                 if (!grant_counts(gr, o->writable_only) || gr->dev != st.st_dev)
                         continue;
                 if (!fs_path) {
-                        r = fs_path_of_fd(fd, &fs_path);
+                        r = fs_path_of_fd(plan, fd, &fs_path);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot locate %s %s in its file system: %m", o->what,
                                                        o->path);
                 }
-                r = fs_path_of_fd(gr->fd, &grant_path);
+                r = grant_fs_path(plan, &plan->grants[i], &grant_path);
                 if (r < 0)
                         return log_error_errno(r, "Cannot locate grant %s in its file system: %m", gr->g->path);
                 if (path_startswith(fs_path, grant_path))
@@ -525,7 +542,9 @@ void plan_done(struct plan *plan) {
         for (size_t i = 0; i < plan->n_grants; i++) {
                 safe_close(plan->grants[i].fd);
                 safe_close(plan->grants[i].tree_fd);
+                free(plan->grants[i].fs_path);
         }
+        free(plan->mountinfo);
         free(plan->grants);
         for (size_t i = 0; i < plan->n_syms; i++) {
                 free(plan->syms[i].path);

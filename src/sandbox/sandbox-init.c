@@ -208,6 +208,16 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
 
         wipe_host_memory();
 
+        /* The supervisor syncs the run's audit records while we built the
+         * root; the agent exists only once they are on disk. */
+        {
+                struct sync_msg m;
+
+                r = sync_recv(sync_fd, &m, NULL, 0, NULL);
+                if (r < 0 || m.type != MSG_RELEASE)
+                        sync_fail(sync_fd, STAGE_SYNC, r < 0 ? -r : EBADMSG, "waiting for the supervisor's release");
+        }
+
         agent = fork();
         if (agent < 0)
                 sync_fail(sync_fd, STAGE_FORK, errno, "fork the agent");

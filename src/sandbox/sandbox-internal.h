@@ -53,6 +53,7 @@ enum msg_type {
         MSG_EXEC_FAILED,    /* agent -> supervisor */
         MSG_AGENT_EXITED,   /* init -> supervisor */
         MSG_PLACEHOLDERS,   /* supervisor -> init: placeholders made (error 0) or not */
+        MSG_RELEASE,        /* supervisor -> init: the run's audit records are durable; start the agent */
 };
 
 struct sync_msg {
@@ -73,6 +74,7 @@ struct grant {
         ino_t ino;
         mode_t type;        /* S_IFDIR or S_IFREG (tmpfs: S_IFDIR) */
         int tree_fd;        /* root mode: detached tree cloned by the supervisor */
+        char *fs_path;      /* its path inside its file system, once asked for */
 };
 
 struct sym {
@@ -133,6 +135,7 @@ struct plan {
         gid_t gid_inside, host_gid;
         bool stdin_tty;
         int landlock_abi;
+        char *mountinfo;            /* /proc/self/mountinfo, read once while planning */
 };
 
 /* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */

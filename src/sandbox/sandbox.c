@@ -370,6 +370,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_resu
                         case MSG_GO:
                         case MSG_TREES:
                         case MSG_PLACEHOLDERS:
+                        case MSG_RELEASE:
                         default:
                                 log_error("Unexpected message %u from the sandbox", m.type);
                                 setup_failed = true;
@@ -484,8 +485,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 log_error_errno(negative_errno(), "Failed to drop supplementary groups: %m");
                 goto out;
         }
-        /* Every decision is on disk before the sandbox exists: a session
-         * whose record cannot be written does not start. */
+        /* Every decision is written before the sandbox exists (and synced
+         * before the agent does): a session whose record cannot be written
+         * does not start. */
         if (opts->audit) {
                 r = audit_setup_decisions(&plan, opts);
                 if (r < 0) {
@@ -569,6 +571,23 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         }
         for (size_t i = 0; i < plan.n_grants; i++)
                 plan.grants[i].tree_fd = safe_close(plan.grants[i].tree_fd);
+        /* The decisions were written before the clone (a full disk stops
+         * the run there); making them durable overlaps with init building
+         * the root, and init starts the agent only on our word. */
+        if (r >= 0 && opts->audit) {
+                r = glove_audit_sync(opts->audit);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot sync the audit log %s: %m; the session does not start",
+                                        glove_audit_path(opts->audit));
+                        res.reason = "audit_failed";
+                }
+        }
+        if (r >= 0) {
+                /* Init may have failed its setup and gone already: then
+                 * this send fails, and supervise() reads why. */
+                struct sync_msg m = { .type = MSG_RELEASE };
+                (void) sync_send(pair[0], &m, NULL, 0);
+        }
         if (r < 0) {
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);

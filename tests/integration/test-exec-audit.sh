@@ -73,11 +73,10 @@ for id in $IDS; do
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"subject\"] == \"$ws/.git/hooks\" and r[\"decision\"] == \"deny\"")" = 1 ] &&
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"network\" and r[\"decision\"] == \"deny\"")" = 1 ]'
     check "$id: an environment value is recorded as the SHA-256 of its canonical form, never in the clear" \
-        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"subject\"] == \"GLOVE_SECRET\" and r[\"value_sha256\"] == \"$(sha256 "\"hunter2-value\"")\" and \"value\" not in r")" = 1 ] &&
+        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r.get(\"subject\") == \"GLOVE_SECRET\" and r[\"value_sha256\"] == \"$(sha256 "\"hunter2-value\"")\" and \"value\" not in r")" = 1 ] &&
               ! grep -q hunter2 "$state/audit.jsonl"'
-    check "$id: withheld host variables are recorded by name" \
-        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"deny\" and r[\"subject\"] == \"HOME\"")" = 0 ] &&
-              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"deny\"")" -ge 1 ]'
+    check "$id: withheld host variables are recorded by name, in one record, and only those" \
+        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"deny\" and \"XDG_RUNTIME_DIR\" in r[\"names\"] and \"HOME\" not in r[\"names\"] and r[\"count\"] == len(r[\"names\"])")" = 1 ]'
     check "$id: the journal verifies" verify_ok "$id"
 
     # --- raw values, when asked for ---
