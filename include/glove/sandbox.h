@@ -69,6 +69,7 @@ struct glove_receipt_input {
         enum glove_net_mode net;
         const struct glove_session_result *result;
         struct glove_audit *audit;   /* may be NULL */
+        const char *error;           /* why the run failed, as glove reported it; NULL when it did not */
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

@@ -7,6 +7,7 @@
 #include "log.h"
 
 static enum log_level max_level = LOG_LEVEL_INFO;
+static char first_error[512];
 
 void log_set_max_level(enum log_level level) {
         max_level = level;
@@ -19,7 +20,7 @@ enum log_level log_get_max_level(void) {
 int log_internal(enum log_level level, int error, const char *format, ...) {
         int e = error < 0 ? -error : error;
 
-        if (level <= max_level) {
+        if (level <= max_level || (level == LOG_LEVEL_ERROR && !first_error[0])) {
                 char buf[2048];
                 va_list ap;
                 int saved = errno;
@@ -30,9 +31,24 @@ int log_internal(enum log_level level, int error, const char *format, ...) {
                 (void) vsnprintf(buf, sizeof(buf), format, ap);
                 va_end(ap);
                 errno = saved;
-                (void) fprintf(stderr, "glove: %s%s\n", level == LOG_LEVEL_WARNING ? "warning: " : "", buf);
+                if (level == LOG_LEVEL_ERROR && !first_error[0]) {
+                        size_t n = strnlen(buf, sizeof(first_error) - 1);
+                        memcpy(first_error, buf, n);
+                        first_error[n] = 0;
+                }
+                if (level <= max_level)
+                        (void) fprintf(stderr, "glove: %s%s\n", level == LOG_LEVEL_WARNING ? "warning: " : "",
+                                       buf);
         }
         return e > 0 ? -e : -EIO;
+}
+
+const char *log_first_error(void) {
+        return first_error[0] ? first_error : NULL;
+}
+
+void log_forget_errors(void) {
+        first_error[0] = 0;
 }
 
 const char *errno_name(int error) {

@@ -495,6 +495,7 @@ int cli_exec(int argc, char **argv) {
                 return GLOVE_EXIT_FAILED;
         glove_sha256_hex(policy_text, strlen(policy_text), policy_sha);
 
+        log_forget_errors(); /* only what goes wrong from here is the run's */
         {
                 const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path,
                                                 audit_dir, NULL };
@@ -519,6 +520,8 @@ int cli_exec(int argc, char **argv) {
                 .net = policy->net,
                 .result = &res,
                 .audit = audit,
+                .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL
+                                                                                          : log_first_error(),
         }, receipt_fd, receipt_file, receipt_file_fd);
         if (r < 0) {
                 if (res.started)

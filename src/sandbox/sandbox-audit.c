@@ -10,6 +10,7 @@
 
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "log.h"
 #include "macro.h"
 #include "sandbox-internal.h"
 #include "time-util.h"
@@ -313,6 +314,10 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 return -ENOMEM;
         if (res->signal > 0 && json_object_set_new(extra, "signal", json_integer(res->signal)) < 0)
                 return -ENOMEM;
+        if (strcmp(res->reason, "exit") != 0 && strcmp(res->reason, "signal") != 0 && log_first_error() &&
+            json_object_set_new(extra, "error", glove_json_string_lossy(log_first_error(), strlen(log_first_error()))) <
+                    0)
+                return -ENOMEM;
         r = append(opts->audit, &(struct glove_audit_event) {
                 .component = "sandbox",
                 .event = "session_end",
@@ -355,6 +360,9 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         if (res->exit_code >= 0 && json_object_set_new(r, "exit_code", json_integer(res->exit_code)) < 0)
                 return -ENOMEM;
         if (res->signal > 0 && json_object_set_new(r, "signal", json_integer(res->signal)) < 0)
+                return -ENOMEM;
+        /* why a run failed, in the words glove printed first */
+        if (in->error && json_object_set_new(r, "error", glove_json_string_lossy(in->error, strlen(in->error))) < 0)
                 return -ENOMEM;
         /* What was enforced; only for a session that started (a refused
          * one had nothing in effect). */

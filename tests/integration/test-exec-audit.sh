@@ -96,9 +96,20 @@ for id in $IDS; do
     before=$(receipts "$id")
     run "$id" "$ws" --ro /nonexistent-glove-path -- true
     r=$(last_receipt "$id")
-    check "$id: a refused grant still leaves a receipt: setup_failed, not started, no mechanisms" \
+    check "$id: a refused grant still leaves a receipt: setup_failed, not started, no mechanisms, the reason" \
         eval 'rc_is 125 && [ "$(receipts "$id")" = $((before + 1)) ] && [ "$(field "$r" reason)" = setup_failed ] &&
-              [ "$(field "$r" started)" = false ] && [ "$(field "$r" mechanisms)" = null ]'
+              [ "$(field "$r" started)" = false ] && [ "$(field "$r" mechanisms)" = null ] &&
+              [ "$(field "$r" error)" = "Cannot grant /nonexistent-glove-path (--ro): No such file or directory" ]'
+    run "$id" "$ws" -- glove-no-such-command
+    r=$(last_receipt "$id")
+    run_id=$(field "$r" run)
+    check "$id: a command that is not found is reason exec_failed, status 127, with the reason, in the receipt and the log" \
+        eval 'rc_is 127 && [ "$(field "$r" reason)" = exec_failed ] && [ "$(field "$r" exit_status)" = 127 ] &&
+              [ "$(field "$r" exit_code)" = null ] && case "$(field "$r" error)" in *glove-no-such-command*) true ;; *) false ;; esac &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_end\" and r[\"end_reason\"] == \"exec_failed\" and \"glove-no-such-command\" in r[\"error\"]")" = 1 ]'
+    run "$id" "$ws" -- true
+    r=$(last_receipt "$id")
+    check "$id: a run that went well has no error member" eval '[ "$(field "$r" error)" = null ]'
 
     # --- the caller's copy ---
     (cd "$ws" && as "$id" "$GLOVE" exec --receipt-fd 3 -- true 3>"$T/receipt-fd.$id") </dev/null >/dev/null 2>&1
