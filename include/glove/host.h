@@ -39,6 +39,13 @@ void glove_dirs_done(struct glove_dirs *d);
  * looser mode. */
 int glove_dir_open_checked(const char *path, char *err, size_t errlen);
 
+/* <config>/policy.json (|path| names it in messages), opened relative to
+ * the checked |config_fd|: it must be a regular file, not a symlink, ours,
+ * writable by nobody else; its content is the user's. Returns 1 when it is
+ * there and acceptable, 0 when there is none, -errno with the reason and
+ * the fix in |err|. */
+int glove_starter_policy_check(int config_fd, const char *path, char *err, size_t errlen);
+
 struct glove_setup_options {
         bool rotate_key;
         FILE *out;  /* what was created, kept or changed, one line each */

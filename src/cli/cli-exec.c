@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -223,7 +222,7 @@ static int starter_policy(const struct glove_dirs *dirs, bool dry_run, char **re
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *path = NULL;
         char err[1024] = "";
-        struct stat st;
+        int r;
 
         fd = glove_dir_open_checked(dirs->config, err, sizeof(err));
         if (fd == -ENOENT && dry_run) {
@@ -239,16 +238,14 @@ static int starter_policy(const struct glove_dirs *dirs, bool dry_run, char **re
         path = path_join(dirs->config, GLOVE_POLICY_FILE_NAME);
         if (!path)
                 return log_error_errno(-ENOMEM, "Out of memory");
-        if (fstatat(fd, GLOVE_POLICY_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return log_error_errno(negative_errno(),
-                                       "Cannot use the starter policy %s: %m; run 'glove setup' to recreate it, or "
-                                       "give --policy FILE",
+        r = glove_starter_policy_check(fd, path, err, sizeof(err));
+        if (r == 0)
+                return log_error_errno(-ENOENT,
+                                       "There is no starter policy %s: run 'glove setup' to recreate it, or give "
+                                       "--policy FILE",
                                        path);
-        if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0022))
-                return log_error_errno(-EPERM,
-                                       "Refusing the starter policy %s: it must be a regular file owned by you and "
-                                       "writable by no one else (fix with chmod 600 %s)",
-                                       path, path);
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
         *ret = TAKE_PTR(path);
         return 0;
 }

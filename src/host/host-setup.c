@@ -211,10 +211,7 @@ static int home_must_exist(const char *path, char *err, size_t errlen) {
                        path, home);
 }
 
-/* An existing policy.json must be a regular file of ours that nobody else
- * can write; its content is the user's and stays as it is. Returns 1 when
- * it is there and acceptable, 0 when there is none. */
-static int policy_check(int config_fd, const char *path, char *err, size_t errlen) {
+int glove_starter_policy_check(int config_fd, const char *path, char *err, size_t errlen) {
         struct stat st;
         mode_t mode;
         int r;
@@ -408,7 +405,7 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
                 had_key = r >= 0;
         }
         if (config_fd >= 0) {
-                r = policy_check(config_fd, policy_path, err, errlen);
+                r = glove_starter_policy_check(config_fd, policy_path, err, errlen);
                 if (r < 0)
                         return r;
         }
@@ -448,7 +445,7 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
                 }
         }
 
-        r = policy_check(config_fd, policy_path, err, errlen);
+        r = glove_starter_policy_check(config_fd, policy_path, err, errlen);
         if (r < 0)
                 return r;
         have_policy = r > 0;
@@ -458,7 +455,7 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
                         return r;
                 if (r == 0) {
                         /* another setup won the race: its file gets the usual checks */
-                        r = policy_check(config_fd, policy_path, err, errlen);
+                        r = glove_starter_policy_check(config_fd, policy_path, err, errlen);
                         if (r < 0)
                                 return r;
                         have_policy = true;

@@ -92,6 +92,17 @@ static int record_start(const struct plan *plan, const struct glove_sandbox_opti
         });
 }
 
+static int protected_path(struct glove_audit *a, const char *path, const char *reason) {
+        return append(a, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "path",
+                .decision = "deny",
+                .rule = "protect",
+                .reason = reason,
+                .subject = path,
+        });
+}
+
 static int record_paths(const struct plan *plan, struct glove_audit *a) {
         int r;
 
@@ -135,42 +146,23 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < plan->n_prot; i++) {
-                if (!plan->prot[i].readonly)
-                        continue; /* an ancestor pinned in place, not a decision of its own */
-                r = append(a, &(struct glove_audit_event) {
-                        .component = "sandbox",
-                        .event = "path",
-                        .decision = "deny",
-                        .rule = "protect",
-                        .reason = "protected: read-only inside a writable grant",
-                        .subject = plan->prot[i].path,
-                });
-                if (r < 0)
-                        return r;
-        }
+        for (size_t i = 0; i < plan->n_prot; i++)
+                /* ancestors pinned in place are not decisions of their own */
+                if (plan->prot[i].readonly) {
+                        r = protected_path(a, plan->prot[i].path, "protected: read-only inside a writable grant");
+                        if (r < 0)
+                                return r;
+                }
         for (size_t i = 0; i < plan->n_placeholders; i++) {
-                r = append(a, &(struct glove_audit_event) {
-                        .component = "sandbox",
-                        .event = "path",
-                        .decision = "deny",
-                        .rule = "protect",
-                        .reason = "protected and absent: covered by a read-only empty directory for the run",
-                        .subject = plan->placeholders[i].path,
-                });
+                r = protected_path(a, plan->placeholders[i].path,
+                                   "protected and absent: covered by a read-only empty directory for the run");
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < plan->n_missing; i++) {
-                r = append(a, &(struct glove_audit_event) {
-                        .component = "sandbox",
-                        .event = "path",
-                        .decision = "deny",
-                        .rule = "protect",
-                        .reason = "protected and absent: if the agent creates it, it is reported (git control "
-                                  "files are moved aside) after the run",
-                        .subject = plan->missing[i].path,
-                });
+                r = protected_path(a, plan->missing[i].path,
+                                   "protected and absent: if the agent creates it, it is reported (git control "
+                                   "files are moved aside) after the run");
                 if (r < 0)
                         return r;
         }

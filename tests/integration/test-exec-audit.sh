@@ -154,6 +154,17 @@ for id in $IDS; do
     RC=$? ERR=$out
     check "$id: without glove setup, exec refuses and says to run it" refused "run 'glove setup'" "$mk"
 
+    # --- the starter policy must be the user's alone ---
+    cfg=$(config_of "$id")
+    chmod 0666 "$cfg/policy.json"
+    run "$id" "$ws" -- touch "$mk"
+    check "$id: a starter policy others may write is refused" refused "chmod 600" "$mk"
+    chmod 0600 "$cfg/policy.json"
+    mv "$cfg/policy.json" "$cfg/policy.json.away"
+    run "$id" "$ws" -- touch "$mk"
+    check "$id: a missing starter policy is refused, naming the fix" refused "run 'glove setup' to recreate it" "$mk"
+    mv "$cfg/policy.json.away" "$cfg/policy.json"
+
     # --- damage, found by glove audit verify ---
     j=$(journal_of "$id")
     lines=$(wc -l <"$j")
