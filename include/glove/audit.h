@@ -154,7 +154,10 @@ struct glove_audit_event {
 };
 
 /* Opens the log for one session: O_APPEND|O_CLOEXEC|O_NOFOLLOW, a regular
- * file owned by the caller with no group/other write bits. */
+ * file owned by the caller with no group/other write bits. A log that does
+ * not exist yet is created (0600) by the first write, so that a caller can
+ * check where it lies before anything is made there; its directory must
+ * exist now. */
 int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen);
 /* Appends one record (ts, seq within this run, run, and the event's
  * fields) under an exclusive lock, as one write. Returns -errno (ENOSPC,

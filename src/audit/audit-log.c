@@ -29,40 +29,69 @@ struct glove_audit {
         uint64_t batch_n;
 };
 
-int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen) {
+/* Opens the log (creating it 0600 when |create|) and checks it. */
+static int open_checked(const char *path, bool create, int *ret_fd, char *err, size_t errlen) {
         _cleanup_close_ int fd = -EBADF;
-        struct glove_audit *a;
         struct stat st;
 
-        if (!opts->path || opts->path[0] != '/' || !opts->run_id ||
-            strlen(opts->run_id) != GLOVE_RUN_ID_CHARS)
-                return -EINVAL;
-        fd = open(opts->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
         if (fd < 0) {
                 int r = negative_errno();
-                (void) snprintf(err, errlen, "cannot open the audit log %s: %s%s", opts->path, strerror(-r),
-                                r == -ELOOP ? " (it is a symlink; Glove writes only to a real file)"
-                                : r == -ENOENT ? " (its directory does not exist; run 'glove setup' or create it)"
-                                               : "");
+                if (r != -ENOENT || create)
+                        (void) snprintf(err, errlen, "cannot open the audit log %s: %s%s", path, strerror(-r),
+                                        r == -ELOOP ? " (it is a symlink; Glove writes only to a real file)" : "");
                 return r;
         }
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if (!S_ISREG(st.st_mode)) {
-                (void) snprintf(err, errlen, "the audit log %s is not a regular file", opts->path);
+                (void) snprintf(err, errlen, "the audit log %s is not a regular file", path);
                 return -EINVAL;
         }
         if (st.st_uid != getuid()) {
-                (void) snprintf(err, errlen, "the audit log %s is owned by uid %ju, not by you (uid %ju)", opts->path,
+                (void) snprintf(err, errlen, "the audit log %s is owned by uid %ju, not by you (uid %ju)", path,
                                 (uintmax_t) st.st_uid, (uintmax_t) getuid());
                 return -EPERM;
         }
         if (st.st_mode & 0022) {
-                (void) snprintf(err, errlen,
-                                "the audit log %s is writable by others (mode %04o); fix with chmod 600 %s",
-                                opts->path, (unsigned) (st.st_mode & 07777), opts->path);
+                (void) snprintf(err, errlen, "the audit log %s is writable by others (mode %04o); fix with chmod 600 %s",
+                                path, (unsigned) (st.st_mode & 07777), path);
                 return -EPERM;
         }
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit **ret, char *err, size_t errlen) {
+        _cleanup_close_ int fd = -EBADF;
+        struct glove_audit *a;
+        int r;
+
+        if (!opts->path || opts->path[0] != '/' || !opts->run_id ||
+            strlen(opts->run_id) != GLOVE_RUN_ID_CHARS)
+                return -EINVAL;
+        /* An existing log is checked now; a missing one is created by the
+         * first write, after the caller has checked where it lies (it may
+         * turn out to be inside a grant, and then must not be made). */
+        r = open_checked(opts->path, false, &fd, err, errlen);
+        if (r == -ENOENT) {
+                const char *slash = strrchr(opts->path, '/');
+                _cleanup_free_ char *dir = slash == opts->path ? strdup("/")
+                                                               : strndup(opts->path, (size_t) (slash - opts->path));
+                struct stat st;
+
+                if (!dir)
+                        return -ENOMEM;
+                if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        r = stat(dir, &st) < 0 ? negative_errno() : -ENOTDIR;
+                        (void) snprintf(err, errlen,
+                                        "cannot use the audit log %s: its directory %s %s (run 'glove setup', or "
+                                        "create it)",
+                                        opts->path, dir, r == -ENOTDIR ? "is not a directory" : "does not exist");
+                        return r;
+                }
+        } else if (r < 0)
+                return r;
         a = calloc(1, sizeof(*a));
         if (!a)
                 return -ENOMEM;
@@ -77,6 +106,15 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
         a->fd = TAKE_FD(fd);
         *ret = a;
         return 0;
+}
+
+/* The log is made by the first write (see glove_audit_open). */
+static int ensure_open(struct glove_audit *a) {
+        char err[512];
+
+        if (a->fd >= 0)
+                return 0;
+        return open_checked(a->path, true, &a->fd, err, sizeof(err));
 }
 
 void glove_audit_close(struct glove_audit *a) {
@@ -226,6 +264,9 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
         text[len] = '\n'; /* replaces the terminating NUL; written by length */
         if (a->batching)
                 return batch_add(a, text, len + 1);
+        r = ensure_open(a);
+        if (r < 0)
+                return r;
         r = write_locked(a->fd, text, len + 1);
         if (r < 0)
                 return r;
@@ -234,6 +275,8 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
 }
 
 int glove_audit_sync(struct glove_audit *a) {
+        if (a->fd < 0)
+                return 0; /* nothing written yet */
         return fdatasync(a->fd) < 0 ? negative_errno() : 0;
 }
 
@@ -253,8 +296,11 @@ int glove_audit_batch_commit(struct glove_audit *a) {
         uint64_t n = a->batch_n;
         int r = 0;
 
-        if (n > 0)
-                r = write_locked(a->fd, a->batch, a->batch_len);
+        if (n > 0) {
+                r = ensure_open(a);
+                if (r >= 0)
+                        r = write_locked(a->fd, a->batch, a->batch_len);
+        }
         glove_audit_batch_abort(a);
         if (r < 0)
                 return r;
