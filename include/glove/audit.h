@@ -177,8 +177,38 @@ void glove_audit_batch_begin(struct glove_audit *a);
 int glove_audit_batch_commit(struct glove_audit *a);
 void glove_audit_batch_abort(struct glove_audit *a); /* drops the batch, writes nothing */
 uint64_t glove_audit_count(const struct glove_audit *a);
+/* SHA-256 over every line this run wrote so far (newlines included, in
+ * order): the receipt carries it, which makes the run's records in the log
+ * tamper-evident (glove_audit_log_check). */
+void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
 const char *glove_audit_path(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);
+/* ---- the audit log against the receipts ---- */
+
+struct glove_audit_log_report {
+        uint64_t records;          /* lines read */
+        uint64_t runs_checked;     /* runs with a receipt whose records were all found intact */
+        uint64_t runs_unreceipted; /* runs in the log without a receipt: running, or glove killed */
+        uint64_t records_unreceipted;
+        /* the first problem; bad_line 0 when it concerns a run as a whole */
+        bool damaged;
+        uint64_t bad_line;
+        char run[GLOVE_RUN_ID_CHARS + 1];
+        char reason[512];
+};
+
+/* Checks an audit log against the session receipts of a journal that has
+ * already verified. Every line must be strict JSON with a run id and, per
+ * run, seq 1, 2, 3... in file order. For every run with a receipt whose
+ * "audit" names this log: the log must hold exactly audit.records lines of
+ * that run, and their SHA-256 (lines with their newlines, in order) must be
+ * audit.sha256. A receipt counts as naming this log when its audit.path is
+ * |log_path|, or when the log holds any record of its run (so a copy of the
+ * log checks too). Returns 0 when all of that holds, -EBADMSG with the first
+ * problem in |ret|, other -errno. Never trusts either input. */
+int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
+                                 const char *log_path, struct glove_audit_log_report *ret);
+
 static inline void glove_audit_closep(struct glove_audit **a) {
         glove_audit_close(*a);
 }

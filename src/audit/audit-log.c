@@ -5,6 +5,7 @@
  * part-way is cut back off, so the file only ever holds whole lines. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -23,6 +24,7 @@ struct glove_audit {
         bool raw_values;
         size_t raw_max;
         uint64_t seq;       /* records written */
+        crypto_hash_sha256_state digest; /* over every line written, newline included */
         bool batching;
         char *batch;        /* records built since batch_begin, whole lines */
         size_t batch_len;
@@ -101,6 +103,7 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
                 return -ENOMEM;
         }
         memcpy(a->run_id, opts->run_id, sizeof(a->run_id));
+        crypto_hash_sha256_init(&a->digest);
         a->raw_values = opts->raw_values;
         a->raw_max = opts->raw_max_bytes;
         a->fd = TAKE_FD(fd);
@@ -132,6 +135,14 @@ uint64_t glove_audit_count(const struct glove_audit *a) {
 
 const char *glove_audit_path(const struct glove_audit *a) {
         return a->path;
+}
+
+void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
+        crypto_hash_sha256_state st = a->digest; /* the run goes on */
+        unsigned char d[crypto_hash_sha256_BYTES];
+
+        crypto_hash_sha256_final(&st, d);
+        sodium_bin2hex(ret, GLOVE_SHA256_HEX_CHARS + 1, d, sizeof(d));
 }
 
 /* The longest prefix of |s| no longer than |max| bytes that does not end
@@ -270,6 +281,7 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
         r = write_locked(a->fd, text, len + 1);
         if (r < 0)
                 return r;
+        crypto_hash_sha256_update(&a->digest, (const unsigned char *) text, len + 1);
         a->seq++;
         return 0;
 }
@@ -301,6 +313,8 @@ int glove_audit_batch_commit(struct glove_audit *a) {
                 if (r >= 0)
                         r = write_locked(a->fd, a->batch, a->batch_len);
         }
+        if (r >= 0 && n > 0)
+                crypto_hash_sha256_update(&a->digest, (const unsigned char *) a->batch, a->batch_len);
         glove_audit_batch_abort(a);
         if (r < 0)
                 return r;

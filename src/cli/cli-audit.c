@@ -30,7 +30,7 @@
 
 static void help(FILE *f) {
         (void) fprintf(f,
-                "usage: glove audit verify [--json] [FILE]\n"
+                "usage: glove audit verify [--json] [--log[=LOG]] [FILE]\n"
                 "       glove audit show [--json] [--run ID] [FILE]\n"
                 "       glove audit show --log [--json] [--run ID] [FILE]\n"
                 "\n"
@@ -42,7 +42,7 @@ static void help(FILE *f) {
 
 static void help_verify(FILE *f) {
         (void) fprintf(f,
-                "usage: glove audit verify [--json] [FILE]\n"
+                "usage: glove audit verify [--json] [--log[=LOG]] [FILE]\n"
                 "\n"
                 "Checks the receipt journal: every line canonical JSON, seq 1, 2, 3... with no\n"
                 "gap, each record's \"prev\" the MAC of the one before, each MAC right under the\n"
@@ -52,6 +52,9 @@ static void help_verify(FILE *f) {
                 "FILE defaults to receipts.jsonl in the state directory; its head is the file\n"
                 "next to it with .jsonl replaced by .head (FILE.head if FILE has no .jsonl).\n"
                 "\n"
+                "  --log[=LOG]   then check the audit log (default: audit.jsonl in the state\n"
+                "                directory) against the receipts: each run's records complete,\n"
+                "                in order, unaltered (their count and SHA-256 are in its receipt)\n"
                 "  --json        print the report as one JSON object\n"
                 "  -h, --help    this text\n"
                 "\n"
@@ -215,13 +218,125 @@ static int finish_output(int status) {
         return status;
 }
 
+/* Reads all of |fd| from its start, up to |max| bytes. */
+static int read_whole(int fd, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 0;
+
+        for (;;) {
+                ssize_t n;
+
+                if (len == cap) {
+                        char *nb;
+
+                        if (cap >= max)
+                                return -EFBIG;
+                        cap = cap ? (cap * 2 < max ? cap * 2 : max) : 65536;
+                        nb = realloc(buf, cap);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                }
+                n = pread(fd, buf + len, cap - len, (off_t) len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+#define AUDIT_LOG_CHECK_MAX ((size_t) 1 << 30)
+
+/* The audit log against the receipts of the journal's first |records|
+ * records (the ones verify_fd checked; appends may have come since). */
+static int verify_log(const char *file, int jfd, uint64_t records, const char *log_file, bool json) {
+        _cleanup_free_ char *journal = NULL, *log = NULL;
+        _cleanup_close_ int lfd = -EBADF;
+        struct glove_audit_log_report rep;
+        size_t jlen, llen, cut = 0;
+        int r;
+
+        if (flock(jfd, LOCK_SH) < 0 || read_whole(jfd, AUDIT_LOG_CHECK_MAX, &journal, &jlen) < 0) {
+                log_error("cannot read %s again: %s", file, strerror(errno));
+                return AUDIT_EXIT_CANNOT;
+        }
+        (void) flock(jfd, LOCK_UN);
+        for (uint64_t n = 0; n < records && cut < jlen; n++) {
+                const char *nl = memchr(journal + cut, '\n', jlen - cut);
+                cut = nl ? (size_t) (nl - journal) + 1 : jlen;
+        }
+        r = open_regular(AT_FDCWD, log_file, false, &lfd);
+        if (r == -ENOENT) {
+                llen = 0; /* no run recorded anything yet; receipts that say otherwise show it */
+        } else if (r < 0) {
+                log_error("cannot read %s: %s", log_file, open_error(r));
+                return AUDIT_EXIT_CANNOT;
+        } else {
+                r = read_whole(lfd, AUDIT_LOG_CHECK_MAX, &log, &llen);
+                if (r < 0) {
+                        (void) log_error_errno(r, "cannot read %s: %m%s", log_file,
+                                               r == -EFBIG ? " (over 1 GiB: rotate the audit log)" : "");
+                        return AUDIT_EXIT_CANNOT;
+                }
+        }
+        r = glove_audit_log_check_buffer(log ? log : "", llen, journal, cut, log_file, &rep);
+        if (r < 0 && r != -EBADMSG) {
+                (void) log_error_errno(r, "cannot check %s: %m", log_file);
+                return AUDIT_EXIT_CANNOT;
+        }
+        if (json) {
+                json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I}", "file", file, "log", log_file, "ok", r == 0,
+                                      "receipts", (json_int_t) records, "log_records", (json_int_t) rep.records,
+                                      "runs_checked", (json_int_t) rep.runs_checked, "runs_without_receipt",
+                                      (json_int_t) rep.runs_unreceipted, "records_without_receipt",
+                                      (json_int_t) rep.records_unreceipted);
+                char *text;
+
+                if (!o)
+                        return log_oom();
+                if (r < 0 && json_object_set_new(o, "damage", json_pack("{s:I,s:s,s:s}", "line",
+                                                                        (json_int_t) rep.bad_line, "run", rep.run,
+                                                                        "reason", rep.reason)) < 0) {
+                        json_decref(o);
+                        return log_oom();
+                }
+                text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+                json_decref(o);
+                if (!text)
+                        return log_oom();
+                (void) printf("%s\n", text);
+                free(text);
+        } else if (r == 0)
+                (void) printf("ok: %llu record%s in the journal; audit log %s: %llu record%s, %llu run%s match%s "
+                              "their receipts%s\n",
+                              (unsigned long long) records, records == 1 ? "" : "s", log_file,
+                              (unsigned long long) rep.records, rep.records == 1 ? "" : "s",
+                              (unsigned long long) rep.runs_checked, rep.runs_checked == 1 ? "" : "s",
+                              rep.runs_checked == 1 ? "es" : "",
+                              rep.runs_unreceipted ? " (and runs without a receipt yet: running, or glove was killed)"
+                                                   : "");
+        else if (rep.bad_line > 0)
+                (void) printf("%s:%llu: %s\n", log_file, (unsigned long long) rep.bad_line, rep.reason);
+        else
+                (void) printf("%s: %s\n", log_file, rep.reason);
+        return finish_output(r == 0 ? 0 : AUDIT_EXIT_DAMAGE);
+}
+
 static int audit_verify(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
+                { "log", optional_argument, NULL, 'l' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        _cleanup_free_ char *state = NULL, *file = NULL, *head_file = NULL;
+        _cleanup_free_ char *state = NULL, *file = NULL, *head_file = NULL, *log_file = NULL;
+        bool check_log = false;
         _cleanup_close_ int state_fd = -EBADF, jfd = -EBADF, hfd = -EBADF;
         _cleanup_(keyring_donep) struct glove_keyring ring = {};
         struct glove_journal_report rep;
@@ -238,6 +353,13 @@ static int audit_verify(int argc, char **argv) {
                         return 0;
                 case 'j':
                         json = true;
+                        break;
+                case 'l':
+                        check_log = true;
+                        free(log_file);
+                        log_file = optarg ? strdup(optarg) : NULL;
+                        if (optarg && !log_file)
+                                return log_oom();
                         break;
                 case '?':
                         log_error("audit verify: unknown option '%s'. Try 'glove audit verify --help'.",
@@ -333,6 +455,14 @@ static int audit_verify(int argc, char **argv) {
                 return finish_output(AUDIT_EXIT_DAMAGE);
         }
         status = r == 0 ? 0 : AUDIT_EXIT_DAMAGE;
+        if (status == 0 && check_log) {
+                if (!log_file) {
+                        log_file = join(state, GLOVE_AUDIT_LOG_NAME);
+                        if (!log_file)
+                                return log_oom();
+                }
+                return verify_log(file, jfd, rep.records, log_file, json);
+        }
         if (json) {
                 r = print_verify_json(file, head_file, r, &rep);
                 if (r < 0)

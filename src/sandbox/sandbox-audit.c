@@ -379,8 +379,12 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                         return -ENOMEM;
         }
         if (in->audit) {
-                json_t *a = json_pack("{s:s,s:I}", "path", glove_audit_path(in->audit), "records",
-                                      (json_int_t) glove_audit_count(in->audit));
+                char digest[GLOVE_SHA256_HEX_CHARS + 1];
+                json_t *a;
+
+                glove_audit_digest(in->audit, digest);
+                a = json_pack("{s:s,s:I,s:s}", "path", glove_audit_path(in->audit), "records",
+                              (json_int_t) glove_audit_count(in->audit), "sha256", digest);
                 if (!a || json_object_set_new(r, "audit", a) < 0)
                         return -ENOMEM;
         }

@@ -325,10 +325,11 @@ run() {
         else
                 host_check host-process-alive 1 "host process $sleeper is gone"
         fi
-        # The run's record: the chain verifies, it grew by exactly this
+        # The run's record: the chain verifies and every run's audit records
+        # match its receipt (verify --log), the journal grew by exactly this
         # run's receipt, and every audit line belongs to a run Glove made.
         runs=$((runs + 1))
-        if d=$("${glove_env[@]}" "${as_glove[@]}" "$glove" audit verify 2>&1); then
+        if d=$("${glove_env[@]}" "${as_glove[@]}" "$glove" audit verify --log 2>&1); then
                 host_check host-journal-verifies 0 "$d"
         else
                 host_check host-journal-verifies 1 "$d"

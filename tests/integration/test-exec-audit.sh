@@ -189,6 +189,22 @@ open(p, "a").write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")'
             eval '[ "$VRC" = 1 ] && case $VOUT in *"$want"*) true ;; *) false ;; esac'
     done
     check "$id: the real journal still verifies" verify_ok "$id"
+
+    # --- the audit log, against the receipts ---
+    check "$id: verify --log: every run's audit records match its receipt" \
+        eval 'verify_ok "$id" --log && case $VOUT in *"runs match their receipts"*) true ;; *) false ;; esac'
+    a=$(audit_of "$id")
+    for kind in edit delete; do
+        cp "$a" "$T/a.$kind.jsonl"
+        case $kind in
+            edit) sed -i '2s/"decision":"allow"/"decision":"deny"/' "$T/a.$kind.jsonl"; want="records were altered" ;;
+            delete) sed -i '3d' "$T/a.$kind.jsonl"; want=":3: run " ;;
+        esac
+        chown --reference="$a" "$T/a.$kind.jsonl"
+        verify "$id" --log="$T/a.$kind.jsonl"
+        check "$id: verify --log finds audit records $kind""ed in a copy of the log" \
+            eval '[ "$VRC" = 1 ] && case $VOUT in *"$want"*) true ;; *) false ;; esac'
+    done
 done
 
 # --- by identity, not just by name: bind mounts of Glove's state ---

@@ -288,6 +288,130 @@ static void test_concurrent(void **state) {
                         assert_int_equal(seen[w][s], 1);
 }
 
+/* ---- glove_audit_log_check_buffer ---- */
+
+static char *slurp(const char *p, size_t *ret_len) {
+        FILE *f = fopen(p, "re");
+        char *buf = NULL;
+        size_t cap = 0;
+        ssize_t n;
+
+        assert_non_null(f);
+        n = getdelim(&buf, &cap, 0, f);
+        fclose(f);
+        *ret_len = n > 0 ? (size_t) n : 0;
+        return buf ? buf : strdup("");
+}
+
+/* Two runs in one log, interleaved as concurrent runs would write them,
+ * and the journal lines their receipts would be (only the members the
+ * check reads). */
+static void make_runs(char **ret_journal) {
+        static const char run_b[] = "fedcba9876543210fedcba9876543210";
+        struct glove_audit *a = open_log(false, 0), *b = NULL;
+        char err[256], da[GLOVE_SHA256_HEX_CHARS + 1], db[GLOVE_SHA256_HEX_CHARS + 1];
+        _cleanup_json_ json_t *ra = NULL, *rb = NULL;
+        _cleanup_free_ char *ta = NULL, *tb = NULL;
+
+        assert_int_equal(glove_audit_open(&(struct glove_audit_options) { .path = path, .run_id = run_b }, &b, err,
+                                          sizeof(err)),
+                         0);
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "a", .subject = "x" }), 0);
+                assert_int_equal(glove_audit_append(b, &(struct glove_audit_event) { .event = "b", .subject = "y" }), 0);
+        }
+        glove_audit_batch_begin(a);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "a2" }), 0);
+        assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "a3" }), 0);
+        assert_int_equal(glove_audit_batch_commit(a), 0);
+        glove_audit_digest(a, da);
+        glove_audit_digest(b, db);
+        ra = json_pack("{s:s,s:s,s:{s:s,s:I,s:s}}", "kind", "session", "run", run_a, "audit", "path", path, "records",
+                       (json_int_t) glove_audit_count(a), "sha256", da);
+        rb = json_pack("{s:s,s:s,s:{s:s,s:I,s:s}}", "kind", "session", "run", run_b, "audit", "path", path, "records",
+                       (json_int_t) glove_audit_count(b), "sha256", db);
+        assert_int_equal(glove_audit_count(a), 5);
+        assert_int_equal(glove_json_canonical(ra, &ta, NULL), 0);
+        assert_int_equal(glove_json_canonical(rb, &tb, NULL), 0);
+        assert_true(asprintf(ret_journal, "{\"kind\":\"setup\"}\n%s\n%s\n", ta, tb) > 0);
+        glove_audit_close(a);
+        glove_audit_close(b);
+}
+
+static int check(const char *log, size_t len, const char *journal, const char *log_path,
+                 struct glove_audit_log_report *rep) {
+        return glove_audit_log_check_buffer(log, len, journal, strlen(journal), log_path, rep);
+}
+
+static void test_log_check(void **state) {
+        _cleanup_free_ char *journal = NULL, *log = NULL, *bad = NULL;
+        struct glove_audit_log_report rep;
+        size_t len;
+        char *p;
+
+        make_runs(&journal);
+        log = slurp(path, &len);
+        assert_int_equal(check(log, len, journal, path, &rep), 0);
+        assert_int_equal(rep.records, 8);
+        assert_int_equal(rep.runs_checked, 2);
+        /* a copy elsewhere checks too: the runs are in it */
+        assert_int_equal(check(log, len, journal, "/elsewhere/audit.jsonl", &rep), 0);
+        assert_int_equal(rep.runs_checked, 2);
+
+        /* one byte edited: the run's digest no longer matches */
+        bad = strdup(log);
+        p = strstr(bad, "\"subject\":\"y\"");
+        p[11] = 'z';
+        assert_int_equal(check(bad, len, journal, path, &rep), -EBADMSG);
+        assert_string_equal(rep.run, "fedcba9876543210fedcba9876543210");
+        assert_non_null(strstr(rep.reason, "altered"));
+        free(TAKE_PTR(bad));
+
+        /* the first line (run a, seq 1) deleted: run a starts at seq 2 */
+        p = strchr(log, '\n') + 1;
+        assert_int_equal(check(p, len - (size_t) (p - log), journal, path, &rep), -EBADMSG);
+        assert_int_equal(rep.bad_line, 2);
+        assert_non_null(strstr(rep.reason, "deleted"));
+
+        /* the last line (run a's last record) cut off whole: too few */
+        p = log + len - 2;
+        while (*p != '\n')
+                p--;
+        assert_int_equal(check(log, (size_t) (p - log) + 1, journal, path, &rep), -EBADMSG);
+        assert_int_equal(rep.bad_line, 0);
+        assert_non_null(strstr(rep.reason, "4 of the 5 records"));
+
+        /* ... or cut in the middle: truncated */
+        assert_int_equal(check(log, len - 3, journal, path, &rep), -EBADMSG);
+        assert_int_equal(rep.bad_line, 8);
+        assert_non_null(strstr(rep.reason, "truncated"));
+
+        /* every record gone, and the receipts name this log */
+        assert_int_equal(check("", 0, journal, path, &rep), -EBADMSG);
+        assert_non_null(strstr(rep.reason, "0 of the"));
+        /* ... but for a log of another name, runs absent from it are not its business */
+        assert_int_equal(check("", 0, journal, "/other.jsonl", &rep), 0);
+
+        /* a line appended that claims a receipted run */
+        assert_true(asprintf(&bad, "%s{\"run\":\"%s\",\"seq\":6,\"v\":1}\n", log, run_a) > 0);
+        assert_int_equal(check(bad, strlen(bad), journal, path, &rep), -EBADMSG);
+        assert_non_null(strstr(rep.reason, "more records than its receipt"));
+        free(TAKE_PTR(bad));
+
+        /* a run without a receipt (still running): counted, not damage */
+        assert_true(asprintf(&bad, "%s{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", log,
+                             "11111111111111111111111111111111") > 0);
+        assert_int_equal(check(bad, strlen(bad), journal, path, &rep), 0);
+        assert_int_equal(rep.runs_unreceipted, 1);
+        assert_int_equal(rep.records_unreceipted, 1);
+        free(TAKE_PTR(bad));
+
+        /* junk */
+        assert_int_equal(check("{\"run\":1}\n", 10, journal, path, &rep), -EBADMSG);
+        assert_int_equal(rep.bad_line, 1);
+        assert_int_equal(check("nope\n", 5, journal, path, &rep), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_records, setup, teardown),
@@ -295,6 +419,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_not_utf8, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
