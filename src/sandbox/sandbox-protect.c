@@ -327,9 +327,19 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                                                        here, other->g->origin, name);
                 }
                 if (last || S_ISREG(st.st_mode)) {
+                        struct stat now;
+
                         r = add_prot(plan, here, true, S_ISDIR(st.st_mode));
                         if (r >= 0 && S_ISDIR(st.st_mode))
                                 r = lock_protected_dir(plan, cur, here);
+                        /* Another run's cleanup may have removed an empty
+                         * placeholder between our open and our lock (after
+                         * the lock it cannot): then it is missing again,
+                         * and made again like any missing one. */
+                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name) &&
+                            (fstatat(parent, comp, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != st.st_dev ||
+                             now.st_ino != st.st_ino))
+                                return track_placeholder(plan, parent, comp, here, NULL);
                         if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name))
                                 r = adopt_placeholder(plan, parent, cur, comp, here);
                         return r;
