@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* Upstream MCP servers as host processes: started with exactly the
+ * environment the policy gives them, stdin/stdout as the protocol's pipes,
+ * stderr to a log the agent cannot read, nothing else inherited; stopped
+ * the way the MCP specification's stdio transport says (close stdin, wait,
+ * SIGTERM, wait, SIGKILL). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "mcp-process.h"
+
+static int pidfd_open_(pid_t pid) {
+        return (int) syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* In the child, after fork: only async-signal-safe calls. Reports a
+ * failure as its errno over |err_fd| and exits 127. */
+_Noreturn static void child(const char *const argv[], const char *cwd, const char *const envp[], int in_fd, int out_fd,
+                            int err_log_fd, int report_fd, pid_t parent) {
+        int e;
+
+        /* an upstream never outlives the gateway that started it */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                goto fail;
+        if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+            dup2(err_log_fd >= 0 ? err_log_fd : out_fd, STDERR_FILENO) < 0)
+                goto fail;
+        if (err_log_fd < 0) {
+                /* no log: stderr must not mix into the protocol stream */
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (null < 0 || dup2(null, STDERR_FILENO) < 0)
+                        goto fail;
+        }
+        /* report_fd is close-on-exec: a successful exec closes it */
+        if (report_fd != 3 && dup2(report_fd, 3) < 0)
+                goto fail;
+        if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+                goto fail;
+        (void) close_range(4, ~0U, 0);
+        {
+                sigset_t none;
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                for (int s = 1; s < NSIG; s++)
+                        (void) signal(s, SIG_DFL);
+        }
+        /* own process group: a terminal's Ctrl-C reaches the gateway, which
+         * decides; not its upstreams behind its back */
+        (void) setpgid(0, 0);
+        if (cwd && chdir(cwd) < 0)
+                goto fail;
+        /* execve's prototype predates const; it changes neither array */
+        execve(argv[0], (char *const *) argv, (char *const *) envp);
+fail:
+        e = errno;
+        (void) !write(3, &e, sizeof(e));
+        _exit(127);
+}
+
+int mcp_process_spawn(const char *const argv[], const char *cwd, const char *const envp[], int err_log_fd,
+                      struct mcp_process *ret) {
+        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF },
+                                 report[2] = { -EBADF, -EBADF };
+        pid_t parent = getpid(), pid;
+        int e = 0, pidfd;
+        ssize_t n;
+
+        if (!argv || !argv[0] || argv[0][0] != '/')
+                return -EINVAL;
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0)
+                child(argv, cwd, envp, in[0], out[1], err_log_fd, report[1], parent);
+
+        report[1] = safe_close(report[1]);
+        do
+                n = read(report[0], &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t) sizeof(e)) {
+                /* exec failed: reap the child, hand the reason on */
+                (void) waitpid(pid, NULL, 0);
+                return -(e > 0 ? e : EIO);
+        }
+        pidfd = pidfd_open_(pid);
+        if (pidfd < 0) {
+                int r = negative_errno();
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
+        }
+        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
+                int r = negative_errno();
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                safe_close(pidfd);
+                return r;
+        }
+        *ret = (struct mcp_process) {
+                .pid = pid,
+                .pidfd = pidfd,
+                .to_child = TAKE_FD(in[1]),
+                .from_child = TAKE_FD(out[0]),
+        };
+        return 0;
+}
+
+/* Waits up to |ms| for the process to exit; 1 when it did. */
+static int wait_exit(const struct mcp_process *p, int ms) {
+        struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+        int r;
+
+        do
+                r = poll(&pfd, 1, ms);
+        while (r < 0 && errno == EINTR);
+        return r > 0;
+}
+
+int mcp_process_stop(struct mcp_process *p, int grace_ms, int *ret_status) {
+        siginfo_t si = {};
+        int how = 0;
+
+        if (p->pidfd < 0)
+                return -ESRCH;
+        p->to_child = safe_close(p->to_child);
+        if (!wait_exit(p, grace_ms)) {
+                how = 1;
+                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGTERM, NULL, 0);
+                if (!wait_exit(p, grace_ms)) {
+                        how = 2;
+                        (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                }
+        }
+        while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                ;
+        if (ret_status)
+                *ret_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        p->pidfd = safe_close(p->pidfd);
+        p->from_child = safe_close(p->from_child);
+        p->pid = 0;
+        return how;
+}
+
+void mcp_process_done(struct mcp_process *p) {
+        if (p->pidfd >= 0)
+                (void) mcp_process_stop(p, 0, NULL);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <sys/types.h>
+
+/* One upstream MCP server process. */
+struct mcp_process {
+        pid_t pid;
+        int pidfd;       /* owned; its exit makes it readable */
+        int to_child;    /* owned; the child's stdin, nonblocking */
+        int from_child;  /* owned; the child's stdout, nonblocking */
+};
+
+/* Starts argv[0] (an absolute path: no PATH search on the host) in |cwd|
+ * (NULL: ours) with exactly |envp|, stdin and stdout on fresh pipes,
+ * stderr on |err_log_fd| (-1: /dev/null), no other descriptor, default
+ * signal dispositions, its own process group, killed if we die. An exec
+ * failure comes back as its -errno. */
+int mcp_process_spawn(const char *const argv[], const char *cwd, const char *const envp[], int err_log_fd,
+                      struct mcp_process *ret);
+
+/* The stdio transport's shutdown: close its stdin, wait up to |grace_ms|,
+ * SIGTERM, wait again, SIGKILL; then reap. Returns how far it had to go
+ * (0 closed stdin, 1 SIGTERM, 2 SIGKILL) and the exit status (128+N for a
+ * signal) in *ret_status. Closes every descriptor of |p|. */
+int mcp_process_stop(struct mcp_process *p, int grace_ms, int *ret_status);
+/* Kills at once if still running. */
+void mcp_process_done(struct mcp_process *p);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "glove/mcp.h"
+#include "mcp-process.h"
+
+/* The protocol versions Glove speaks, newest first (DESIGN.md). */
+extern const char *const mcp_protocol_versions[];
+
+struct mcp_upstream_config {
+        const char *id;              /* the server id from the policy */
+        const char *const *argv;     /* argv[0] absolute */
+        const char *cwd;             /* NULL: ours */
+        const char *const *envp;     /* exactly the environment it gets */
+        int stderr_fd;               /* its stderr log, -1: /dev/null; borrowed */
+        int init_timeout_ms;         /* initialize, and each tools/list page */
+        size_t max_pages;            /* tools/list pages drained at most */
+        size_t max_tools;            /* tools kept at most */
+};
+
+/* One upstream MCP server, started and initialized. */
+struct mcp_upstream {
+        char *id;
+        struct mcp_process proc;
+        struct glove_mcp_reader *reader;
+        int64_t next_id;               /* Glove's own request ids towards it */
+        char *protocol_version;        /* negotiated */
+        json_t *server_info;           /* initialize result's serverInfo (may be NULL) */
+        json_t *capabilities;          /* the server's capabilities (an object) */
+        json_t *tools;                 /* the tools it listed (an array of objects) */
+        bool tools_changed;            /* notifications/tools/list_changed seen since the last listing */
+        uint64_t refused_requests;     /* server-to-client requests answered -32601 */
+};
+
+/* Starts the server, runs initialize / notifications/initialized with the
+ * timeout, checks the version it chose is one Glove speaks, and lists its
+ * tools (glove_mcp_upstream_list_tools). Anything else the server sends
+ * meanwhile: a request from it (roots/list, sampling, elicitation: Glove
+ * advertised none of them) is answered -32601 and counted; ping is
+ * answered; notifications are noted (tools/list_changed) or ignored. A
+ * line that is not a valid JSON-RPC message, a response to nothing we
+ * asked, an exit or a timeout fails the start: the reason in |err|, the
+ * process stopped. */
+int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstream **ret, char *err, size_t errlen);
+
+/* tools/list, every page (opaque cursors followed; a cursor seen twice, more
+ * than max_pages pages or more than max_tools tools is an error: a server
+ * must not make the gateway loop or hoard). Replaces u->tools. */
+int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_config *cfg, char *err,
+                            size_t errlen);
+
+/* Stops it (mcp_process_stop with |grace_ms|) and frees everything. */
+void mcp_upstream_free(struct mcp_upstream *u, int grace_ms);
