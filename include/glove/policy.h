@@ -42,6 +42,8 @@ struct glove_grant {
         char *origin;   /* where it came from, for messages: "/filesystem/read/2", "--rw", "default" */
 };
 
+struct glove_mcp_policy; /* glove/mcp-policy.h */
+
 struct glove_env_set {
         char *name;
         char *value;
@@ -69,6 +71,7 @@ struct glove_policy {
         char *audit_path; /* the audit log; NULL until set: then <state>/audit.jsonl */
         bool audit_raw_values; /* record secret values themselves, not only their SHA-256 */
         uint64_t audit_raw_max; /* bytes kept of each raw value */
+        struct glove_mcp_policy *mcp; /* the "mcp" section, NULL without one; the sandbox ignores it */
 };
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */

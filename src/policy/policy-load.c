@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "glove/json.h"
+#include "glove/mcp-policy.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "policy-internal.h"
@@ -376,7 +377,8 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
 int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
                            struct glove_policy **ret, char *err, size_t errlen) {
         static const char *const keys[] = { "version", "base",     "filesystem", "environment", "network",
-                                            "cwd",     "hostname", "identity",   "audit",       NULL };
+                                            "cwd",     "hostname", "identity",   "audit",       "mcp",
+                                            NULL };
         _cleanup_policy_ struct glove_policy *p = NULL;
         struct jpath root = { "" };
         const char *s;
@@ -493,6 +495,12 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         v = json_object_get(doc, "audit");
         if (v) {
                 r = load_audit(p, ctx, v, &root, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "mcp");
+        if (v) {
+                r = glove_mcp_policy_load(v, "/mcp", ctx, &p->mcp, err, errlen);
                 if (r < 0)
                         return r;
         }

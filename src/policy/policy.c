@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "glove/mcp-policy.h"
 #include "macro.h"
 #include "path-util.h"
 #include "policy-internal.h"
@@ -129,6 +130,7 @@ void glove_policy_free(struct glove_policy *p) {
         free(p->hostname);
         free(p->source);
         free(p->audit_path);
+        glove_mcp_policy_free(p->mcp);
         free(p);
 }
 
@@ -510,6 +512,14 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         (json_int_t) p->audit_raw_max);
         if (!doc)
                 return -ENOMEM;
+        if (p->mcp) {
+                json_t *mcp = NULL;
+
+                if (glove_mcp_policy_to_json(p->mcp, &mcp) < 0 || json_object_set_new(doc, "mcp", mcp) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
+        }
         *ret = doc;
         return 0;
 oom:
