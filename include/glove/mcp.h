@@ -197,3 +197,24 @@ int glove_mcp_result_response(json_t *id, json_t *result, json_t **ret);
 int glove_mcp_error_response(json_t *id, int code, const char *message, json_t *data, json_t **ret);
 /* The answer to a refused frame: its code and message, its id or null. */
 int glove_mcp_decode_error_response(const struct glove_mcp_decode_error *e, json_t **ret);
+
+/* ---- the gateway ----------------------------------------------------------
+ *
+ * One MCP server towards the agent on |in_fd|/|out_fd|, a client of every
+ * server the policy's mcp section names (docs/mcp.md, "The gateway"). */
+
+struct glove_mcp_policy;
+struct glove_audit;
+
+struct glove_mcp_gateway_options {
+        const struct glove_mcp_policy *policy;
+        struct glove_audit *audit;  /* every decision is appended here first; NULL only in tests */
+        int in_fd, out_fd;          /* the agent's side; in_fd is made nonblocking */
+        int log_dir_fd;             /* each server's stderr goes to <id>.log here; -1: /dev/null */
+        char *const *host_env;      /* where a server's env.pass looks names up */
+};
+
+/* Starts every server (a server that cannot start is an error: -errno,
+ * reported), then serves the agent until its input ends (0) or it is gone;
+ * stops the servers either way. */
+int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o);

@@ -218,7 +218,7 @@ static void dirs_donep(struct glove_dirs *d) {
 }
 
 /* Without --policy: the starter policy in the config directory. */
-static int starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) {
+int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *path = NULL;
         char err[1024] = "";
@@ -408,7 +408,7 @@ int cli_exec(int argc, char **argv) {
                 return GLOVE_EXIT_FAILED;
         }
         if (!policy_path) {
-                if (starter_policy(&dirs, dry_run, &starter) < 0)
+                if (cli_starter_policy(&dirs, dry_run, &starter) < 0)
                         return GLOVE_EXIT_FAILED;
                 policy_path = starter;
         }

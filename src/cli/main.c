@@ -17,6 +17,7 @@ static const struct {
         { "doctor", cli_doctor, "report what this host can enforce" },
         { "setup", cli_setup, "create this user's Glove directories, key and starter policy" },
         { "audit", cli_audit, "verify the receipt journal; show receipts and audit records" },
+        { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
 };
 
 static void usage(FILE *f) {

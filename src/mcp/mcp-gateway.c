@@ -1,0 +1,897 @@
+/* SPDX-License-Identifier: MIT */
+/* The gateway: one MCP server towards the agent, a client of every
+ * upstream server the policy names (docs/mcp.md). Single-threaded: one poll
+ * loop over the agent's input, each upstream's output and exit, and the
+ * earliest call deadline. Every decision is audited before it takes effect;
+ * an audit record that cannot be written denies the call. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "glove/audit.h"
+#include "glove/json.h"
+#include "glove/mcp-policy.h"
+#include "glove/mcp.h"
+#include "log.h"
+#include "macro.h"
+#include "mcp-tools.h"
+#include "mcp-upstream.h"
+
+#define GW_MAX_PENDING 1024            /* calls in flight from one agent */
+#define GW_WRITE_TIMEOUT_MS 5000       /* a peer that does not read for this long is dead */
+#define GW_STOP_GRACE_MS 2000
+#define GW_TIMEOUT_CODE (-32001)
+
+enum pending_kind { PENDING_CALL, PENDING_LIST };
+
+struct pending {
+        enum pending_kind kind;
+        int64_t up_id;          /* Glove's id towards the upstream */
+        size_t upstream;
+        json_t *agent_id;       /* CALL: the agent's id (owned) */
+        json_t *agent_token;    /* CALL: the agent's progress token (owned), or NULL */
+        char *tool;             /* CALL: qualified name */
+        int64_t start_ms, deadline_ms;
+};
+
+struct gw_upstream {
+        const struct glove_mcp_server *cfg;
+        struct mcp_upstream *u; /* NULL while dead */
+        int log_fd;
+        json_t *staging;        /* tools gathered by an asynchronous relisting */
+        json_t *cursors;        /* its cursors, to refuse a repeated one */
+        size_t pages;
+};
+
+struct gateway {
+        const struct glove_mcp_gateway_options *o;
+        struct gw_upstream *ups;
+        size_t n_ups;
+        struct mcp_tools *tools;
+        struct pending *pending;
+        size_t n_pending;
+        struct glove_mcp_reader *agent;
+        bool agent_initialized;
+        char **envps[GLOVE_MCP_MAX_SERVERS];
+};
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Writes all of |buf| to |fd| (nonblocking or not) within the timeout. */
+static int write_all(int fd, const char *buf, size_t len) {
+        int64_t deadline = now_ms() + GW_WRITE_TIMEOUT_MS;
+
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n > 0) {
+                        buf += n;
+                        len -= (size_t) n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN) {
+                        struct pollfd p = { .fd = fd, .events = POLLOUT };
+                        int64_t left = deadline - now_ms();
+
+                        if (left <= 0 || poll(&p, 1, (int) left) == 0)
+                                return -ETIMEDOUT;
+                        continue;
+                }
+                return n < 0 ? negative_errno() : -EIO;
+        }
+        return 0;
+}
+
+static int send_json(int fd, const json_t *msg) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = glove_mcp_encode(msg, &text, &len);
+        if (r < 0)
+                return r;
+        return write_all(fd, text, len);
+}
+
+/* To the agent. A failure there ends the gateway (the agent is gone). */
+static int to_agent(struct gateway *g, json_t *msg) {
+        int r = send_json(g->o->out_fd, msg);
+
+        json_decref(msg);
+        return r;
+}
+
+static int agent_error(struct gateway *g, json_t *id, int code, const char *message) {
+        json_t *m = NULL;
+
+        if (glove_mcp_error_response(id, code, message, NULL, &m) < 0)
+                return -ENOMEM;
+        return to_agent(g, m);
+}
+
+static int agent_result(struct gateway *g, json_t *id, json_t *result) {
+        json_t *m = NULL;
+
+        if (glove_mcp_result_response(id, result, &m) < 0)
+                return -ENOMEM;
+        return to_agent(g, m);
+}
+
+static int audit(struct gateway *g, const struct glove_audit_event *e) {
+        if (!g->o->audit)
+                return 0;
+        return glove_audit_append(g->o->audit, e);
+}
+
+/* ---- upstreams ---- */
+
+static void pending_drop(struct gateway *g, size_t i) {
+        struct pending *p = &g->pending[i];
+
+        json_decref(p->agent_id);
+        json_decref(p->agent_token);
+        free(p->tool);
+        g->pending[i] = g->pending[--g->n_pending];
+}
+
+static int reaggregate(struct gateway *g, bool notify) {
+        struct mcp_tools_source src[GLOVE_MCP_MAX_SERVERS];
+        struct mcp_tools *t = NULL;
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < g->n_ups; i++)
+                if (g->ups[i].u)
+                        src[n++] = (struct mcp_tools_source) { .server_id = g->ups[i].cfg->id,
+                                                               .tools = g->ups[i].u->tools };
+        r = mcp_tools_aggregate(g->o->policy, src, n, MCP_TOOLS_MAX_SHOWN, &t);
+        if (r < 0)
+                return r;
+        /* what is hidden is reported once per listing */
+        {
+                const json_t *hidden = mcp_tools_hidden(t), *h;
+                size_t i;
+
+                json_array_foreach(hidden, i, h) {
+                        r = audit(g, &(struct glove_audit_event) {
+                                .component = "mcp",
+                                .event = "tool_hidden",
+                                .decision = "deny",
+                                .rule = "/mcp/tools",
+                                .reason = json_string_value(json_object_get(h, "reason")),
+                                .subject = json_string_value(json_object_get(h, "tool")),
+                                .extra = h,
+                        });
+                        if (r < 0)
+                                log_warning("cannot write the audit log: %s", strerror(-r));
+                }
+        }
+        mcp_tools_free(g->tools);
+        g->tools = t;
+        if (notify && g->agent_initialized) {
+                json_t *m = NULL;
+                if (glove_mcp_notification("notifications/tools/list_changed", NULL, &m) < 0)
+                        return -ENOMEM;
+                return to_agent(g, m);
+        }
+        return 0;
+}
+
+static int audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes) {
+        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:I,s:s}", "outcome", outcome, "latency_ms",
+                                                 (json_int_t) (now_ms() - p->start_ms), "result_bytes",
+                                                 (json_int_t) bytes, "server", g->ups[p->upstream].cfg->id);
+
+        if (!extra)
+                return -ENOMEM;
+        return audit(g, &(struct glove_audit_event) {
+                .component = "mcp",
+                .event = "tools/call",
+                .decision = "info",
+                .reason = "the call ended",
+                .subject = p->tool,
+                .extra = extra,
+        });
+}
+
+/* An upstream is gone: its calls fail at once, its tools vanish. */
+static int upstream_died(struct gateway *g, size_t k, const char *why) {
+        struct gw_upstream *up = &g->ups[k];
+        int r;
+
+        log_error("MCP server %s stopped: %s", up->cfg->id, why);
+        (void) audit(g, &(struct glove_audit_event) {
+                .component = "mcp",
+                .event = "server_down",
+                .decision = "info",
+                .reason = why,
+                .subject = up->cfg->id,
+        });
+        mcp_upstream_free(up->u, 0);
+        up->u = NULL;
+        for (size_t i = g->n_pending; i-- > 0;) {
+                struct pending *p = &g->pending[i];
+                if (p->upstream != k)
+                        continue;
+                if (p->kind == PENDING_CALL) {
+                        (void) audit_outcome(g, p, "upstream_died", 0);
+                        r = agent_error(g, p->agent_id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server stopped");
+                        if (r < 0) {
+                                pending_drop(g, i);
+                                return r;
+                        }
+                }
+                pending_drop(g, i);
+        }
+        json_decref(up->staging);
+        up->staging = NULL;
+        r = reaggregate(g, true);
+        if (r < 0)
+                return r;
+        if (up->cfg->restart) {
+                char err[512] = "";
+                const struct mcp_upstream_config cfg = {
+                        .id = up->cfg->id,
+                        .argv = (const char *const *) up->cfg->argv,
+                        .cwd = up->cfg->cwd,
+                        .envp = (const char *const *) g->envps[k],
+                        .stderr_fd = up->log_fd,
+                        .init_timeout_ms = (int) up->cfg->init_timeout_ms,
+                        .max_pages = up->cfg->max_pages,
+                        .max_tools = up->cfg->max_tools,
+                };
+
+                r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
+                if (r < 0) {
+                        log_error("Cannot restart MCP server %s: %s", up->cfg->id, err);
+                        up->u = NULL;
+                        return 0;
+                }
+                return reaggregate(g, true);
+        }
+        return 0;
+}
+
+static int to_upstream(struct gateway *g, size_t k, json_t *msg) {
+        int r = send_json(g->ups[k].u->proc.to_child, msg);
+
+        json_decref(msg);
+        if (r < 0)
+                return upstream_died(g, k, r == -ETIMEDOUT ? "it does not read its input" : "it closed its input");
+        return 0;
+}
+
+static int relist_page(struct gateway *g, size_t k, const char *cursor) {
+        struct gw_upstream *up = &g->ups[k];
+        _cleanup_json_ json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object(), *id = NULL;
+        json_t *req = NULL;
+        int64_t up_id = up->u->next_id++;
+
+        id = json_integer(up_id);
+        if (!params || !id || glove_mcp_request(id, "tools/list", params, &req) < 0 || g->n_pending >= GW_MAX_PENDING)
+                return -ENOMEM;
+        g->pending[g->n_pending++] = (struct pending) {
+                .kind = PENDING_LIST, .up_id = up_id, .upstream = k,
+                .start_ms = now_ms(), .deadline_ms = now_ms() + (int64_t) up->cfg->init_timeout_ms,
+        };
+        return to_upstream(g, k, req);
+}
+
+static int relist_result(struct gateway *g, size_t k, const json_t *result) {
+        struct gw_upstream *up = &g->ups[k];
+        const json_t *list = json_object_get(result, "tools"), *next = json_object_get(result, "nextCursor"), *t;
+        size_t i;
+
+        if (!up->staging) {
+                up->staging = json_array();
+                up->cursors = json_object();
+                up->pages = 0;
+        }
+        if (!up->staging || !up->cursors)
+                return -ENOMEM;
+        if (!json_is_array(list) || ++up->pages > up->cfg->max_pages)
+                return upstream_died(g, k, "its tools/list answer is malformed or has too many pages");
+        json_array_foreach(list, i, t) {
+                if (json_array_size(up->staging) >= up->cfg->max_tools)
+                        return upstream_died(g, k, "it lists too many tools");
+                if (json_array_append(up->staging, (json_t *) t) < 0)
+                        return -ENOMEM;
+        }
+        if (json_is_string(next)) {
+                if (json_object_get(up->cursors, json_string_value(next)))
+                        return upstream_died(g, k, "it repeats a tools/list cursor");
+                if (json_object_set_new(up->cursors, json_string_value(next), json_true()) < 0)
+                        return -ENOMEM;
+                return relist_page(g, k, json_string_value(next));
+        }
+        json_decref(up->u->tools);
+        up->u->tools = up->staging;
+        up->staging = NULL;
+        json_decref(up->cursors);
+        up->cursors = NULL;
+        return reaggregate(g, true);
+}
+
+static ssize_t find_pending_up(struct gateway *g, size_t k, const json_t *id) {
+        if (!json_is_integer(id))
+                return -1;
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (g->pending[i].upstream == k && g->pending[i].up_id == json_integer_value(id))
+                        return (ssize_t) i;
+        return -1;
+}
+
+static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        struct gw_upstream *up = &g->ups[k];
+        ssize_t i;
+        int r;
+
+        switch (m->kind) {
+        case GLOVE_MCP_RESULT:
+        case GLOVE_MCP_ERROR: {
+                struct pending *p;
+                json_t *out = NULL;
+                size_t bytes = 0;
+
+                i = find_pending_up(g, k, m->id);
+                if (i < 0)
+                        return 0; /* late (timed out, cancelled) or never asked: dropped */
+                p = &g->pending[i];
+                if (p->kind == PENDING_LIST) {
+                        pending_drop(g, (size_t) i);
+                        if (m->kind == GLOVE_MCP_ERROR)
+                                return upstream_died(g, k, "it refused tools/list");
+                        return relist_result(g, k, m->result);
+                }
+                if (m->kind == GLOVE_MCP_RESULT) {
+                        _cleanup_free_ char *text = NULL;
+                        if (glove_json_canonical(m->result, &text, &bytes) < 0)
+                                return -ENOMEM;
+                        r = glove_mcp_result_response(p->agent_id, m->result, &out);
+                } else
+                        r = glove_mcp_error_response(p->agent_id, m->error.code, m->error.message, m->error.data,
+                                                     &out);
+                if (r < 0)
+                        return r;
+                (void) audit_outcome(g, p, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
+                pending_drop(g, (size_t) i);
+                return to_agent(g, out);
+        }
+        case GLOVE_MCP_REQUEST: {
+                json_t *answer = NULL;
+
+                if (strcmp(m->method, "ping") == 0) {
+                        _cleanup_json_ json_t *empty = json_object();
+                        if (!empty || glove_mcp_result_response(m->id, empty, &answer) < 0)
+                                return -ENOMEM;
+                        return to_upstream(g, k, answer);
+                }
+                /* roots, sampling, elicitation: Glove advertised none */
+                {
+                        _cleanup_json_ json_t *extra = json_pack("{s:s}", "server", up->cfg->id);
+                        (void) audit(g, &(struct glove_audit_event) {
+                                .component = "mcp",
+                                .event = "server_request",
+                                .decision = "deny",
+                                .rule = "gateway",
+                                .reason = "requests from servers to the client are not forwarded",
+                                .subject = m->method,
+                                .extra = extra,
+                        });
+                }
+                if (glove_mcp_error_response(m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL,
+                                             &answer) < 0)
+                        return -ENOMEM;
+                return to_upstream(g, k, answer);
+        }
+        case GLOVE_MCP_NOTIFICATION:
+        default:
+                if (strcmp(m->method, "notifications/tools/list_changed") == 0) {
+                        for (size_t j = 0; j < g->n_pending; j++)
+                                if (g->pending[j].kind == PENDING_LIST && g->pending[j].upstream == k)
+                                        return 0; /* one relisting at a time */
+                        json_decref(up->staging);
+                        up->staging = NULL;
+                        return relist_page(g, k, NULL);
+                }
+                if (strcmp(m->method, "notifications/progress") == 0) {
+                        const char *tok = json_string_value(json_object_get(m->params, "progressToken"));
+                        json_t *params, *out = NULL;
+                        int64_t id;
+                        char *end;
+
+                        /* our token is "glove-<upstream id>" */
+                        if (!tok || strncmp(tok, "glove-", 6) != 0)
+                                return 0;
+                        errno = 0;
+                        id = strtoll(tok + 6, &end, 10);
+                        if (errno || *end)
+                                return 0;
+                        for (size_t j = 0; j < g->n_pending; j++) {
+                                struct pending *p = &g->pending[j];
+                                if (p->kind != PENDING_CALL || p->upstream != k || p->up_id != id || !p->agent_token)
+                                        continue;
+                                params = json_deep_copy(m->params);
+                                if (!params || json_object_set(params, "progressToken", p->agent_token) < 0 ||
+                                    glove_mcp_notification("notifications/progress", params, &out) < 0) {
+                                        json_decref(params);
+                                        return -ENOMEM;
+                                }
+                                json_decref(params);
+                                return to_agent(g, out);
+                        }
+                        return 0;
+                }
+                return 0; /* logging and the rest: not the agent's business */
+        }
+}
+
+static int read_upstream(struct gateway *g, size_t k) {
+        struct gw_upstream *up = &g->ups[k];
+        const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM };
+        int r;
+
+        r = glove_mcp_reader_read_fd(up->u->reader, up->u->proc.from_child);
+        if (r < 0 && r != -EAGAIN && r != -ENOBUFS)
+                return upstream_died(g, k, strerror(-r));
+        for (;;) {
+                _cleanup_mcp_decode_error_ struct glove_mcp_decode_error e = {};
+                _cleanup_mcp_message_ struct glove_mcp_message *m = NULL;
+                const char *frame;
+                size_t len;
+
+                r = glove_mcp_reader_next(up->u->reader, &frame, &len);
+                if (r == 0)
+                        break;
+                if (r < 0)
+                        return upstream_died(g, k, r == -E2BIG ? "it sent a message over 16 MiB"
+                                                               : "its output ended in the middle of a message");
+                r = glove_mcp_decode(frame, len, &limits, &m, &e);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return upstream_died(g, k, "it wrote something that is not a JSON-RPC message");
+                r = from_upstream(g, k, m);
+                if (r < 0)
+                        return r;
+                if (!up->u)
+                        return 0; /* died while handling it */
+        }
+        if (glove_mcp_reader_at_end(up->u->reader))
+                return upstream_died(g, k, "it closed its output");
+        return 0;
+}
+
+/* ---- the agent ---- */
+
+static bool id_in_flight(struct gateway *g, const json_t *id) {
+        for (size_t i = 0; i < g->n_pending; i++)
+                if (g->pending[i].kind == PENDING_CALL && json_equal(g->pending[i].agent_id, (json_t *) id))
+                        return true;
+        return false;
+}
+
+static int handle_initialize(struct gateway *g, struct glove_mcp_message *m) {
+        const char *want = json_string_value(json_object_get(m->params, "protocolVersion")), *v = mcp_protocol_versions[0];
+        _cleanup_json_ json_t *result = NULL;
+
+        for (size_t i = 0; want && mcp_protocol_versions[i]; i++)
+                if (strcmp(want, mcp_protocol_versions[i]) == 0)
+                        v = mcp_protocol_versions[i];
+        result = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s}}", "protocolVersion", v, "capabilities", "tools",
+                           "listChanged", 1, "serverInfo", "name", "glove", "version", GLOVE_VERSION);
+        if (!result)
+                return -ENOMEM;
+        return agent_result(g, m->id, result);
+}
+
+static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
+        const char *name = json_string_value(json_object_get(m->params, "name"));
+        const json_t *args = json_object_get(m->params, "arguments"), *meta = json_object_get(m->params, "_meta");
+        const json_t *token = json_is_object(meta) ? json_object_get(meta, "progressToken") : NULL;
+        const char *server = NULL, *upstream_tool = NULL;
+        struct glove_mcp_verdict v = {};
+        _cleanup_json_ json_t *empty = NULL, *extra = NULL, *params = NULL, *id = NULL;
+        json_t *req = NULL;
+        size_t k;
+        int r;
+
+        if (!name)
+                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no tool name");
+        if (args && !json_is_object(args))
+                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
+        if (!args)
+                args = empty = json_object();
+        if (token && !json_is_string(token) && !json_is_integer(token))
+                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
+
+        r = glove_mcp_check_call(g->o->policy, name, args, &v);
+        /* allowed by the policy, but its server must be up and list it */
+        if (r >= 0 && v.allowed && mcp_tools_route(g->tools, name, &server, &upstream_tool) < 0) {
+                v.allowed = false;
+                v.decision = GLOVE_MCP_DENY_TOOL;
+                (void) snprintf(v.reason, sizeof(v.reason), "the tool is not offered now (its server is down, or "
+                                                             "does not list it)");
+        }
+        extra = json_pack("{s:s*,s:s*}", "server", server, "upstream_tool", upstream_tool);
+        r = r < 0 ? r
+                  : audit(g, &(struct glove_audit_event) {
+                            .component = "mcp",
+                            .event = "tools/call",
+                            .decision = v.allowed ? "allow" : "deny",
+                            .rule = v.rule,
+                            .reason = v.allowed ? "allowed by the policy" : v.reason,
+                            .subject = name,
+                            .value = args,
+                            .extra = extra,
+                    });
+        if (r < 0) {
+                log_error("Cannot write the audit log: %s; the call is denied", strerror(-r));
+                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+        }
+        if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
+                _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
+                                                          v.reason, "isError", 1);
+                if (!result)
+                        return -ENOMEM;
+                return agent_result(g, m->id, result);
+        }
+        if (!v.allowed) {
+                char msg[GLOVE_MCP_TOOL_NAME_MAX + 64];
+                (void) snprintf(msg, sizeof(msg), "Unknown tool: %.*s", GLOVE_MCP_TOOL_NAME_MAX, name);
+                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, msg);
+        }
+
+        for (k = 0; k < g->n_ups && strcmp(g->ups[k].cfg->id, server) != 0; k++)
+                ;
+        if (k == g->n_ups || !g->ups[k].u)
+                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
+        if (g->n_pending >= GW_MAX_PENDING)
+                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
+        {
+                int64_t up_id = g->ups[k].u->next_id++;
+                char tok[32];
+
+                /* only what was checked goes on: the name, the arguments, and
+                 * a progress token of ours (params.task and the rest stay) */
+                (void) snprintf(tok, sizeof(tok), "glove-%lld", (long long) up_id);
+                params = token ? json_pack("{s:s,s:O,s:{s:s}}", "name", upstream_tool, "arguments", args, "_meta",
+                                           "progressToken", tok)
+                               : json_pack("{s:s,s:O}", "name", upstream_tool, "arguments", args);
+                id = json_integer(up_id);
+                if (!params || !id || glove_mcp_request(id, "tools/call", params, &req) < 0)
+                        return -ENOMEM;
+                g->pending[g->n_pending++] = (struct pending) {
+                        .kind = PENDING_CALL,
+                        .up_id = up_id,
+                        .upstream = k,
+                        .agent_id = json_incref(m->id),
+                        .agent_token = token ? json_deep_copy(token) : NULL,
+                        .tool = strdup(name),
+                        .start_ms = now_ms(),
+                        .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
+                };
+        }
+        return to_upstream(g, k, req);
+}
+
+static int handle_cancel(struct gateway *g, struct glove_mcp_message *m) {
+        const json_t *rid = json_object_get(m->params, "requestId");
+
+        for (size_t i = 0; rid && i < g->n_pending; i++) {
+                struct pending *p = &g->pending[i];
+                json_t *note = NULL;
+                size_t k = p->upstream;
+                int r;
+
+                if (p->kind != PENDING_CALL || !json_equal(p->agent_id, (json_t *) rid))
+                        continue;
+                _cleanup_json_ json_t *params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason",
+                                                          "cancelled by the client");
+                if (!params || glove_mcp_notification("notifications/cancelled", params, &note) < 0)
+                        return -ENOMEM;
+                (void) audit_outcome(g, p, "cancelled", 0);
+                pending_drop(g, i);
+                r = g->ups[k].u ? to_upstream(g, k, note) : (json_decref(note), 0);
+                return r;
+        }
+        return 0; /* not in flight (any more): nothing to cancel */
+}
+
+static int from_agent(struct gateway *g, struct glove_mcp_message *m) {
+        if (m->kind == GLOVE_MCP_NOTIFICATION) {
+                if (strcmp(m->method, "notifications/initialized") == 0)
+                        g->agent_initialized = true;
+                else if (strcmp(m->method, "notifications/cancelled") == 0)
+                        return handle_cancel(g, m);
+                return 0;
+        }
+        if (m->kind != GLOVE_MCP_REQUEST)
+                return 0; /* answers to requests Glove never forwards */
+        if (id_in_flight(g, m->id))
+                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
+        if (strcmp(m->method, "initialize") == 0)
+                return handle_initialize(g, m);
+        if (strcmp(m->method, "ping") == 0) {
+                _cleanup_json_ json_t *empty = json_object();
+                return empty ? agent_result(g, m->id, empty) : -ENOMEM;
+        }
+        if (strcmp(m->method, "tools/list") == 0) {
+                _cleanup_json_ json_t *result = json_pack("{s:O}", "tools", mcp_tools_list(g->tools));
+                return result ? agent_result(g, m->id, result) : -ENOMEM;
+        }
+        if (strcmp(m->method, "tools/call") == 0)
+                return handle_call(g, m);
+        return agent_error(g, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
+}
+
+/* Returns 1 at the agent's end of input. */
+static int read_agent(struct gateway *g) {
+        const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_AGENT };
+        int r;
+
+        r = glove_mcp_reader_read_fd(g->agent, g->o->in_fd);
+        if (r < 0 && r != -EAGAIN && r != -ENOBUFS)
+                return r;
+        for (;;) {
+                _cleanup_mcp_decode_error_ struct glove_mcp_decode_error e = {};
+                _cleanup_mcp_message_ struct glove_mcp_message *m = NULL;
+                const char *frame;
+                size_t len;
+                json_t *answer = NULL;
+
+                r = glove_mcp_reader_next(g->agent, &frame, &len);
+                if (r == 0)
+                        break;
+                if (r == -E2BIG) {
+                        r = agent_error(g, NULL, GLOVE_JSONRPC_PARSE_ERROR, GLOVE_MCP_TOO_LARGE_MESSAGE);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (r < 0)
+                        break; /* a partial line at the end: the agent is gone */
+                r = glove_mcp_decode(frame, len, &limits, &m, &e);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        if (glove_mcp_decode_error_response(&e, &answer) < 0)
+                                return -ENOMEM;
+                        r = to_agent(g, answer);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = from_agent(g, m);
+                if (r < 0)
+                        return r;
+        }
+        return glove_mcp_reader_at_end(g->agent) ? 1 : 0;
+}
+
+/* ---- the loop ---- */
+
+static int expire(struct gateway *g) {
+        int64_t now = now_ms();
+
+        for (size_t i = g->n_pending; i-- > 0;) {
+                struct pending *p = &g->pending[i];
+                size_t k = p->upstream;
+                json_t *note = NULL;
+                char msg[96];
+                int r;
+
+                if (p->deadline_ms > now)
+                        continue;
+                if (p->kind == PENDING_LIST) {
+                        pending_drop(g, i);
+                        r = upstream_died(g, k, "it did not answer tools/list in time");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                (void) snprintf(msg, sizeof(msg), "Request timed out after %lld ms",
+                                (long long) (p->deadline_ms - p->start_ms));
+                _cleanup_json_ json_t *params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason",
+                                                          "timed out");
+                if (!params || glove_mcp_notification("notifications/cancelled", params, &note) < 0)
+                        return -ENOMEM;
+                (void) audit_outcome(g, p, "timeout", 0);
+                r = agent_error(g, p->agent_id, GW_TIMEOUT_CODE, msg);
+                pending_drop(g, i);
+                if (r < 0) {
+                        json_decref(note);
+                        return r;
+                }
+                r = g->ups[k].u ? to_upstream(g, k, note) : (json_decref(note), 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static char **server_env(const struct glove_mcp_server *s, char *const *host_env) {
+        char **v = calloc(s->n_env_pass + s->n_env_set + 1, sizeof(char *));
+        size_t n = 0;
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < s->n_env_pass; i++) {
+                size_t l = strlen(s->env_pass[i]);
+                for (char *const *e = host_env; e && *e; e++)
+                        if (strncmp(*e, s->env_pass[i], l) == 0 && (*e)[l] == '=') {
+                                v[n++] = strdup(*e);
+                                break;
+                        }
+        }
+        for (size_t i = 0; i < s->n_env_set; i++)
+                if (asprintf(&v[n++], "%s=%s", s->env_set[i].name, s->env_set[i].value) < 0)
+                        v[n - 1] = NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!v[i]) {
+                        for (size_t j = 0; j < n; j++)
+                                free(v[j]);
+                        free(v);
+                        return NULL;
+                }
+        return v;
+}
+
+static void gateway_done(struct gateway *g) {
+        while (g->n_pending > 0)
+                pending_drop(g, g->n_pending - 1);
+        free(g->pending);
+        for (size_t i = 0; i < g->n_ups; i++) {
+                mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
+                safe_close(g->ups[i].log_fd);
+                json_decref(g->ups[i].staging);
+                json_decref(g->ups[i].cursors);
+                if (g->envps[i]) {
+                        for (char **e = g->envps[i]; *e; e++)
+                                free(*e);
+                        free(g->envps[i]);
+                }
+        }
+        free(g->ups);
+        mcp_tools_free(g->tools);
+        glove_mcp_reader_free(g->agent);
+}
+
+int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
+        const struct glove_mcp_policy *p = o->policy;
+        struct gateway g = { .o = o };
+        int r = 0, in_flags = -1;
+
+        if (!p || p->n_servers == 0) {
+                log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
+                return -EINVAL;
+        }
+        g.ups = calloc(p->n_servers, sizeof(*g.ups));
+        g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
+        if (!g.ups || !g.pending || glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g.agent) < 0) {
+                gateway_done(&g);
+                return log_error_errno(-ENOMEM, "Out of memory");
+        }
+        (void) signal(SIGPIPE, SIG_IGN);
+        /* the flag lives in the open file, which our caller (a shell, a
+         * terminal) may share: it is put back before we return */
+        in_flags = fcntl(o->in_fd, F_GETFL);
+        if (in_flags >= 0)
+                (void) fcntl(o->in_fd, F_SETFL, in_flags | O_NONBLOCK);
+
+        for (size_t i = 0; i < p->n_servers; i++) {
+                const struct glove_mcp_server *s = &p->servers[i];
+                struct gw_upstream *up = &g.ups[g.n_ups++];
+                char err[512] = "", logname[GLOVE_MCP_SERVER_ID_MAX + 8];
+
+                up->cfg = s;
+                (void) snprintf(logname, sizeof(logname), "%s.log", s->id);
+                up->log_fd = o->log_dir_fd >= 0 ? openat(o->log_dir_fd, logname,
+                                                          O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
+                                                : -EBADF;
+                g.envps[i] = server_env(s, o->host_env);
+                if (!g.envps[i]) {
+                        r = log_error_errno(-ENOMEM, "Out of memory");
+                        goto out;
+                }
+                r = mcp_upstream_start(&(const struct mcp_upstream_config) {
+                        .id = s->id,
+                        .argv = (const char *const *) s->argv,
+                        .cwd = s->cwd,
+                        .envp = (const char *const *) g.envps[i],
+                        .stderr_fd = up->log_fd,
+                        .init_timeout_ms = (int) s->init_timeout_ms,
+                        .max_pages = s->max_pages,
+                        .max_tools = s->max_tools,
+                }, &up->u, err, sizeof(err));
+                if (r < 0) {
+                        log_error("Cannot start MCP server %s: %s", s->id, err);
+                        goto out;
+                }
+                {
+                        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I}", "protocol_version",
+                                                                 up->u->protocol_version, "tools",
+                                                                 (json_int_t) json_array_size(up->u->tools));
+                        (void) audit(&g, &(struct glove_audit_event) {
+                                .component = "mcp",
+                                .event = "server_start",
+                                .decision = "info",
+                                .reason = "started and initialized",
+                                .subject = s->id,
+                                .extra = extra,
+                        });
+                }
+        }
+        r = reaggregate(&g, false);
+        if (r < 0)
+                goto out;
+
+        for (;;) {
+                struct pollfd pfd[1 + 2 * GLOVE_MCP_MAX_SERVERS];
+                size_t n = 0, map[1 + 2 * GLOVE_MCP_MAX_SERVERS];
+                int64_t next = -1;
+                int timeout;
+
+                pfd[n] = (struct pollfd) { .fd = o->in_fd, .events = POLLIN };
+                map[n++] = SIZE_MAX;
+                for (size_t k = 0; k < g.n_ups; k++) {
+                        if (!g.ups[k].u)
+                                continue;
+                        pfd[n] = (struct pollfd) { .fd = g.ups[k].u->proc.from_child, .events = POLLIN };
+                        map[n++] = k;
+                }
+                for (size_t i = 0; i < g.n_pending; i++)
+                        if (next < 0 || g.pending[i].deadline_ms < next)
+                                next = g.pending[i].deadline_ms;
+                timeout = next < 0 ? -1 : (int) (next - now_ms() < 0 ? 0 : next - now_ms());
+                r = poll(pfd, n, timeout);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0) {
+                        r = log_error_errno(negative_errno(), "poll: %m");
+                        break;
+                }
+                for (size_t j = 1; j < n; j++)
+                        if (pfd[j].revents && g.ups[map[j]].u) {
+                                r = read_upstream(&g, map[j]);
+                                if (r < 0)
+                                        goto out;
+                        }
+                if (pfd[0].revents) {
+                        r = read_agent(&g);
+                        if (r < 0) {
+                                /* the agent is gone (EPIPE) or out of memory */
+                                if (r != -EPIPE && r != -ETIMEDOUT)
+                                        log_error_errno(r, "MCP gateway: %m");
+                                r = r == -EPIPE ? 0 : r;
+                                goto out;
+                        }
+                        if (r == 1) {
+                                r = 0;
+                                break; /* the agent closed its end */
+                        }
+                }
+                r = expire(&g);
+                if (r < 0)
+                        goto out;
+        }
+out:
+        gateway_done(&g);
+        if (in_flags >= 0)
+                (void) fcntl(o->in_fd, F_SETFL, in_flags);
+        return r;
+}
