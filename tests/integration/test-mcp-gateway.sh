@@ -433,4 +433,37 @@ and len(json.loads(resp(30)[0]["result"]["content"][0]["text"])) == 3'
     check "$id: nothing was written to the agent's stdout by a gateway that did not start" out_is ""
 done
 
+# --- fail closed: an audit record that cannot be written denies the call ---
+# The gateway writes to its own audit log here, already filled so close to
+# a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with EFBIG)
+# that the start's records fit and a call's record does not.
+if [ "$(id -u)" = 0 ]; then
+    mkdir -m 700 "$T/alog"
+    wire_a="$T/wire-auditfail.jsonl"
+    : >"$wire_a"
+    apol() {
+        write_policy root "auditfail-$1" "{\"version\": 1, \"audit\": {\"path\": \"$T/alog/$1.jsonl\"},
+          \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_a" "$NODE_ABS" "$E" stdio "$MARK-a")}},
+          \"tools\": {\"everything_echo\": {\"arguments\": {\"message\": {\"type\": \"string\"}}}}}}"
+    }
+    # what a start alone writes (its records have a fixed size)
+    gw root "$(apol probe)"
+    mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" --line '{"jsonrpc":"2.0","id":2,"method":"ping"}' --wait 2 -- "${GW[@]}"
+    start_bytes=$(($(stat -c %s "$T/alog/probe.jsonl") - $(tail -n 1 "$T/alog/probe.jsonl" | wc -c)))
+    blocks=$(((start_bytes + 1023) / 1024 + 1))
+    pad=$((blocks * 1024 - start_bytes - 20))
+    "$PY" -c 'import sys; n = int(sys.argv[1]); sys.stdout.write("{\"pad\":\"" + "x" * (n - 11) + "\"}\n")' "$pad" >"$T/alog/full.jsonl"
+    chmod 600 "$T/alog/full.jsonl"
+    pol=$(apol full)
+    : >"$wire_a"
+    GW=(sh -c 'trap "" XFSZ; ulimit -f "$0" && exec "$@"' "$blocks" env "${_no_xdg[@]}" "$(_xdg_of root)"
+        HOME="$T/home-root" "$GLOVE" mcp --policy "$pol")
+    mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" \
+        --line '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"everything_echo","arguments":{"message":"unaudited"}}}' \
+        --line '{"jsonrpc":"2.0","id":3,"method":"ping"}' --wait 3 -- "${GW[@]}"
+    check "root: an audit log that cannot take the call's record: the call is denied (-32603), never forwarded" \
+        eval 'out_has "\"id\":2" && out_has "-32603" && out_has "audit failed" && out_has "\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{}" &&
+              ! grep -q unaudited "$wire_a" && grep -q "\"initialize\"" "$wire_a"'
+fi
+
 finish
