@@ -1,0 +1,67 @@
+#!/bin/bash
+# glove mcp when an upstream server misbehaves or the agent goes away: a
+# server that exits mid-call, writes garbage, hangs, or floods with a 20 MiB
+# message is treated as down (its calls fail at once, its tools vanish, the
+# gateway goes on), restarted only when its policy says so; an agent that
+# disconnects mid-call ends the gateway, and no server is left behind.
+# Checks are strings given to eval, so shellcheck sees unused variables.
+# shellcheck disable=SC2016,SC2034,SC2317
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/mcp/lib.sh"
+
+FAULTY="$TESTS_DIR/mcp/fixtures/faulty.py"
+MARK="glove-faulty-$$-$RANDOM"
+id=${IDS%% *}
+
+# gw_policy NAME MODE RESTART: a policy with one faulty server "f" whose tool
+# f_t is allowed; prints its path
+gw_policy() {
+    local f="$T/policy-$1.json"
+    printf '{"version": 1, "mcp": {"servers": {"f": {"command": ["%s", "%s", "%s", "%s"], "call_timeout": "1s",
+      "restart": %s, "env": {"set": {"FAULTY_STARTS": "%s"}}}}, "tools": {"f_t": {}}}}\n' \
+        "$PY" "$FAULTY" "$2" "$MARK-$1" "$3" "$T/starts-$1" >"$f"
+    chmod 600 "$f"
+    [ "$id" = nobody ] && chown 65534:65534 "$f"
+    : >"$T/starts-$1"
+    chmod 666 "$T/starts-$1"
+    echo "$f"
+}
+gw() { GW=(env "${_no_xdg[@]}" "$(_xdg_of "$id")" HOME="$(home_of "$id")" "$GLOVE" mcp --policy "$1"); }
+[ "$id" = nobody ] && gw() { GW=(setpriv --reuid=65534 --regid=65534 --clear-groups env "${_no_xdg[@]}" "$(_xdg_of nobody)" HOME="$(home_of nobody)" "$GLOVE_NOBODY" mcp --policy "$1"); }
+
+# the script every case runs: a call, then the list, then ping, then the call again
+script='[{"op":"call","tool":"f_t","arguments":{},"timeout_ms":20000},{"op":"list"},{"op":"request","method":"ping"},{"op":"call","tool":"f_t","arguments":{},"timeout_ms":20000}]'
+
+for mode in exit garbage flood; do
+    gw "$(gw_policy "$mode" "$mode" false)"
+    mcp_client "$script" -- "${GW[@]}"
+    check "$mode: the call fails at once (-32603), the server's tools vanish, ping still answers, the tool is then unknown" \
+        eval 'rc_is 0 && step 1 "s[\"error\"][\"code\"] == -32603 and s[\"ms\"] < 5000" && step 2 "s[\"tools\"] == []" &&
+              step 3 "s[\"result\"] == {}" && step 4 "s[\"error\"][\"code\"] == -32602"'
+    check "$mode: not restarted (restart is false), and nothing left running" \
+        eval '[ "$(wc -l <"$T/starts-$mode")" = 1 ] && ! pgrep -f -- "$MARK-$mode" >/dev/null'
+done
+
+gw "$(gw_policy hang hang false)"
+mcp_client "$script" -- "${GW[@]}"
+check "hang: the call times out after the server's call_timeout (-32001) and the gateway goes on" \
+    eval 'rc_is 0 && step 1 "s[\"error\"][\"code\"] == -32001 and 800 <= s[\"ms\"] < 5000" && step 2 "s[\"tools\"] == [\"f_t\"]" &&
+          step 3 "s[\"result\"] == {}"'
+
+gw "$(gw_policy restart exit true)"
+mcp_client "$script" -- "${GW[@]}"
+check "restart: a server that died is started again, its tool offered again" \
+    eval 'rc_is 0 && step 1 "s[\"error\"][\"code\"] == -32603" && step 2 "s[\"tools\"] == [\"f_t\"]" &&
+          [ "$(wc -l <"$T/starts-restart")" -ge 2 ]'
+
+# the agent goes away in the middle of a call
+gw "$(gw_policy gone hang false)"
+mcp_raw --line '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}' \
+    --line '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    --line '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"f_t","arguments":{}}}' \
+    --wait 1 --timeout-ms 3000 -- "${GW[@]}"
+check "an agent that disconnects mid-call ends the gateway, and the hanging server is stopped" \
+    eval 'rc_is 0 && out_has "\"id\":1" && wait_for eval "! pgrep -f -- \"$MARK-gone\" >/dev/null"'
+
+finish
