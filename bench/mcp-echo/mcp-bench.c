@@ -3,12 +3,14 @@
  * The load generator bench/mcp-echo/run builds and drives (bench/README.md).
  *
  *   mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR]
- *             -- NAME CMD [ARGS...] [--- NAME CMD [ARGS...]]...
+ *             -- NAME[:TOOL[,TOOL...]] CMD [ARGS...] [--- NAME... CMD...]...
  *
  * Starts every CMD as an MCP stdio server, initializes it and checks that
- * tools/list offers `echo`; then makes N sequential tools/call echo round
- * trips to each, interleaved one for one (which peer goes first alternates),
- * so that a slow moment of the machine hits all peers alike. A round trip is
+ * tools/list offers each TOOL (default `echo`; a gateway in front of the echo
+ * server calls it `SERVER_echo`); then makes N sequential tools/call echo
+ * round trips to each, cycling through its TOOLs call by call, interleaved
+ * one for one (which peer goes first alternates), so that a slow moment of
+ * the machine hits all peers alike. A round trip is
  * timed from just before the request is written to the end of the response
  * line; the response is checked (same id, the message back) after the clock
  * stops. Prints one JSON object: per peer calls/s (sequential: 1 / mean),
@@ -37,12 +39,15 @@
 extern char **environ;
 
 #define MAX_PEERS 8
+#define MAX_TOOLS 8
 #define MAX_LINE (16u << 20)
 /* A peer that does not answer within this long is broken, not slow. */
 #define REPLY_TIMEOUT_MS 10000
 
 typedef struct Peer {
         const char *name;
+        char *tools[MAX_TOOLS]; /* called in turn */
+        int ntools;
         char **argv;
         pid_t pid;
         int in;  /* its stdin */
@@ -201,13 +206,16 @@ static void initialize(Peer *p) {
         request(p, 2, "tools/list", "{}");
         r = read_response(p, 2);
         json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
-        size_t i;
-        json_t *t;
-        int found = 0;
-        json_array_foreach(tools, i, t) found |= json_is_string(json_object_get(t, "name")) &&
-                                                 strcmp(json_string_value(json_object_get(t, "name")), "echo") == 0;
-        if (!found)
-                die("%s: tools/list has no tool named echo", p->name);
+        for (int k = 0; k < p->ntools; k++) {
+                size_t i;
+                json_t *t;
+                int found = 0;
+                json_array_foreach(tools, i, t) found |= json_is_string(json_object_get(t, "name")) &&
+                                                         strcmp(json_string_value(json_object_get(t, "name")),
+                                                                p->tools[k]) == 0;
+                if (!found)
+                        die("%s: tools/list has no tool named %s", p->name, p->tools[k]);
+        }
         json_decref(r);
 }
 
@@ -307,6 +315,21 @@ int main(int argc, char *argv[]) {
                         die("peer %s has no command", argv[i]);
                 Peer *p = &peers[npeers++];
                 p->name = argv[i];
+                char *colon = strchr(argv[i], ':');
+                if (colon) { /* NAME:TOOL,TOOL... */
+                        *colon = '\0';
+                        for (char *save = NULL, *t = strtok_r(colon + 1, ",", &save); t;
+                             t = strtok_r(NULL, ",", &save)) {
+                                if (p->ntools == MAX_TOOLS)
+                                        die("peer %s: at most %d tools", p->name, MAX_TOOLS);
+                                if (strlen(t) > 64 || strspn(t, "abcdefghijklmnopqrstuvwxyz"
+                                                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != strlen(t))
+                                        die("peer %s: not a tool name: %s", p->name, t);
+                                p->tools[p->ntools++] = t;
+                        }
+                }
+                if (p->ntools == 0)
+                        p->tools[p->ntools++] = "echo";
                 p->argv = &argv[i + 1];
                 for (i++; i < argc && strcmp(argv[i], "---") != 0; i++)
                         ;
@@ -314,14 +337,15 @@ int main(int argc, char *argv[]) {
                         argv[i++] = NULL;
         }
         if (npeers == 0)
-                die("usage: mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR] -- NAME CMD [ARGS...] [--- NAME CMD...]");
+                die("usage: mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR] -- NAME[:TOOL,...] CMD [ARGS...] "
+                    "[--- NAME CMD...]");
         if (size > 65536)
                 die("--size: at most 65536");
 
         signal(SIGPIPE, SIG_IGN);
         /* A message of |size| printable ASCII bytes, so the JSON needs no escaping. */
         char *message = malloc((size_t) size + 1);
-        size_t req_cap = (size_t) size + 256;
+        size_t req_cap = (size_t) size + 512;
         char *req = malloc(req_cap);
         if (!message || !req)
                 die("out of memory");
@@ -340,14 +364,14 @@ int main(int argc, char *argv[]) {
         double wall0 = now_us();
         for (long k = 0; k < warmup + calls; k++) {
                 long id = 100 + k;
-                int n = snprintf(req, req_cap,
-                                 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
-                                 "{\"name\":\"echo\",\"arguments\":{\"message\":\"%s\"}}}\n",
-                                 id, message);
-                if (n < 0 || (size_t) n >= req_cap)
-                        die("request too long");
                 for (int j = 0; j < npeers; j++) {
                         Peer *p = &peers[(j + k) % npeers];
+                        int n = snprintf(req, req_cap,
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                                         "{\"name\":\"%s\",\"arguments\":{\"message\":\"%s\"}}}\n",
+                                         id, p->tools[k % p->ntools], message);
+                        if (n < 0 || (size_t) n >= req_cap)
+                                die("request too long");
                         double us = call(p, id, req, (size_t) n, message);
                         if (k >= warmup)
                                 p->lat_us[k - warmup] = us;
@@ -380,14 +404,17 @@ int main(int argc, char *argv[]) {
                 double mean = sum / (double) calls;
                 json_array_append_new(
                         json_object_get(res, "peers"),
-                        json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "name", p->name, "command",
-                                  json_array(), "calls_per_s", 1e6 / mean, "mean_us", mean, "min_us",
+                        json_pack("{s:s, s:o, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "name", p->name, "tools",
+                                  json_array(), "command", json_array(), "calls_per_s", 1e6 / mean, "mean_us", mean, "min_us",
                                   p->lat_us[0], "p50_us", pct(p->lat_us, calls, 0.50), "p90_us",
                                   pct(p->lat_us, calls, 0.90), "p99_us", pct(p->lat_us, calls, 0.99), "max_us",
                                   p->lat_us[calls - 1], "vmhwm_kib", (json_int_t) p->vmhwm_kib));
                 json_t *cmd = json_object_get(json_array_get(json_object_get(res, "peers"), (size_t) i), "command");
                 for (char **a = p->argv; *a; a++)
                         json_array_append_new(cmd, json_string(*a));
+                json_t *tl = json_object_get(json_array_get(json_object_get(res, "peers"), (size_t) i), "tools");
+                for (int k = 0; k < p->ntools; k++)
+                        json_array_append_new(tl, json_string(p->tools[k]));
                 free(p->lat_us);
                 free(p->buf);
         }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "glove/json.h"
 
@@ -209,12 +210,16 @@ struct glove_audit;
 struct glove_mcp_gateway_options {
         const struct glove_mcp_policy *policy;
         struct glove_audit *audit;  /* every decision is appended here first; NULL only in tests */
-        int in_fd, out_fd;          /* the agent's side; in_fd is made nonblocking */
+        int in_fd, out_fd;          /* glove mcp: the one agent; in_fd is made nonblocking meanwhile */
+        int listen_fd;              /* glove run: a listening Unix socket for the shims instead; -1: none */
+        uid_t agent_uid;            /* glove run: the only peer uid a connection may have */
+        int stop_fd;                /* readable: stop (glove run, when the sandbox ended); -1: none */
         int log_dir_fd;             /* each server's stderr goes to <id>.log here; -1: /dev/null */
         char *const *host_env;      /* where a server's env.pass looks names up */
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,
- * reported), then serves the agent until its input ends (0) or it is gone;
- * stops the servers either way. */
+ * reported), then serves the agent until its input ends (0) or it is gone
+ * (glove mcp), or serves every shim that connects until |stop_fd| becomes
+ * readable (glove run); stops the servers either way. */
 int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o);

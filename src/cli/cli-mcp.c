@@ -173,6 +173,8 @@ int cli_mcp(int argc, char **argv) {
                 .audit = audit,
                 .in_fd = STDIN_FILENO,
                 .out_fd = STDOUT_FILENO,
+                .listen_fd = -1,
+                .stop_fd = -1,
                 .log_dir_fd = log_fd,
                 .host_env = environ,
         });

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #define GW_WRITE_TIMEOUT_MS 5000       /* a peer that does not read for this long is dead */
 #define GW_STOP_GRACE_MS 2000
 #define GW_TIMEOUT_CODE (-32001)
+#define GW_MAX_CONNS 16                /* agent connections at once (glove run) */
 
 enum pending_kind { PENDING_CALL, PENDING_LIST };
 
@@ -35,6 +37,7 @@ struct pending {
         enum pending_kind kind;
         int64_t up_id;          /* Glove's id towards the upstream */
         size_t upstream;
+        size_t conn;            /* CALL: the agent connection that asked */
         json_t *agent_id;       /* CALL: the agent's id (owned) */
         json_t *agent_token;    /* CALL: the agent's progress token (owned), or NULL */
         char *tool;             /* CALL: qualified name */
@@ -50,15 +53,24 @@ struct gw_upstream {
         size_t pages;
 };
 
+/* One agent connection: stdin/stdout for glove mcp, a socket each for
+ * glove run's shims. */
+struct conn {
+        bool open;
+        bool initialized;
+        int in_fd, out_fd;      /* owned when accepted (one socket) */
+        bool owned;
+        struct glove_mcp_reader *reader;
+};
+
 struct gateway {
         const struct glove_mcp_gateway_options *o;
+        struct conn conns[GW_MAX_CONNS];
         struct gw_upstream *ups;
         size_t n_ups;
         struct mcp_tools *tools;
         struct pending *pending;
         size_t n_pending;
-        struct glove_mcp_reader *agent;
-        bool agent_initialized;
         char **envps[GLOVE_MCP_MAX_SERVERS];
 };
 
@@ -107,28 +119,35 @@ static int send_json(int fd, const json_t *msg) {
         return write_all(fd, text, len);
 }
 
-/* To the agent. A failure there ends the gateway (the agent is gone). */
-static int to_agent(struct gateway *g, json_t *msg) {
-        int r = send_json(g->o->out_fd, msg);
+static void close_conn(struct gateway *g, size_t c);
+
+/* To an agent connection (takes |msg|). One that does not take it is
+ * closed; with glove mcp's single connection that ends the gateway. */
+static int to_agent(struct gateway *g, size_t c, json_t *msg) {
+        int r = g->conns[c].open ? send_json(g->conns[c].out_fd, msg) : 0;
 
         json_decref(msg);
-        return r;
+        if (r < 0) {
+                close_conn(g, c);
+                return g->o->listen_fd >= 0 ? 0 : r;
+        }
+        return 0;
 }
 
-static int agent_error(struct gateway *g, json_t *id, int code, const char *message) {
+static int agent_error(struct gateway *g, size_t c, json_t *id, int code, const char *message) {
         json_t *m = NULL;
 
         if (glove_mcp_error_response(id, code, message, NULL, &m) < 0)
                 return -ENOMEM;
-        return to_agent(g, m);
+        return to_agent(g, c, m);
 }
 
-static int agent_result(struct gateway *g, json_t *id, json_t *result) {
+static int agent_result(struct gateway *g, size_t c, json_t *id, json_t *result) {
         json_t *m = NULL;
 
         if (glove_mcp_result_response(id, result, &m) < 0)
                 return -ENOMEM;
-        return to_agent(g, m);
+        return to_agent(g, c, m);
 }
 
 static int audit(struct gateway *g, const struct glove_audit_event *e) {
@@ -182,11 +201,16 @@ static int reaggregate(struct gateway *g, bool notify) {
         }
         mcp_tools_free(g->tools);
         g->tools = t;
-        if (notify && g->agent_initialized) {
+        for (size_t c = 0; notify && c < GW_MAX_CONNS; c++) {
                 json_t *m = NULL;
+
+                if (!g->conns[c].open || !g->conns[c].initialized)
+                        continue;
                 if (glove_mcp_notification("notifications/tools/list_changed", NULL, &m) < 0)
                         return -ENOMEM;
-                return to_agent(g, m);
+                r = to_agent(g, c, m);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -229,7 +253,8 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
                         continue;
                 if (p->kind == PENDING_CALL) {
                         (void) audit_outcome(g, p, "upstream_died", 0);
-                        r = agent_error(g, p->agent_id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server stopped");
+                        r = agent_error(g, p->conn, p->agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
+                                        "the MCP server stopped");
                         if (r < 0) {
                                 pending_drop(g, i);
                                 return r;
@@ -367,9 +392,19 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                                                      &out);
                 if (r < 0)
                         return r;
-                (void) audit_outcome(g, p, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
-                pending_drop(g, (size_t) i);
-                return to_agent(g, out);
+                {
+                        /* the answer first: only the decision had to be on
+                         * record before the call; the outcome follows it */
+                        struct pending done = *p;
+
+                        g->pending[i] = g->pending[--g->n_pending];
+                        r = to_agent(g, done.conn, out);
+                        (void) audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
+                        json_decref(done.agent_id);
+                        json_decref(done.agent_token);
+                        free(done.tool);
+                        return r;
+                }
         }
         case GLOVE_MCP_REQUEST: {
                 json_t *answer = NULL;
@@ -432,7 +467,7 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                                         return -ENOMEM;
                                 }
                                 json_decref(params);
-                                return to_agent(g, out);
+                                return to_agent(g, p->conn, out);
                         }
                         return 0;
                 }
@@ -478,14 +513,15 @@ static int read_upstream(struct gateway *g, size_t k) {
 
 /* ---- the agent ---- */
 
-static bool id_in_flight(struct gateway *g, const json_t *id) {
+static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
         for (size_t i = 0; i < g->n_pending; i++)
-                if (g->pending[i].kind == PENDING_CALL && json_equal(g->pending[i].agent_id, (json_t *) id))
+                if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c &&
+                    json_equal(g->pending[i].agent_id, (json_t *) id))
                         return true;
         return false;
 }
 
-static int handle_initialize(struct gateway *g, struct glove_mcp_message *m) {
+static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const char *want = json_string_value(json_object_get(m->params, "protocolVersion")), *v = mcp_protocol_versions[0];
         _cleanup_json_ json_t *result = NULL;
 
@@ -496,10 +532,10 @@ static int handle_initialize(struct gateway *g, struct glove_mcp_message *m) {
                            "listChanged", 1, "serverInfo", "name", "glove", "version", GLOVE_VERSION);
         if (!result)
                 return -ENOMEM;
-        return agent_result(g, m->id, result);
+        return agent_result(g, c, m->id, result);
 }
 
-static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
+static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const char *name = json_string_value(json_object_get(m->params, "name"));
         const json_t *args = json_object_get(m->params, "arguments"), *meta = json_object_get(m->params, "_meta");
         const json_t *token = json_is_object(meta) ? json_object_get(meta, "progressToken") : NULL;
@@ -511,13 +547,13 @@ static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
         int r;
 
         if (!name)
-                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no tool name");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no tool name");
         if (args && !json_is_object(args))
-                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
         if (!args)
                 args = empty = json_object();
         if (token && !json_is_string(token) && !json_is_integer(token))
-                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
 
         r = glove_mcp_check_call(g->o->policy, name, args, &v);
         /* allowed by the policy, but its server must be up and list it */
@@ -541,27 +577,27 @@ static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
                     });
         if (r < 0) {
                 log_error("Cannot write the audit log: %s; the call is denied", strerror(-r));
-                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
         }
         if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
                 _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
                                                           v.reason, "isError", 1);
                 if (!result)
                         return -ENOMEM;
-                return agent_result(g, m->id, result);
+                return agent_result(g, c, m->id, result);
         }
         if (!v.allowed) {
                 char msg[GLOVE_MCP_TOOL_NAME_MAX + 64];
                 (void) snprintf(msg, sizeof(msg), "Unknown tool: %.*s", GLOVE_MCP_TOOL_NAME_MAX, name);
-                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_PARAMS, msg);
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, msg);
         }
 
         for (k = 0; k < g->n_ups && strcmp(g->ups[k].cfg->id, server) != 0; k++)
                 ;
         if (k == g->n_ups || !g->ups[k].u)
-                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
         if (g->n_pending >= GW_MAX_PENDING)
-                return agent_error(g, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
         {
                 int64_t up_id = g->ups[k].u->next_id++;
                 char tok[32];
@@ -579,6 +615,7 @@ static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
                         .kind = PENDING_CALL,
                         .up_id = up_id,
                         .upstream = k,
+                        .conn = c,
                         .agent_id = json_incref(m->id),
                         .agent_token = token ? json_deep_copy(token) : NULL,
                         .tool = strdup(name),
@@ -589,7 +626,7 @@ static int handle_call(struct gateway *g, struct glove_mcp_message *m) {
         return to_upstream(g, k, req);
 }
 
-static int handle_cancel(struct gateway *g, struct glove_mcp_message *m) {
+static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const json_t *rid = json_object_get(m->params, "requestId");
 
         for (size_t i = 0; rid && i < g->n_pending; i++) {
@@ -598,7 +635,7 @@ static int handle_cancel(struct gateway *g, struct glove_mcp_message *m) {
                 size_t k = p->upstream;
                 int r;
 
-                if (p->kind != PENDING_CALL || !json_equal(p->agent_id, (json_t *) rid))
+                if (p->kind != PENDING_CALL || p->conn != c || !json_equal(p->agent_id, (json_t *) rid))
                         continue;
                 _cleanup_json_ json_t *params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason",
                                                           "cancelled by the client");
@@ -612,41 +649,69 @@ static int handle_cancel(struct gateway *g, struct glove_mcp_message *m) {
         return 0; /* not in flight (any more): nothing to cancel */
 }
 
-static int from_agent(struct gateway *g, struct glove_mcp_message *m) {
+static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         if (m->kind == GLOVE_MCP_NOTIFICATION) {
                 if (strcmp(m->method, "notifications/initialized") == 0)
-                        g->agent_initialized = true;
+                        g->conns[c].initialized = true;
                 else if (strcmp(m->method, "notifications/cancelled") == 0)
-                        return handle_cancel(g, m);
+                        return handle_cancel(g, c, m);
                 return 0;
         }
         if (m->kind != GLOVE_MCP_REQUEST)
                 return 0; /* answers to requests Glove never forwards */
-        if (id_in_flight(g, m->id))
-                return agent_error(g, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
+        if (id_in_flight(g, c, m->id))
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
         if (strcmp(m->method, "initialize") == 0)
-                return handle_initialize(g, m);
+                return handle_initialize(g, c, m);
         if (strcmp(m->method, "ping") == 0) {
                 _cleanup_json_ json_t *empty = json_object();
-                return empty ? agent_result(g, m->id, empty) : -ENOMEM;
+                return empty ? agent_result(g, c, m->id, empty) : -ENOMEM;
         }
         if (strcmp(m->method, "tools/list") == 0) {
                 _cleanup_json_ json_t *result = json_pack("{s:O}", "tools", mcp_tools_list(g->tools));
-                return result ? agent_result(g, m->id, result) : -ENOMEM;
+                return result ? agent_result(g, c, m->id, result) : -ENOMEM;
         }
         if (strcmp(m->method, "tools/call") == 0)
-                return handle_call(g, m);
-        return agent_error(g, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
+                return handle_call(g, c, m);
+        return agent_error(g, c, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
-/* Returns 1 at the agent's end of input. */
-static int read_agent(struct gateway *g) {
+/* Ends a connection: its calls in flight are cancelled upstream. */
+static void close_conn(struct gateway *g, size_t c) {
+        struct conn *cn = &g->conns[c];
+
+        if (!cn->open)
+                return;
+        cn->open = false;
+        for (size_t i = g->n_pending; i-- > 0;) {
+                struct pending *p = &g->pending[i];
+                _cleanup_json_ json_t *params = NULL;
+                json_t *note = NULL;
+                size_t k = p->upstream;
+
+                if (p->kind != PENDING_CALL || p->conn != c)
+                        continue;
+                (void) audit_outcome(g, p, "cancelled", 0);
+                params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason", "the client went away");
+                pending_drop(g, i);
+                if (params && g->ups[k].u && glove_mcp_notification("notifications/cancelled", params, &note) >= 0) {
+                        (void) send_json(g->ups[k].u->proc.to_child, note);
+                        json_decref(note);
+                }
+        }
+        cn->reader = glove_mcp_reader_free(cn->reader);
+        if (cn->owned)
+                safe_close(cn->in_fd);
+}
+
+/* Returns 1 when the connection's input ended. */
+static int read_agent(struct gateway *g, size_t c) {
         const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_AGENT };
         int r;
 
-        r = glove_mcp_reader_read_fd(g->agent, g->o->in_fd);
+        r = glove_mcp_reader_read_fd(g->conns[c].reader, g->conns[c].in_fd);
         if (r < 0 && r != -EAGAIN && r != -ENOBUFS)
-                return r;
+                return 1; /* a connection that fails to read is gone */
         for (;;) {
                 _cleanup_mcp_decode_error_ struct glove_mcp_decode_error e = {};
                 _cleanup_mcp_message_ struct glove_mcp_message *m = NULL;
@@ -654,11 +719,13 @@ static int read_agent(struct gateway *g) {
                 size_t len;
                 json_t *answer = NULL;
 
-                r = glove_mcp_reader_next(g->agent, &frame, &len);
+                if (!g->conns[c].open)
+                        return 1;
+                r = glove_mcp_reader_next(g->conns[c].reader, &frame, &len);
                 if (r == 0)
                         break;
                 if (r == -E2BIG) {
-                        r = agent_error(g, NULL, GLOVE_JSONRPC_PARSE_ERROR, GLOVE_MCP_TOO_LARGE_MESSAGE);
+                        r = agent_error(g, c, NULL, GLOVE_JSONRPC_PARSE_ERROR, GLOVE_MCP_TOO_LARGE_MESSAGE);
                         if (r < 0)
                                 return r;
                         continue;
@@ -671,16 +738,55 @@ static int read_agent(struct gateway *g) {
                 if (r < 0) {
                         if (glove_mcp_decode_error_response(&e, &answer) < 0)
                                 return -ENOMEM;
-                        r = to_agent(g, answer);
+                        r = to_agent(g, c, answer);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                r = from_agent(g, m);
+                r = from_agent(g, c, m);
                 if (r < 0)
                         return r;
         }
-        return glove_mcp_reader_at_end(g->agent) ? 1 : 0;
+        return !g->conns[c].open || glove_mcp_reader_at_end(g->conns[c].reader) ? 1 : 0;
+}
+
+/* glove run: a shim connects. Only the agent's uid may (SO_PEERCRED). */
+static int accept_conn(struct gateway *g) {
+        _cleanup_close_ int fd = accept4(g->o->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct ucred cred = {};
+        socklen_t len = sizeof(cred);
+        size_t c;
+
+        if (fd < 0)
+                return 0; /* gone before we took it */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != g->o->agent_uid) {
+                _cleanup_json_ json_t *extra = json_pack("{s:I,s:I}", "peer_uid", (json_int_t) cred.uid, "peer_pid",
+                                                         (json_int_t) cred.pid);
+                (void) audit(g, &(struct glove_audit_event) {
+                        .component = "mcp",
+                        .event = "connect",
+                        .decision = "deny",
+                        .rule = "gateway",
+                        .reason = "only the sandboxed agent's uid may connect",
+                        .extra = extra,
+                });
+                return 0;
+        }
+        for (c = 0; c < GW_MAX_CONNS && g->conns[c].open; c++)
+                ;
+        if (c == GW_MAX_CONNS)
+                return 0; /* too many at once: this one is closed */
+        if (glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g->conns[c].reader) < 0)
+                return -ENOMEM;
+        g->conns[c] = (struct conn) {
+                .open = true,
+                .in_fd = fd,
+                .out_fd = fd,
+                .owned = true,
+                .reader = g->conns[c].reader,
+        };
+        TAKE_FD(fd);
+        return 0;
 }
 
 /* ---- the loop ---- */
@@ -711,7 +817,7 @@ static int expire(struct gateway *g) {
                 if (!params || glove_mcp_notification("notifications/cancelled", params, &note) < 0)
                         return -ENOMEM;
                 (void) audit_outcome(g, p, "timeout", 0);
-                r = agent_error(g, p->agent_id, GW_TIMEOUT_CODE, msg);
+                r = agent_error(g, p->conn, p->agent_id, GW_TIMEOUT_CODE, msg);
                 pending_drop(g, i);
                 if (r < 0) {
                         json_decref(note);
@@ -768,7 +874,8 @@ static void gateway_done(struct gateway *g) {
         }
         free(g->ups);
         mcp_tools_free(g->tools);
-        glove_mcp_reader_free(g->agent);
+        for (size_t c = 0; c < GW_MAX_CONNS; c++)
+                close_conn(g, c);
 }
 
 int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
@@ -782,16 +889,26 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
         g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
-        if (!g.ups || !g.pending || glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g.agent) < 0) {
+        if (!g.ups || !g.pending) {
                 gateway_done(&g);
                 return log_error_errno(-ENOMEM, "Out of memory");
         }
         (void) signal(SIGPIPE, SIG_IGN);
-        /* the flag lives in the open file, which our caller (a shell, a
-         * terminal) may share: it is put back before we return */
-        in_flags = fcntl(o->in_fd, F_GETFL);
-        if (in_flags >= 0)
-                (void) fcntl(o->in_fd, F_SETFL, in_flags | O_NONBLOCK);
+        if (o->listen_fd < 0) {
+                /* glove mcp: one agent on in_fd/out_fd. The nonblocking
+                 * flag lives in the open file, which our caller (a shell, a
+                 * terminal) may share: it is put back before we return. */
+                if (glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g.conns[0].reader) < 0) {
+                        gateway_done(&g);
+                        return log_error_errno(-ENOMEM, "Out of memory");
+                }
+                g.conns[0].open = true;
+                g.conns[0].in_fd = o->in_fd;
+                g.conns[0].out_fd = o->out_fd;
+                in_flags = fcntl(o->in_fd, F_GETFL);
+                if (in_flags >= 0)
+                        (void) fcntl(o->in_fd, F_SETFL, in_flags | O_NONBLOCK);
+        }
 
         for (size_t i = 0; i < p->n_servers; i++) {
                 const struct glove_mcp_server *s = &p->servers[i];
@@ -841,18 +958,36 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 goto out;
 
         for (;;) {
-                struct pollfd pfd[1 + 2 * GLOVE_MCP_MAX_SERVERS];
-                size_t n = 0, map[1 + 2 * GLOVE_MCP_MAX_SERVERS];
+                /* what each pollfd is: a connection, an upstream, the
+                 * listener, the stop word */
+                enum { SLOT_CONN, SLOT_UPSTREAM, SLOT_LISTEN, SLOT_STOP } kind[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
+                struct pollfd pfd[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
+                size_t n = 0, idx[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
                 int64_t next = -1;
                 int timeout;
+                bool any_conn = false;
 
-                pfd[n] = (struct pollfd) { .fd = o->in_fd, .events = POLLIN };
-                map[n++] = SIZE_MAX;
-                for (size_t k = 0; k < g.n_ups; k++) {
-                        if (!g.ups[k].u)
-                                continue;
-                        pfd[n] = (struct pollfd) { .fd = g.ups[k].u->proc.from_child, .events = POLLIN };
-                        map[n++] = k;
+                for (size_t c = 0; c < GW_MAX_CONNS; c++)
+                        if (g.conns[c].open) {
+                                any_conn = true;
+                                kind[n] = SLOT_CONN, idx[n] = c;
+                                pfd[n++] = (struct pollfd) { .fd = g.conns[c].in_fd, .events = POLLIN };
+                        }
+                /* glove mcp ends with its one agent */
+                if (o->listen_fd < 0 && !any_conn)
+                        break;
+                for (size_t k = 0; k < g.n_ups; k++)
+                        if (g.ups[k].u) {
+                                kind[n] = SLOT_UPSTREAM, idx[n] = k;
+                                pfd[n++] = (struct pollfd) { .fd = g.ups[k].u->proc.from_child, .events = POLLIN };
+                        }
+                if (o->listen_fd >= 0) {
+                        kind[n] = SLOT_LISTEN, idx[n] = 0;
+                        pfd[n++] = (struct pollfd) { .fd = o->listen_fd, .events = POLLIN };
+                }
+                if (o->stop_fd >= 0) {
+                        kind[n] = SLOT_STOP, idx[n] = 0;
+                        pfd[n++] = (struct pollfd) { .fd = o->stop_fd, .events = POLLIN };
                 }
                 for (size_t i = 0; i < g.n_pending; i++)
                         if (next < 0 || g.pending[i].deadline_ms < next)
@@ -865,25 +1000,38 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = log_error_errno(negative_errno(), "poll: %m");
                         break;
                 }
-                for (size_t j = 1; j < n; j++)
-                        if (pfd[j].revents && g.ups[map[j]].u) {
-                                r = read_upstream(&g, map[j]);
-                                if (r < 0)
-                                        goto out;
+                r = 0;
+                for (size_t j = 0; j < n && r >= 0; j++) {
+                        if (!pfd[j].revents)
+                                continue;
+                        switch (kind[j]) {
+                        case SLOT_UPSTREAM:
+                                if (g.ups[idx[j]].u)
+                                        r = read_upstream(&g, idx[j]);
+                                break;
+                        case SLOT_CONN:
+                                if (!g.conns[idx[j]].open)
+                                        break;
+                                r = read_agent(&g, idx[j]);
+                                if (r == 1) {
+                                        close_conn(&g, idx[j]);
+                                        r = 0;
+                                }
+                                break;
+                        case SLOT_LISTEN:
+                                r = accept_conn(&g);
+                                break;
+                        case SLOT_STOP:
+                        default:
+                                goto out; /* glove run: the agent's sandbox ended */
                         }
-                if (pfd[0].revents) {
-                        r = read_agent(&g);
-                        if (r < 0) {
-                                /* the agent is gone (EPIPE) or out of memory */
-                                if (r != -EPIPE && r != -ETIMEDOUT)
-                                        log_error_errno(r, "MCP gateway: %m");
-                                r = r == -EPIPE ? 0 : r;
-                                goto out;
-                        }
-                        if (r == 1) {
-                                r = 0;
-                                break; /* the agent closed its end */
-                        }
+                }
+                if (r < 0) {
+                        /* the agent is gone (its output closed) or out of memory */
+                        if (r != -EPIPE && r != -ETIMEDOUT)
+                                log_error_errno(r, "MCP gateway: %m");
+                        r = r == -EPIPE || r == -ETIMEDOUT ? 0 : r;
+                        goto out;
                 }
                 r = expire(&g);
                 if (r < 0)
