@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,7 +23,18 @@
 
 extern char **environ;
 
-static void help(FILE *f) {
+static void help(FILE *f, bool run) {
+        if (run)
+                (void) fprintf(f,
+                        "usage: glove run [OPTIONS] -- AGENT [ARGS...]\n"
+                        "\n"
+                        "glove exec, plus the MCP gateway (docs/mcp.md) outside the sandbox: the\n"
+                        "policy's mcp.servers are started first, and the agent's MCP configuration\n"
+                        "reaches only their allowed tools by launching \"$GLOVE_MCP_CONNECT mcp-connect\"\n"
+                        "(both set inside). The receipt's command is \"run\". The options and exit\n"
+                        "statuses are glove exec's (--dry-run shows the policy before glove run adds\n"
+                        "the socket's directory and the shim):\n"
+                        "\n");
         (void) fprintf(f,
                 "usage: glove exec [OPTIONS] -- COMMAND [ARGS...]\n"
                 "\n"
@@ -317,6 +329,10 @@ static int record_receipt(int state_fd, const struct glove_receipt_input *in, in
 }
 
 int cli_exec(int argc, char **argv) {
+        return cli_exec_main(argc, argv, false);
+}
+
+int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_policy_ struct glove_policy *policy = NULL;
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_free_ struct flag *flags = NULL;
@@ -324,6 +340,9 @@ int cli_exec(int argc, char **argv) {
         _cleanup_close_ int state_fd = -EBADF, runtime_fd = -EBADF, receipt_file_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
         _cleanup_json_ json_t *policy_doc = NULL;
+        _cleanup_close_ int log_dir_fd = -EBADF;
+        struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF };
+        bool gateway_up = false;
         const char *policy_path = NULL, *receipt_file = NULL;
         char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
         struct glove_session_result res;
@@ -342,7 +361,7 @@ int cli_exec(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "+vh", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
-                        help(stdout);
+                        help(stdout, run);
                         return 0;
                 case 'v':
                         log_set_max_level(LOG_LEVEL_DEBUG);
@@ -381,7 +400,7 @@ int cli_exec(int argc, char **argv) {
                         break;
                 }
                 case '?':
-                        (void) fprintf(stderr, "Try 'glove exec --help'.\n");
+                        (void) fprintf(stderr, "Try 'glove %s --help'.\n", run ? "run" : "exec");
                         return GLOVE_EXIT_FAILED;
                 default:
                         flags[n_flags++] = (struct flag) { .opt = c, .arg = optarg };
@@ -490,6 +509,23 @@ int cli_exec(int argc, char **argv) {
         }
         if (parent_of(policy->audit_path, &audit_dir) < 0)
                 return GLOVE_EXIT_FAILED;
+        if (run) {
+                /* the gateway's socket and the shim join the policy, and so
+                 * its digest; the gateway's servers start before the agent */
+                if (cli_run_prepare(policy, &ctx, &rs) < 0) {
+                        (void) cli_run_finish(&rs);
+                        return GLOVE_EXIT_FAILED;
+                }
+                json_decref(TAKE_PTR(policy_doc));
+                free(TAKE_PTR(policy_text));
+                if (glove_policy_to_json(policy, &policy_doc) < 0 ||
+                    glove_json_canonical(policy_doc, &policy_text, NULL) < 0) {
+                        (void) cli_run_finish(&rs);
+                        return GLOVE_EXIT_FAILED;
+                }
+                log_dir_fd = cli_mcp_log_dir(state_fd, dirs.state);
+                gateway_up = log_dir_fd >= 0 && cli_run_gateway_start(&rs, policy, log_dir_fd, run_id) >= 0;
+        }
         glove_sha256_hex(policy_text, strlen(policy_text), policy_sha);
 
         log_forget_errors(); /* only what goes wrong from here is the run's */
@@ -497,18 +533,34 @@ int cli_exec(int argc, char **argv) {
                 const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path,
                                                 audit_dir, NULL };
 
-                status = glove_sandbox_run(&(struct glove_sandbox_options) {
-                        .policy = policy,
-                        .argv = argv + optind,
-                        .policy_path = policy_path,
-                        .host_env = environ,
-                        .private_paths = private_paths,
-                        .audit = audit,
-                        .policy_sha256 = policy_sha,
-                }, &res);
+                if (run && !gateway_up) {
+                        /* nothing ran; the receipt says so */
+                        res = (struct glove_session_result) { .reason = "setup_failed", .status = GLOVE_EXIT_FAILED,
+                                                              .exit_code = -1 };
+                        (void) clock_gettime(CLOCK_REALTIME, &res.start_wall);
+                        (void) clock_gettime(CLOCK_MONOTONIC, &res.start_mono);
+                        res.end_wall = res.start_wall;
+                        res.end_mono = res.start_mono;
+                        status = GLOVE_EXIT_FAILED;
+                } else
+                        status = glove_sandbox_run(&(struct glove_sandbox_options) {
+                                .policy = policy,
+                                .argv = argv + optind,
+                                .policy_path = policy_path,
+                                .host_env = environ,
+                                .private_paths = private_paths,
+                                .audit = audit,
+                                .policy_sha256 = policy_sha,
+                        }, &res);
+        }
+        if (run) {
+                int gw = cli_run_finish(&rs);
+                if (gateway_up && gw != 0)
+                        log_warning("The MCP gateway ended with status %d (its servers' logs are in %s/mcp)", gw,
+                                    dirs.state);
         }
         r = record_receipt(state_fd, &(const struct glove_receipt_input) {
-                .command = "exec",
+                .command = run ? "run" : "exec",
                 .run_id = run_id,
                 .glove_version = GLOVE_VERSION,
                 .argv = argv + optind,

@@ -47,7 +47,7 @@ static void help(FILE *f) {
 }
 
 /* <state>/mcp, 0700, ours: the servers' stderr logs. */
-static int open_log_dir(int state_fd, const char *state) {
+int cli_mcp_log_dir(int state_fd, const char *state) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
@@ -142,7 +142,7 @@ int cli_mcp(int argc, char **argv) {
                 log_error("%s", err);
                 return EXIT_FAILED;
         }
-        log_fd = open_log_dir(state_fd, dirs.state);
+        log_fd = cli_mcp_log_dir(state_fd, dirs.state);
         if (log_fd < 0)
                 return EXIT_FAILED;
         glove_run_id_new(run_id);
@@ -175,6 +175,7 @@ int cli_mcp(int argc, char **argv) {
                 .out_fd = STDOUT_FILENO,
                 .listen_fd = -1,
                 .stop_fd = -1,
+                .ready_fd = -1,
                 .log_dir_fd = log_fd,
                 .host_env = environ,
         });

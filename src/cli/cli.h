@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "glove/host.h"
 
@@ -15,3 +16,27 @@ int cli_mcp(int argc, char **argv);
 /* cli-exec.c: without --policy, <config>/policy.json (checked), or NULL in
  * *ret for --dry-run before setup; an error (reported) when not set up. */
 int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret);
+int cli_run(int argc, char **argv);
+int cli_mcp_connect(int argc, char **argv);
+
+/* cli-exec.c: exec and run share everything but the gateway. */
+int cli_exec_main(int argc, char **argv, bool run);
+
+/* cli-mcp.c: <state>/mcp (0700, ours), where servers' stderr logs go. */
+int cli_mcp_log_dir(int state_fd, const char *state);
+
+/* cli-run.c: glove run's gateway. */
+struct cli_run {
+        char *dir, *sock;   /* the socket's directory (mkdtemp) and the socket */
+        int listen_fd;      /* until the gateway child has it */
+        int stop_fd;        /* closing it stops the gateway */
+        int ready_fd;
+        pid_t pid;          /* the gateway */
+        uid_t uid;          /* the agent's host identity */
+        gid_t gid;
+};
+struct glove_policy;
+struct glove_policy_context;
+int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, struct cli_run *rs);
+int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id);
+int cli_run_finish(struct cli_run *rs);

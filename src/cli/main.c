@@ -17,7 +17,9 @@ static const struct {
         { "doctor", cli_doctor, "report what this host can enforce" },
         { "setup", cli_setup, "create this user's Glove directories, key and starter policy" },
         { "audit", cli_audit, "verify the receipt journal; show receipts and audit records" },
+        { "run", cli_run, "glove exec, plus the MCP gateway outside the sandbox (glove mcp-connect inside)" },
         { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
+        { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
 };
 
 static void usage(FILE *f) {

@@ -956,6 +956,10 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         r = reaggregate(&g, false);
         if (r < 0)
                 goto out;
+        if (o->ready_fd >= 0) {
+                (void) !write(o->ready_fd, "R", 1);
+                (void) close(o->ready_fd);
+        }
 
         for (;;) {
                 /* what each pollfd is: a connection, an upstream, the

@@ -1,0 +1,113 @@
+#!/bin/bash
+# glove run: the agent in the sandbox reaches the MCP gateway outside only
+# through `glove mcp-connect` and the run's own socket; it sees only the
+# allowed tools, cannot reach the upstream servers' files any other way,
+# and nothing else may connect to the socket. The run's receipt says "run";
+# the gateway stops with the agent and takes its servers and socket along.
+# Checks are strings given to eval, so shellcheck sees unused variables.
+# shellcheck disable=SC2016,SC2034,SC2317
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$TESTS_DIR/mcp/lib.sh"
+require_kernel
+
+F="$MCP_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+E="$MCP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+MARK="glove-run-$$-$RANDOM"
+
+# grun ID DIR ARGS...: `glove run ARGS...` as ID in DIR; sets RC, OUT, ERR
+grun() {
+    local id=$1 dir=$2
+    shift 2
+    (cd "$dir" && as "$id" "$GLOVE" run "$@") >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+}
+# the agent: client.mjs inside the sandbox, through the shim
+agent() { echo /bin/sh -c '"exec /usr/bin/node '"$MCP_DIR"'/client.mjs --json \"\$0\" -- \"\$GLOVE_MCP_CONNECT\" mcp-connect"'; }
+receipt_field() { tail -n 1 "$(state_of "$1")/receipts.jsonl" | "$PY" -c 'import json, sys; r = json.load(sys.stdin); print(r.get(sys.argv[1]))' "$2"; }
+
+for id in $IDS; do
+    ws=$(new_ws "$id" "ws-$id")
+    data="$T/data-$id"
+    mkdir -m 755 "$data"
+    echo "served by the gateway $id" >"$data/served.txt"
+    chmod 644 "$data/served.txt"
+    [ "$id" = nobody ] && chown -R 65534:65534 "$data"
+    pol="$T/policy-$id.json"
+    cat >"$pol" <<JSON
+{"version": 1, "base": "default", "filesystem": {"read": ["$MCP_DIR"]},
+ "mcp": {"servers": {"fs": {"command": ["/usr/bin/node", "$F", "$data", "$MARK-$id"]},
+                     "everything": {"command": ["/usr/bin/node", "$E", "stdio", "$MARK-e-$id"]}},
+         "tools": {"fs_read_text_file": {"arguments": {"path": {"type": "string", "path_under": ["$data"]}}, "required": ["path"]},
+                   "everything_echo": {"arguments": {"message": {"type": "string", "max_len": 40}}, "required": ["message"]}}}}
+JSON
+    chmod 600 "$pol"
+    [ "$id" = nobody ] && chown 65534:65534 "$pol"
+
+    script='[{"op":"list"},{"op":"call","tool":"fs_read_text_file","arguments":{"path":"'"$data"'/served.txt"}},{"op":"call","tool":"everything_echo","arguments":{"message":"from inside"}},{"op":"call","tool":"everything_get-env","arguments":{}}]'
+    before=$(wc -l <"$(state_of "$id")/receipts.jsonl")
+    # shellcheck disable=SC2046
+    grun "$id" "$ws" --policy "$pol" -- /bin/sh -c 'exec /usr/bin/node "$1"/client.mjs --json "$2" -- "$GLOVE_MCP_CONNECT" mcp-connect' sh "$MCP_DIR" "$script"
+    check "$id: inside glove run, the agent sees exactly the allowed tools through the shim" \
+        eval 'rc_is 0 && step 1 "sorted(s[\"tools\"]) == [\"everything_echo\", \"fs_read_text_file\"]"'
+    check "$id: ... and gets the upstreams' real results (a file only the gateway's server can reach, an echo)" \
+        eval 'step 2 "\"served by the gateway '"$id"'\" in s[\"result\"][\"content\"][0][\"text\"]" && step 3 "s[\"result\"][\"content\"][0][\"text\"] == \"Echo: from inside\""'
+    check "$id: ... and a tool the policy does not allow is unknown (-32602)" eval 'step 4 "s[\"error\"][\"code\"] == -32602"'
+
+    grun "$id" "$ws" --policy "$pol" -- /bin/sh -c 'cat "$1"/served.txt; ls "$1"' sh "$data"
+    check "$id: the upstream's directory itself is not visible in the sandbox" \
+        eval '! out_has "served by the gateway"'
+
+    check "$id: the receipts say run, the gateway's records name the session, the journal and log verify" \
+        eval '[ "$(receipt_field "$id" command)" = run ] &&
+              [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 2)) ] &&
+              (cd "$T" && as "$id" "$GLOVE" audit verify --log) >/dev/null 2>&1 &&
+              grep -q "\"event\":\"gateway_start\".*\"session_run\"" "$(state_of "$id")/audit.jsonl"'
+    check "$id: the gateway stopped its servers and removed its socket" \
+        eval '! pgrep -f -- "$MARK-$id" >/dev/null && ! pgrep -f -- "$MARK-e-$id" >/dev/null && ! ls -d /tmp/glove-mcp-* 2>/dev/null | grep -q .'
+
+    mk="$ws/ran-anyway"
+    bad="$T/policy-bad-$id.json"
+    sed "s|\"/usr/bin/node\", \"$E\"|\"/nonexistent/node\", \"$E\"|" "$pol" >"$bad"
+    chmod 600 "$bad"
+    [ "$id" = nobody ] && chown 65534:65534 "$bad"
+    grun "$id" "$ws" --policy "$bad" -- touch "$mk"
+    check "$id: a server that cannot start: glove run fails (125) before the agent runs, and says so" \
+        eval 'refused "Cannot start MCP server everything" "$mk" && [ "$(receipt_field "$id" reason)" = setup_failed ]'
+
+    grun "$id" "$ws" -- touch "$mk"
+    check "$id: glove run without MCP servers in the policy is refused" refused "names no MCP servers" "$mk"
+done
+
+# Only the agent's uid may connect: as root, the agent is uid 65534 and
+# root's own connection to the socket is refused.
+if [ "$(id -u)" = 0 ]; then
+    ws=$(new_ws root ws-peer)
+    pol="$T/policy-root.json"
+    (cd "$ws" && exec env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" "$GLOVE" run --policy "$pol" -- sleep 4) \
+        </dev/null >"$T/bg.out" 2>&1 &
+    BG_PID=$!
+    track_pid "$BG_PID"
+    wait_for eval 'ls /tmp/glove-mcp-*/mcp.sock >/dev/null 2>&1'
+    sock=$(ls /tmp/glove-mcp-*/mcp.sock 2>/dev/null | head -n 1)
+    got=$("$PY" - "$sock" <<'PY' 2>&1
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(3)
+s.connect(sys.argv[1])
+s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}\n')
+try:
+    print("answer: " + s.recv(4096).decode(errors="replace"))
+except Exception as e:
+    print("no answer: %r" % e)
+PY
+)
+    wait "$BG_PID"
+    check "root: a connection from another uid than the agent's is closed unanswered, and audited" \
+        eval 'case $got in "answer: "|"no answer"*) true ;; *) false ;; esac &&
+              grep "\"decision\":\"deny\",\"event\":\"connect\"" "$(state_of root)/audit.jsonl" | grep -q "\"peer_uid\":0"'
+fi
+
+finish
