@@ -69,6 +69,9 @@ struct gateway {
         struct gw_upstream *ups;
         size_t n_ups;
         struct mcp_tools *tools;
+        /* the one server whose resources/ and prompts/ pass (policy
+         * "resources", "prompts"), or SIZE_MAX */
+        size_t resources_up, prompts_up;
         struct pending *pending;
         size_t n_pending;
         char **envps[GLOVE_MCP_MAX_SERVERS];
@@ -532,6 +535,12 @@ static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_messa
                            "listChanged", 1, "serverInfo", "name", "glove", "version", GLOVE_VERSION);
         if (!result)
                 return -ENOMEM;
+        /* resources and prompts only where the policy lets them through */
+        if ((g->resources_up != SIZE_MAX &&
+             json_object_set_new(json_object_get(result, "capabilities"), "resources", json_object()) < 0) ||
+            (g->prompts_up != SIZE_MAX &&
+             json_object_set_new(json_object_get(result, "capabilities"), "prompts", json_object()) < 0))
+                return -ENOMEM;
         return agent_result(g, c, m->id, result);
 }
 
@@ -649,6 +658,60 @@ static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *
         return 0; /* not in flight (any more): nothing to cancel */
 }
 
+/* resources/ and prompts/ requests, to the one server the policy names
+ * for them: audited, then forwarded with Glove's id and the same params
+ * (re-encoded; cursors are that server's own). */
+static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, size_t k) {
+        const char *subject = json_string_value(json_object_get(m->params, "uri"));
+        _cleanup_json_ json_t *extra = NULL, *id = NULL;
+        json_t *req = NULL;
+        int64_t up_id;
+        int r;
+
+        if (!subject)
+                subject = json_string_value(json_object_get(m->params, "name"));
+        extra = json_pack("{s:s}", "server", g->ups[k].cfg->id);
+        r = audit(g, &(struct glove_audit_event) {
+                .component = "mcp",
+                .event = m->method,
+                .decision = g->ups[k].u ? "allow" : "deny",
+                .rule = strncmp(m->method, "resources/", 10) == 0 ? "/mcp/resources" : "/mcp/prompts",
+                .reason = g->ups[k].u ? "the policy lets this server's resources or prompts through"
+                                      : "the server is down",
+                .subject = subject,
+                .value = m->params,
+                .extra = extra,
+        });
+        if (r < 0)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+        if (!g->ups[k].u)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
+        if (g->n_pending >= GW_MAX_PENDING)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
+        up_id = g->ups[k].u->next_id++;
+        id = json_integer(up_id);
+        if (!id || glove_mcp_request(id, m->method, m->params, &req) < 0)
+                return -ENOMEM;
+        g->pending[g->n_pending++] = (struct pending) {
+                .kind = PENDING_CALL,
+                .up_id = up_id,
+                .upstream = k,
+                .conn = c,
+                .agent_id = json_incref(m->id),
+                .tool = strdup(m->method),
+                .start_ms = now_ms(),
+                .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
+        };
+        return to_upstream(g, k, req);
+}
+
+static bool is_one_of(const char *s, const char *const *list) {
+        for (; *list; list++)
+                if (strcmp(s, *list) == 0)
+                        return true;
+        return false;
+}
+
 static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         if (m->kind == GLOVE_MCP_NOTIFICATION) {
                 if (strcmp(m->method, "notifications/initialized") == 0)
@@ -673,6 +736,13 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
         }
         if (strcmp(m->method, "tools/call") == 0)
                 return handle_call(g, c, m);
+        if (g->resources_up != SIZE_MAX &&
+            is_one_of(m->method, (const char *const[]) { "resources/list", "resources/templates/list",
+                                                         "resources/read", NULL }))
+                return forward_plain(g, c, m, g->resources_up);
+        if (g->prompts_up != SIZE_MAX &&
+            is_one_of(m->method, (const char *const[]) { "prompts/list", "prompts/get", NULL }))
+                return forward_plain(g, c, m, g->prompts_up);
         return agent_error(g, c, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
@@ -887,6 +957,12 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
                 return -EINVAL;
         }
+        g.resources_up = g.prompts_up = SIZE_MAX;
+        if (p->n_resources > 1 || p->n_prompts > 1) {
+                log_error("The policy lets resources or prompts of more than one server through; the gateway "
+                          "passes them for one server each (mcp.resources, mcp.prompts)");
+                return -EINVAL;
+        }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
         g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
         if (!g.ups || !g.pending) {
@@ -952,6 +1028,12 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                 .extra = extra,
                         });
                 }
+        }
+        for (size_t k = 0; k < g.n_ups; k++) {
+                if (glove_mcp_resources_allowed(p, g.ups[k].cfg->id))
+                        g.resources_up = k;
+                if (glove_mcp_prompts_allowed(p, g.ups[k].cfg->id))
+                        g.prompts_up = k;
         }
         r = reaggregate(&g, false);
         if (r < 0)

@@ -433,6 +433,26 @@ and len(json.loads(resp(30)[0]["result"]["content"][0]["text"])) == 3'
     check "$id: nothing was written to the agent's stdout by a gateway that did not start" out_is ""
 done
 
+# --- resources/ and prompts/ pass for the one server the policy names ---
+id=${IDS%% *}
+rpol=$(write_policy "$id" resources "{\"version\": 1, \"mcp\": {\"servers\": {\"everything\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}},
+  \"tools\": {\"everything_echo\": {}}, \"resources\": [\"everything\"], \"prompts\": [\"everything\"]}}")
+gw "$id" "$rpol"
+audit_mark "$id"
+mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" \
+    --line '{"jsonrpc":"2.0","id":2,"method":"resources/list"}' \
+    --line '{"jsonrpc":"2.0","id":3,"method":"prompts/list"}' \
+    --line '{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"demo://x"}}' \
+    --wait 4 -- "${GW[@]}"
+audit_new "$id"
+check "$id: with mcp.resources and mcp.prompts naming a server, its resources/list and prompts/list pass, audited" \
+    eval 'out_has "\"resources\":{}" && out_has "\"prompts\":{}" && out_has "\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"resources\":[" &&
+          out_has "\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"prompts\":[" &&
+          grep -q "\"decision\":\"allow\",\"event\":\"resources/list\"" "$T/.audit" &&
+          grep -q "\"decision\":\"allow\",\"event\":\"prompts/list\"" "$T/.audit"'
+check "$id: ... and the methods Glove does not pass (resources/subscribe) are still -32601" \
+    eval 'out_has "\"code\":-32601,\"message\":\"Method not found\"},\"id\":4"'
+
 # --- fail closed: an audit record that cannot be written denies the call ---
 # The gateway writes to its own audit log here, already filled so close to
 # a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with EFBIG)
