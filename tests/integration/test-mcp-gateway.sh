@@ -453,6 +453,27 @@ check "$id: with mcp.resources and mcp.prompts naming a server, its resources/li
 check "$id: ... and the methods Glove does not pass (resources/subscribe) are still -32601" \
     eval 'out_has "\"code\":-32601,\"message\":\"Method not found\"},\"id\":4"'
 
+# --- more smuggling through the whole gateway: NUL, a lone surrogate, a
+# depth bomb, a huge number; each refused, none forwarded ---
+id=${IDS%% *}
+wire_s="$T/wire-smuggle.jsonl"
+: >"$wire_s"
+[ "$id" = nobody ] && chown 65534:65534 "$wire_s"
+spol=$(write_policy "$id" smuggle "{\"version\": 1, \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_s" "$NODE_ABS" "$E" stdio "$MARK-s")}},
+  \"tools\": {\"everything_echo\": {\"arguments\": {\"message\": {}}}}}}")
+gw "$id" "$spol"
+deep=$("$PY" -c 'print("[" * 100 + "]" * 100)')
+mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" \
+    --line '{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"everything_echo","arguments":{"message":"nul\u0000here"}}}' \
+    --line '{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"everything_echo","arguments":{"message":"lone\ud800"}}}' \
+    --line '{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"everything_echo","arguments":{"message":'"$deep"'}}}' \
+    --line '{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"everything_echo","arguments":{"message":1e400}}}' \
+    --line '{"jsonrpc":"2.0","id":25,"method":"ping"}' \
+    --wait 6 -- "${GW[@]}"
+check "$id: NUL, a lone surrogate, a 100-deep array and 1e400 are each refused (-32700), and none reaches the upstream" \
+    eval '[ "$(printf "%s\n" "$OUT" | grep -c "\"code\":-32700")" = 4 ] && out_has "\"id\":25,\"jsonrpc\":\"2.0\",\"result\":{}" &&
+          ! grep -q "tools/call" "$wire_s"'
+
 # --- fail closed: an audit record that cannot be written denies the call ---
 # The gateway writes to its own audit log here, already filled so close to
 # a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with EFBIG)

@@ -56,13 +56,40 @@ JSON
         eval 'step 2 "\"served by the gateway '"$id"'\" in s[\"result\"][\"content\"][0][\"text\"]" && step 3 "s[\"result\"][\"content\"][0][\"text\"] == \"Echo: from inside\""'
     check "$id: ... and a tool the policy does not allow is unknown (-32602)" eval 'step 4 "s[\"error\"][\"code\"] == -32602"'
 
+    # two agent connections at once share the upstreams; one of them uses
+    # server-memory with nested arguments
+    mem="$data/memory.json"
+    pol2="$T/policy2-$id.json"
+    "$PY" - "$pol" "$pol2" "$mem" "$MCP_DIR/node_modules/@modelcontextprotocol/server-memory/dist/index.js" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["mcp"]["servers"]["memory"] = {"command": ["/usr/bin/node", sys.argv[4]], "env": {"set": {"MEMORY_FILE_PATH": sys.argv[3]}}}
+p["mcp"]["tools"]["memory_create_entities"] = {"arguments": {"entities": {"type": "array", "max_items": 5, "items": {
+    "type": "object", "properties": {"name": {"type": "string", "max_len": 40}, "entityType": {"type": "string", "enum": ["person", "thing"]},
+    "observations": {"type": "array", "max_items": 5, "items": {"type": "string", "max_len": 100}}},
+    "required": ["name", "entityType", "observations"]}}}, "required": ["entities"]}
+json.dump(p, open(sys.argv[2], "w"))
+PY
+    chmod 600 "$pol2"
+    [ "$id" = nobody ] && chown 65534:65534 "$pol2"
+    s1='[{"op":"call","tool":"memory_create_entities","arguments":{"entities":[{"name":"ada","entityType":"person","observations":["writes code"]}]}},{"op":"call","tool":"memory_create_entities","arguments":{"entities":[{"name":"bob","entityType":"robot","observations":[]}]}}]'
+    s2='[{"op":"call","tool":"everything_echo","arguments":{"message":"second connection"}}]'
+    grun "$id" "$ws" --policy "$pol2" -- /bin/sh -c '
+        node=/usr/bin/node c="$1"/client.mjs
+        $node "$c" --json "$2" -- "$GLOVE_MCP_CONNECT" mcp-connect >/tmp/one.out &
+        $node "$c" --json "$3" -- "$GLOVE_MCP_CONNECT" mcp-connect >/tmp/two.out &
+        wait; cat /tmp/one.out /tmp/two.out' sh "$MCP_DIR" "$s1" "$s2"
+    check "$id: two connections at once through the shim, one to server-memory (nested rules: the enum refuses \"robot\")" \
+        eval 'rc_is 0 && step 1 "\"ada\" in str(s[\"result\"])" && step 2 "s[\"result\"][\"isError\"] is True" &&
+              step 3 "s[\"result\"][\"content\"][0][\"text\"] == \"Echo: second connection\"" && grep -q ada "$mem"'
+
     grun "$id" "$ws" --policy "$pol" -- /bin/sh -c 'cat "$1"/served.txt; ls "$1"' sh "$data"
     check "$id: the upstream's directory itself is not visible in the sandbox" \
         eval '! out_has "served by the gateway"'
 
     check "$id: the receipts say run, the gateway's records name the session, the journal and log verify" \
         eval '[ "$(receipt_field "$id" command)" = run ] &&
-              [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 2)) ] &&
+              [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 3)) ] &&
               (cd "$T" && as "$id" "$GLOVE" audit verify --log) >/dev/null 2>&1 &&
               grep -q "\"event\":\"gateway_start\".*\"session_run\"" "$(state_of "$id")/audit.jsonl"'
     check "$id: the gateway stopped its servers and removed its socket" \
