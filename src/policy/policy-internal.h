@@ -12,3 +12,18 @@ int policy_error(char *err, size_t errlen, int error, const char *origin, const 
 /* Expands "~", "~/x" and "${PWD}[/x]" and normalises; refuses anything else
  * that is not absolute, and ".." components. */
 int policy_expand_path(const struct glove_policy_context *ctx, const char *path, char **ret);
+
+/* policy-jpath.c: the JSON pointer of a member, for messages:
+ * "/filesystem/write/3/size". */
+struct jpath {
+        char s[512];
+};
+
+/* After snprintf() into j->s returned |k|: an error empties it, a cut one
+ * ends in "..." so it does not pass for a shorter path. */
+void policy_jp_finish(struct jpath *j, int k);
+struct jpath policy_jp_key(const struct jpath *base, const char *key);
+struct jpath policy_jp_index(const struct jpath *base, size_t i);
+/* |obj| must be an object whose keys are all in |allowed| (NULL-terminated). */
+int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
+                      size_t errlen);

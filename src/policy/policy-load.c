@@ -13,65 +13,6 @@
 #define POLICY_MAX_BYTES ((size_t) 1 << 20)
 #define POLICY_MAX_DEPTH 16u
 
-/* JSON pointer of a member, for messages: "/filesystem/write/3/size". */
-struct jpath {
-        char s[512];
-};
-
-/* A pointer too long for the buffer (an agent can pick key names) is cut
- * and ends in "..." so the message does not pass for a shorter path. */
-static void jp_finish(struct jpath *j, int k) {
-        if (k < 0)
-                j->s[0] = 0;
-        else if ((size_t) k >= sizeof(j->s))
-                memcpy(j->s + sizeof(j->s) - 4, "...", 4);
-}
-
-/* RFC 6901: "~" is written "~0" and "/" "~1", so that a key holding a
- * slash is not mistaken for two levels. */
-static struct jpath jp_key(const struct jpath *base, const char *key) {
-        char esc[sizeof(struct jpath)];
-        struct jpath j;
-        size_t n = 0;
-
-        for (const char *c = key; *c && n + 2 < sizeof(esc); c++) {
-                if (*c == '~' || *c == '/') {
-                        esc[n++] = '~';
-                        esc[n++] = *c == '~' ? '0' : '1';
-                } else
-                        esc[n++] = *c;
-        }
-        esc[n] = 0;
-        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, esc));
-        return j;
-}
-
-static struct jpath jp_index(const struct jpath *base, size_t i) {
-        struct jpath j;
-        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%zu", base->s, i));
-        return j;
-}
-
-static int check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
-                      size_t errlen) {
-        const char *key;
-        json_t *v;
-
-        if (!json_is_object(obj))
-                return policy_error(err, errlen, EINVAL, at->s[0] ? at->s : "/", "must be an object");
-        json_object_foreach ((json_t *) obj, key, v) {
-                bool ok = false;
-                for (size_t i = 0; allowed[i]; i++)
-                        if (strcmp(allowed[i], key) == 0)
-                                ok = true;
-                if (!ok) {
-                        struct jpath k = jp_key(at, key);
-                        return policy_error(err, errlen, EINVAL, k.s, "unknown key");
-                }
-        }
-        return 0;
-}
-
 static int get_string(const json_t *v, const struct jpath *at, const char **ret, char *err, size_t errlen) {
         if (!json_is_string(v))
                 return policy_error(err, errlen, EINVAL, at->s, "must be a string");
@@ -149,7 +90,7 @@ static int load_string_list(struct glove_policy *p, const struct glove_policy_co
         if (r < 0)
                 return r;
         json_array_foreach (v, i, e) {
-                struct jpath ja = jp_index(at, i);
+                struct jpath ja = policy_jp_index(at, i);
                 const char *s;
 
                 r = get_string(e, &ja, &s, err, errlen);
@@ -173,7 +114,7 @@ static int load_write(struct glove_policy *p, const struct glove_policy_context 
         if (r < 0)
                 return r;
         json_array_foreach (v, i, e) {
-                struct jpath ja = jp_index(at, i);
+                struct jpath ja = policy_jp_index(at, i);
                 enum glove_grant_kind kind = GLOVE_GRANT_RW;
                 uint64_t size = 0;
                 const char *path;
@@ -186,10 +127,10 @@ static int load_write(struct glove_policy *p, const struct glove_policy_context 
                 } else {
                         struct jpath jk;
 
-                        r = check_keys(e, &ja, keys, err, errlen);
+                        r = policy_check_keys(e, &ja, keys, err, errlen);
                         if (r < 0)
                                 return r;
-                        jk = jp_key(&ja, "path");
+                        jk = policy_jp_key(&ja, "path");
                         m = json_object_get(e, "path");
                         if (!m)
                                 return policy_error(err, errlen, EINVAL, jk.s, "is required");
@@ -199,7 +140,7 @@ static int load_write(struct glove_policy *p, const struct glove_policy_context 
                         m = json_object_get(e, "kind");
                         if (m) {
                                 const char *k;
-                                jk = jp_key(&ja, "kind");
+                                jk = policy_jp_key(&ja, "kind");
                                 r = get_string(m, &jk, &k, err, errlen);
                                 if (r < 0)
                                         return r;
@@ -209,7 +150,7 @@ static int load_write(struct glove_policy *p, const struct glove_policy_context 
                         }
                         m = json_object_get(e, "size");
                         if (m) {
-                                jk = jp_key(&ja, "size");
+                                jk = policy_jp_key(&ja, "size");
                                 if (kind != GLOVE_GRANT_TMPFS)
                                         return policy_error(err, errlen, EINVAL, jk.s,
                                                             "applies only to \"kind\": \"tmpfs\"");
@@ -232,19 +173,19 @@ static int load_filesystem(struct glove_policy *p, const struct glove_policy_con
         size_t i;
         int r;
 
-        r = check_keys(fs, at, keys, err, errlen);
+        r = policy_check_keys(fs, at, keys, err, errlen);
         if (r < 0)
                 return r;
         v = json_object_get(fs, "read");
         if (v) {
-                struct jpath jr = jp_key(at, "read");
+                struct jpath jr = policy_jp_key(at, "read");
                 json_t *e;
 
                 r = get_array(v, &jr, err, errlen);
                 if (r < 0)
                         return r;
                 json_array_foreach (v, i, e) {
-                        struct jpath ja = jp_index(&jr, i);
+                        struct jpath ja = policy_jp_index(&jr, i);
                         const char *s;
 
                         r = get_string(e, &ja, &s, err, errlen);
@@ -257,7 +198,7 @@ static int load_filesystem(struct glove_policy *p, const struct glove_policy_con
         }
         v = json_object_get(fs, "write");
         if (v) {
-                struct jpath jw = jp_key(at, "write");
+                struct jpath jw = policy_jp_key(at, "write");
                 r = load_write(p, ctx, v, &jw, err, errlen);
                 if (r < 0)
                         return r;
@@ -273,7 +214,7 @@ static int load_filesystem(struct glove_policy *p, const struct glove_policy_con
         for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
                 v = json_object_get(fs, lists[k].key);
                 if (v) {
-                        struct jpath jl = jp_key(at, lists[k].key);
+                        struct jpath jl = policy_jp_key(at, lists[k].key);
                         r = load_string_list(p, ctx, v, &jl, lists[k].add, err, errlen);
                         if (r < 0)
                                 return r;
@@ -288,19 +229,19 @@ static int load_environment(struct glove_policy *p, const struct glove_policy_co
         json_t *v;
         int r;
 
-        r = check_keys(env, at, keys, err, errlen);
+        r = policy_check_keys(env, at, keys, err, errlen);
         if (r < 0)
                 return r;
         v = json_object_get(env, "pass");
         if (v) {
-                struct jpath jl = jp_key(at, "pass");
+                struct jpath jl = policy_jp_key(at, "pass");
                 r = load_string_list(p, ctx, v, &jl, add_env_pass, err, errlen);
                 if (r < 0)
                         return r;
         }
         v = json_object_get(env, "set");
         if (v) {
-                struct jpath js = jp_key(at, "set");
+                struct jpath js = policy_jp_key(at, "set");
                 const char *name;
                 json_t *e;
 
@@ -310,7 +251,7 @@ static int load_environment(struct glove_policy *p, const struct glove_policy_co
                         return policy_error(err, errlen, E2BIG, js.s, "more than %d entries",
                                             GLOVE_POLICY_MAX_ENTRIES);
                 json_object_foreach (v, name, e) {
-                        struct jpath jn = jp_key(&js, name);
+                        struct jpath jn = policy_jp_key(&js, name);
                         const char *value;
 
                         r = get_string(e, &jn, &value, err, errlen);
@@ -334,18 +275,18 @@ static int load_uid(const json_t *v, const struct jpath *at, uint32_t *ret, char
 static int load_audit(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *v,
                       const struct jpath *root, char *err, size_t errlen) {
         static const char *const akeys[] = { "path", "raw_values", "raw_max_bytes", NULL };
-        struct jpath j = jp_key(root, "audit");
+        struct jpath j = policy_jp_key(root, "audit");
         uint64_t max = p->audit_raw_max;
         const char *s;
         json_t *m;
         int r;
 
-        r = check_keys(v, &j, akeys, err, errlen);
+        r = policy_check_keys(v, &j, akeys, err, errlen);
         if (r < 0)
                 return r;
         m = json_object_get(v, "path");
         if (m) {
-                struct jpath jp = jp_key(&j, "path");
+                struct jpath jp = policy_jp_key(&j, "path");
                 r = get_string(m, &jp, &s, err, errlen);
                 if (r < 0)
                         return r;
@@ -355,7 +296,7 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
         }
         m = json_object_get(v, "raw_max_bytes");
         if (m) {
-                struct jpath jm = jp_key(&j, "raw_max_bytes");
+                struct jpath jm = policy_jp_key(&j, "raw_max_bytes");
                 r = load_size(m, &jm, &max, err, errlen);
                 if (r < 0)
                         return r;
@@ -366,7 +307,7 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
         }
         m = json_object_get(v, "raw_values");
         if (m) {
-                struct jpath jr = jp_key(&j, "raw_values");
+                struct jpath jr = policy_jp_key(&j, "raw_values");
                 if (!json_is_boolean(m))
                         return policy_error(err, errlen, EINVAL, jr.s, "must be true or false");
                 p->audit_raw_values = json_is_true(m);
@@ -385,7 +326,7 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         json_t *v;
         int r;
 
-        r = check_keys(doc, &root, keys, err, errlen);
+        r = policy_check_keys(doc, &root, keys, err, errlen);
         if (r < 0)
                 return r;
         v = json_object_get(doc, "version");
@@ -414,14 +355,14 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
 
         v = json_object_get(doc, "filesystem");
         if (v) {
-                struct jpath j = jp_key(&root, "filesystem");
+                struct jpath j = policy_jp_key(&root, "filesystem");
                 r = load_filesystem(p, ctx, v, &j, err, errlen);
                 if (r < 0)
                         return r;
         }
         v = json_object_get(doc, "environment");
         if (v) {
-                struct jpath j = jp_key(&root, "environment");
+                struct jpath j = policy_jp_key(&root, "environment");
                 r = load_environment(p, ctx, v, &j, err, errlen);
                 if (r < 0)
                         return r;
@@ -429,9 +370,9 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         v = json_object_get(doc, "network");
         if (v) {
                 static const char *const nkeys[] = { "mode", NULL };
-                struct jpath j = jp_key(&root, "network"), jm = jp_key(&j, "mode");
+                struct jpath j = policy_jp_key(&root, "network"), jm = policy_jp_key(&j, "mode");
 
-                r = check_keys(v, &j, nkeys, err, errlen);
+                r = policy_check_keys(v, &j, nkeys, err, errlen);
                 if (r < 0)
                         return r;
                 v = json_object_get(v, "mode");
@@ -450,7 +391,7 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "cwd");
         if (v) {
-                struct jpath j = jp_key(&root, "cwd");
+                struct jpath j = policy_jp_key(&root, "cwd");
                 r = get_string(v, &j, &s, err, errlen);
                 if (r < 0)
                         return r;
@@ -460,7 +401,7 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "hostname");
         if (v) {
-                struct jpath j = jp_key(&root, "hostname");
+                struct jpath j = policy_jp_key(&root, "hostname");
                 r = get_string(v, &j, &s, err, errlen);
                 if (r < 0)
                         return r;
@@ -471,22 +412,22 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         v = json_object_get(doc, "identity");
         if (v) {
                 static const char *const ikeys[] = { "uid_when_root", "gid_when_root", NULL };
-                struct jpath j = jp_key(&root, "identity");
+                struct jpath j = policy_jp_key(&root, "identity");
                 json_t *m;
 
-                r = check_keys(v, &j, ikeys, err, errlen);
+                r = policy_check_keys(v, &j, ikeys, err, errlen);
                 if (r < 0)
                         return r;
                 m = json_object_get(v, "uid_when_root");
                 if (m) {
-                        struct jpath ju = jp_key(&j, "uid_when_root");
+                        struct jpath ju = policy_jp_key(&j, "uid_when_root");
                         r = load_uid(m, &ju, &p->root_uid, err, errlen);
                         if (r < 0)
                                 return r;
                 }
                 m = json_object_get(v, "gid_when_root");
                 if (m) {
-                        struct jpath jg = jp_key(&j, "gid_when_root");
+                        struct jpath jg = policy_jp_key(&j, "gid_when_root");
                         r = load_uid(m, &jg, &p->root_gid, err, errlen);
                         if (r < 0)
                                 return r;

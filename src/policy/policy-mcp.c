@@ -20,62 +20,6 @@
 #define MAX_LEN_LIMIT ((uint64_t) 1 << 30)
 #define MAX_ITEMS_LIMIT ((uint64_t) 1 << 24)
 
-struct jpath {
-        char s[GLOVE_MCP_POINTER_MAX];
-};
-
-/* As in policy-load.c: a pointer too long for the buffer ends in "...". */
-static void jp_finish(struct jpath *j, int k) {
-        if (k < 0)
-                j->s[0] = 0;
-        else if ((size_t) k >= sizeof(j->s))
-                memcpy(j->s + sizeof(j->s) - 4, "...", 4);
-}
-
-/* RFC 6901 escaping: "~" is "~0", "/" is "~1". */
-static struct jpath jp_key(const struct jpath *base, const char *key) {
-        char esc[sizeof(struct jpath)];
-        struct jpath j;
-        size_t n = 0;
-
-        for (const char *c = key; *c && n + 2 < sizeof(esc); c++) {
-                if (*c == '~' || *c == '/') {
-                        esc[n++] = '~';
-                        esc[n++] = *c == '~' ? '0' : '1';
-                } else
-                        esc[n++] = *c;
-        }
-        esc[n] = 0;
-        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, esc));
-        return j;
-}
-
-static struct jpath jp_index(const struct jpath *base, size_t i) {
-        struct jpath j;
-        jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%zu", base->s, i));
-        return j;
-}
-
-static int check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
-                      size_t errlen) {
-        const char *key;
-        json_t *v;
-
-        if (!json_is_object(obj))
-                return policy_error(err, errlen, EINVAL, at->s, "must be an object");
-        json_object_foreach ((json_t *) obj, key, v) {
-                bool ok = false;
-                for (size_t i = 0; allowed[i]; i++)
-                        if (strcmp(allowed[i], key) == 0)
-                                ok = true;
-                if (!ok) {
-                        struct jpath k = jp_key(at, key);
-                        return policy_error(err, errlen, EINVAL, k.s, "unknown key");
-                }
-        }
-        return 0;
-}
-
 /* A string without NUL and at most |max| bytes. */
 static int get_string(const json_t *v, const struct jpath *at, size_t max, const char **ret, char *err,
                       size_t errlen) {
@@ -259,12 +203,12 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
         const json_t *m;
         int r;
 
-        r = check_keys(v, at, keys, err, errlen);
+        r = policy_check_keys(v, at, keys, err, errlen);
         if (r < 0)
                 return r;
         m = json_object_get(v, "pass");
         if (m) {
-                struct jpath jp = jp_key(at, "pass");
+                struct jpath jp = policy_jp_key(at, "pass");
                 size_t i;
                 json_t *e;
 
@@ -272,7 +216,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
                 if (r < 0)
                         return r;
                 json_array_foreach (m, i, e) {
-                        struct jpath je = jp_index(&jp, i);
+                        struct jpath je = policy_jp_index(&jp, i);
                         const char *name;
 
                         r = get_string(e, &je, GLOVE_POLICY_MAX_STRING, &name, err, errlen);
@@ -288,7 +232,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
         }
         m = json_object_get(v, "set");
         if (m) {
-                struct jpath js = jp_key(at, "set");
+                struct jpath js = policy_jp_key(at, "set");
                 const char *name;
                 json_t *e;
 
@@ -300,7 +244,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
                 if (!s->env_set)
                         return policy_error(err, errlen, ENOMEM, js.s, "out of memory");
                 json_object_foreach ((json_t *) m, name, e) {
-                        struct jpath jn = jp_key(&js, name);
+                        struct jpath jn = policy_jp_key(&js, name);
                         struct glove_env_set *es = &s->env_set[s->n_env_set];
                         const char *value;
 
@@ -336,13 +280,13 @@ static int load_server(struct glove_mcp_server *s, const char *id, const json_t 
         s->id = strdup(id);
         if (!s->id)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        r = check_keys(v, at, keys, err, errlen);
+        r = policy_check_keys(v, at, keys, err, errlen);
         if (r < 0)
                 return r;
 
         m = json_object_get(v, "command");
         {
-                struct jpath jc = jp_key(at, "command");
+                struct jpath jc = policy_jp_key(at, "command");
 
                 if (!m)
                         return policy_error(err, errlen, EINVAL, jc.s, "is required");
@@ -357,7 +301,7 @@ static int load_server(struct glove_mcp_server *s, const char *id, const json_t 
                 if (!s->argv)
                         return policy_error(err, errlen, ENOMEM, jc.s, "out of memory");
                 json_array_foreach (m, i, e) {
-                        struct jpath je = jp_index(&jc, i);
+                        struct jpath je = policy_jp_index(&jc, i);
                         const char *a;
 
                         r = get_string(e, &je, GLOVE_POLICY_MAX_STRING, &a, err, errlen);
@@ -386,7 +330,7 @@ static int load_server(struct glove_mcp_server *s, const char *id, const json_t 
 
         m = json_object_get(v, "cwd");
         if (m) {
-                struct jpath jc = jp_key(at, "cwd");
+                struct jpath jc = policy_jp_key(at, "cwd");
                 const char *c;
 
                 r = get_string(m, &jc, GLOVE_POLICY_MAX_STRING, &c, err, errlen);
@@ -408,42 +352,42 @@ static int load_server(struct glove_mcp_server *s, const char *id, const json_t 
 
         m = json_object_get(v, "env");
         if (m) {
-                struct jpath je = jp_key(at, "env");
+                struct jpath je = policy_jp_key(at, "env");
                 r = load_env(s, m, &je, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "restart");
         if (m) {
-                struct jpath jr = jp_key(at, "restart");
+                struct jpath jr = policy_jp_key(at, "restart");
                 r = get_bool(m, &jr, &s->restart, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "call_timeout");
         if (m) {
-                struct jpath jt = jp_key(at, "call_timeout");
+                struct jpath jt = policy_jp_key(at, "call_timeout");
                 r = load_duration(m, &jt, 10, 24 * 3600 * 1000, &s->call_timeout_ms, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "init_timeout");
         if (m) {
-                struct jpath jt = jp_key(at, "init_timeout");
+                struct jpath jt = policy_jp_key(at, "init_timeout");
                 r = load_duration(m, &jt, 10, 10 * 60 * 1000, &s->init_timeout_ms, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "max_tools");
         if (m) {
-                struct jpath jt = jp_key(at, "max_tools");
+                struct jpath jt = policy_jp_key(at, "max_tools");
                 r = get_count(m, &jt, 1, 100000, &s->max_tools, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "max_pages");
         if (m) {
-                struct jpath jt = jp_key(at, "max_pages");
+                struct jpath jt = policy_jp_key(at, "max_pages");
                 r = get_count(m, &jt, 1, 10000, &s->max_pages, err, errlen);
                 if (r < 0)
                         return r;
@@ -672,7 +616,7 @@ static int load_path_under(struct glove_mcp_rule *rule, const json_t *v, const s
         if (json_array_size(v) == 0)
                 return policy_error(err, errlen, EINVAL, at->s, "must name at least one directory");
         json_array_foreach (v, i, e) {
-                struct jpath je = jp_index(at, i);
+                struct jpath je = policy_jp_index(at, i);
                 _cleanup_free_ char *norm = NULL;
                 const char *s;
 
@@ -715,7 +659,7 @@ static int load_properties(struct glove_mcp_rule *rule, const json_t *v, const s
         if (!rule->properties)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
         json_object_foreach ((json_t *) v, name, e) {
-                struct jpath jn = jp_key(at, name);
+                struct jpath jn = policy_jp_key(at, name);
                 struct glove_mcp_property *pr = &rule->properties[rule->n_properties];
 
                 if (name[0] == 0 || strlen(name) > GLOVE_POLICY_MAX_STRING)
@@ -750,7 +694,7 @@ static int load_required(struct glove_mcp_rule *rule, const json_t *v, const str
         if (r < 0)
                 return r;
         json_array_foreach (v, i, e) {
-                struct jpath je = jp_index(at, i);
+                struct jpath je = policy_jp_index(at, i);
                 const char *s;
 
                 r = get_string(e, &je, GLOVE_POLICY_MAX_STRING, &s, err, errlen);
@@ -806,7 +750,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
         if (depth > GLOVE_MCP_RULE_MAX_DEPTH)
                 return policy_error(err, errlen, ELOOP, at->s, "rules nested more than %d deep",
                                     GLOVE_MCP_RULE_MAX_DEPTH);
-        r = check_keys(v, at, is_tool ? tool_keys : rule_keys, err, errlen);
+        r = policy_check_keys(v, at, is_tool ? tool_keys : rule_keys, err, errlen);
         if (r < 0)
                 return r;
         rule = calloc(1, sizeof(*rule));
@@ -821,21 +765,21 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
                 rule->type = GLOVE_MCP_TYPE_OBJECT;
                 m = json_object_get(v, "additional_arguments");
                 if (m) {
-                        struct jpath ja = jp_key(at, "additional_arguments");
+                        struct jpath ja = policy_jp_key(at, "additional_arguments");
                         r = get_bool(m, &ja, &rule->additional_properties, err, errlen);
                         if (r < 0)
                                 return r;
                 }
                 m = json_object_get(v, "arguments");
                 if (m) {
-                        struct jpath ja = jp_key(at, "arguments");
+                        struct jpath ja = policy_jp_key(at, "arguments");
                         r = load_properties(rule, m, &ja, ctx, depth, err, errlen);
                         if (r < 0)
                                 return r;
                 }
                 m = json_object_get(v, "required");
                 if (m) {
-                        struct jpath jr = jp_key(at, "required");
+                        struct jpath jr = policy_jp_key(at, "required");
                         r = load_required(rule, m, &jr, err, errlen);
                         if (r < 0)
                                 return r;
@@ -846,7 +790,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
 
         m = json_object_get(v, "type");
         if (m) {
-                struct jpath jt = jp_key(at, "type");
+                struct jpath jt = policy_jp_key(at, "type");
                 const char *t;
 
                 r = get_string(m, &jt, 16, &t, NULL, 0);
@@ -858,7 +802,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
         /* Every keyword must fit the type, so a rule cannot look stricter than it is. */
         json_object_foreach ((json_t *) v, key, e) {
                 enum glove_mcp_type need = keyword_type(key);
-                struct jpath jk = jp_key(at, key);
+                struct jpath jk = policy_jp_key(at, key);
 
                 if (need == GLOVE_MCP_TYPE_ANY || rule->type == need ||
                     (need == GLOVE_MCP_TYPE_NUMBER && rule->type == GLOVE_MCP_TYPE_INTEGER))
@@ -872,7 +816,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
 
         m = json_object_get(v, "enum");
         if (m) {
-                struct jpath je = jp_key(at, "enum");
+                struct jpath je = policy_jp_key(at, "enum");
                 size_t i;
 
                 r = get_array(m, &je, GLOVE_MCP_MAX_LIST, err, errlen);
@@ -882,7 +826,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
                         return policy_error(err, errlen, EINVAL, je.s, "must list at least one value");
                 json_array_foreach (m, i, e)
                         if (!json_has_type(e, rule->type)) {
-                                struct jpath ji = jp_index(&je, i);
+                                struct jpath ji = policy_jp_index(&je, i);
                                 return policy_error(err, errlen, EINVAL, ji.s, "is not of type \"%s\"",
                                                     glove_mcp_type_to_string(rule->type));
                         }
@@ -892,7 +836,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
         }
         for (int k = 0; k < 2; k++) {
                 const char *name = k == 0 ? "min" : "max";
-                struct jpath jm = jp_key(at, name);
+                struct jpath jm = policy_jp_key(at, name);
 
                 m = json_object_get(v, name);
                 if (!m)
@@ -907,12 +851,12 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
                         return policy_error(err, errlen, ENOMEM, jm.s, "out of memory");
         }
         if (rule->min && rule->max && num_cmp(rule->min, rule->max) > 0) {
-                struct jpath jm = jp_key(at, "max");
+                struct jpath jm = policy_jp_key(at, "max");
                 return policy_error(err, errlen, EINVAL, jm.s, "is less than \"min\"");
         }
         m = json_object_get(v, "max_len");
         if (m) {
-                struct jpath jm = jp_key(at, "max_len");
+                struct jpath jm = policy_jp_key(at, "max_len");
                 r = get_count(m, &jm, 0, MAX_LEN_LIMIT, &rule->max_len, err, errlen);
                 if (r < 0)
                         return r;
@@ -920,7 +864,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
         }
         m = json_object_get(v, "max_items");
         if (m) {
-                struct jpath jm = jp_key(at, "max_items");
+                struct jpath jm = policy_jp_key(at, "max_items");
                 r = get_count(m, &jm, 0, MAX_ITEMS_LIMIT, &rule->max_items, err, errlen);
                 if (r < 0)
                         return r;
@@ -928,42 +872,42 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
         }
         m = json_object_get(v, "pattern");
         if (m) {
-                struct jpath jp = jp_key(at, "pattern");
+                struct jpath jp = policy_jp_key(at, "pattern");
                 r = load_pattern(rule, m, &jp, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "path_under");
         if (m) {
-                struct jpath jp = jp_key(at, "path_under");
+                struct jpath jp = policy_jp_key(at, "path_under");
                 r = load_path_under(rule, m, &jp, ctx, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "items");
         if (m) {
-                struct jpath ji = jp_key(at, "items");
+                struct jpath ji = policy_jp_key(at, "items");
                 r = load_rule(m, &ji, ctx, false, depth + 1, &rule->items, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "additional_properties");
         if (m) {
-                struct jpath ja = jp_key(at, "additional_properties");
+                struct jpath ja = policy_jp_key(at, "additional_properties");
                 r = get_bool(m, &ja, &rule->additional_properties, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "properties");
         if (m) {
-                struct jpath jp = jp_key(at, "properties");
+                struct jpath jp = policy_jp_key(at, "properties");
                 r = load_properties(rule, m, &jp, ctx, depth, err, errlen);
                 if (r < 0)
                         return r;
         }
         m = json_object_get(v, "required");
         if (m) {
-                struct jpath jr = jp_key(at, "required");
+                struct jpath jr = policy_jp_key(at, "required");
                 r = load_required(rule, m, &jr, err, errlen);
                 if (r < 0)
                         return r;
@@ -1008,7 +952,7 @@ static int load_tools(struct glove_mcp_policy *p, const json_t *v, const struct 
         if (!p->tools)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
         json_object_foreach ((json_t *) v, name, e) {
-                struct jpath jn = jp_key(at, name);
+                struct jpath jn = policy_jp_key(at, name);
                 struct glove_mcp_tool *t = &p->tools[p->n_tools];
                 const char *us = strchr(name, '_');
                 char id[GLOVE_MCP_SERVER_ID_MAX + 1];
@@ -1049,7 +993,7 @@ static int load_server_list(struct glove_mcp_policy *p, const json_t *v, const s
         if (r < 0)
                 return r;
         json_array_foreach (v, i, e) {
-                struct jpath je = jp_index(at, i);
+                struct jpath je = policy_jp_index(at, i);
                 const char *s;
 
                 r = get_string(e, &je, GLOVE_POLICY_MAX_STRING, &s, err, errlen);
@@ -1072,8 +1016,8 @@ int glove_mcp_policy_load(const json_t *section, const char *at, const struct gl
         const json_t *v;
         int r;
 
-        jp_finish(&root, snprintf(root.s, sizeof(root.s), "%s", at ? at : ""));
-        r = check_keys(section, &root, keys, err, errlen);
+        policy_jp_finish(&root, snprintf(root.s, sizeof(root.s), "%s", at ? at : ""));
+        r = policy_check_keys(section, &root, keys, err, errlen);
         if (r < 0)
                 return r;
         p = calloc(1, sizeof(*p));
@@ -1082,7 +1026,7 @@ int glove_mcp_policy_load(const json_t *section, const char *at, const struct gl
 
         v = json_object_get(section, "servers");
         if (v) {
-                struct jpath js = jp_key(&root, "servers");
+                struct jpath js = policy_jp_key(&root, "servers");
                 const char *id;
                 json_t *e;
 
@@ -1095,7 +1039,7 @@ int glove_mcp_policy_load(const json_t *section, const char *at, const struct gl
                 if (!p->servers)
                         return policy_error(err, errlen, ENOMEM, js.s, "out of memory");
                 json_object_foreach ((json_t *) v, id, e) {
-                        struct jpath ji = jp_key(&js, id);
+                        struct jpath ji = policy_jp_key(&js, id);
 
                         if (!server_id_valid(id, strlen(id)))
                                 return policy_error(err, errlen, EINVAL, ji.s,
@@ -1110,21 +1054,21 @@ int glove_mcp_policy_load(const json_t *section, const char *at, const struct gl
         }
         v = json_object_get(section, "tools");
         if (v) {
-                struct jpath jt = jp_key(&root, "tools");
+                struct jpath jt = policy_jp_key(&root, "tools");
                 r = load_tools(p, v, &jt, ctx, err, errlen);
                 if (r < 0)
                         return r;
         }
         v = json_object_get(section, "resources");
         if (v) {
-                struct jpath jr = jp_key(&root, "resources");
+                struct jpath jr = policy_jp_key(&root, "resources");
                 r = load_server_list(p, v, &jr, &p->resources, &p->n_resources, err, errlen);
                 if (r < 0)
                         return r;
         }
         v = json_object_get(section, "prompts");
         if (v) {
-                struct jpath jp = jp_key(&root, "prompts");
+                struct jpath jp = policy_jp_key(&root, "prompts");
                 r = load_server_list(p, v, &jp, &p->prompts, &p->n_prompts, err, errlen);
                 if (r < 0)
                         return r;

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* JSON pointers into a policy document, for error messages, and the check
+ * every object of the policy goes through (unknown keys are errors). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy-internal.h"
+
+/* A pointer too long for the buffer (an agent can pick key names) is cut
+ * and ends in "..." so the message does not pass for a shorter path. */
+void policy_jp_finish(struct jpath *j, int k) {
+        if (k < 0)
+                j->s[0] = 0;
+        else if ((size_t) k >= sizeof(j->s))
+                memcpy(j->s + sizeof(j->s) - 4, "...", 4);
+}
+
+/* RFC 6901: "~" is written "~0" and "/" "~1", so that a key holding a
+ * slash is not mistaken for two levels. */
+struct jpath policy_jp_key(const struct jpath *base, const char *key) {
+        char esc[sizeof(struct jpath)];
+        struct jpath j;
+        size_t n = 0;
+
+        for (const char *c = key; *c && n + 2 < sizeof(esc); c++) {
+                if (*c == '~' || *c == '/') {
+                        esc[n++] = '~';
+                        esc[n++] = *c == '~' ? '0' : '1';
+                } else
+                        esc[n++] = *c;
+        }
+        esc[n] = 0;
+        policy_jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%s", base->s, esc));
+        return j;
+}
+
+struct jpath policy_jp_index(const struct jpath *base, size_t i) {
+        struct jpath j;
+        policy_jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%zu", base->s, i));
+        return j;
+}
+
+int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
+                      size_t errlen) {
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(obj))
+                return policy_error(err, errlen, EINVAL, at->s[0] ? at->s : "/", "must be an object");
+        json_object_foreach ((json_t *) obj, key, v) {
+                bool ok = false;
+                for (size_t i = 0; allowed[i]; i++)
+                        if (strcmp(allowed[i], key) == 0)
+                                ok = true;
+                if (!ok) {
+                        struct jpath k = policy_jp_key(at, key);
+                        return policy_error(err, errlen, EINVAL, k.s, "unknown key");
+                }
+        }
+        return 0;
+}
+
