@@ -152,6 +152,9 @@ const struct glove_mcp_tool *glove_mcp_tool_find(const struct glove_mcp_policy *
 /* For tools/list filtering: whether the policy lists |qualified_name|.
  * NULL |p| (no "mcp" section) allows nothing. */
 bool glove_mcp_tool_allowed(const struct glove_mcp_policy *p, const char *qualified_name);
+/* Whether |v| is of type |t| as rules read it (an integer may be written
+ * 1.0 or 1e2; any number without a fraction within +-2^53). */
+bool glove_mcp_value_has_type(const json_t *v, enum glove_mcp_type t);
 bool glove_mcp_resources_allowed(const struct glove_mcp_policy *p, const char *server_id);
 bool glove_mcp_prompts_allowed(const struct glove_mcp_policy *p, const char *server_id);
 

@@ -189,7 +189,7 @@ static bool is_integer(const json_t *v) {
         return d >= -9007199254740992.0 && d <= 9007199254740992.0 && (double) (long long) d == d;
 }
 
-static bool has_type(const json_t *v, enum glove_mcp_type t) {
+bool glove_mcp_value_has_type(const json_t *v, enum glove_mcp_type t) {
         switch (t) {
         case GLOVE_MCP_TYPE_ANY:
                 return true;
@@ -369,7 +369,7 @@ static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const 
         if (depth > GLOVE_MCP_RULE_MAX_DEPTH + 1)
                 return -ELOOP; /* the loader refuses such rules: cannot happen */
 
-        if (!has_type(v, rule->type))
+        if (!glove_mcp_value_has_type(v, rule->type))
                 return violation(e, rule, "type", "must be %s %s",
                                  rule->type == GLOVE_MCP_TYPE_INTEGER || rule->type == GLOVE_MCP_TYPE_ARRAY ||
                                                  rule->type == GLOVE_MCP_TYPE_OBJECT

@@ -442,29 +442,6 @@ static int parse_type(const char *s, enum glove_mcp_type *ret) {
         return -EINVAL;
 }
 
-static bool json_has_type(const json_t *v, enum glove_mcp_type t) {
-        switch (t) {
-        case GLOVE_MCP_TYPE_ANY:
-                return true;
-        case GLOVE_MCP_TYPE_STRING:
-                return json_is_string(v);
-        case GLOVE_MCP_TYPE_INTEGER:
-                return json_is_integer(v);
-        case GLOVE_MCP_TYPE_NUMBER:
-                return json_is_number(v);
-        case GLOVE_MCP_TYPE_BOOLEAN:
-                return json_is_boolean(v);
-        case GLOVE_MCP_TYPE_ARRAY:
-                return json_is_array(v);
-        case GLOVE_MCP_TYPE_OBJECT:
-                return json_is_object(v);
-        case GLOVE_MCP_TYPE_NULL:
-                return json_is_null(v);
-        default:
-                return false;
-        }
-}
-
 /* Refuses a ')' that closes the anchoring group, and what would make
  * matching costly or unlike POSIX ERE: back-references (a glibc extension whose matching is exponential) and
  * counted repetitions whose expansion exceeds PATTERN_MAX_COST. The cost is
@@ -825,7 +802,10 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
                 if (json_array_size(m) == 0)
                         return policy_error(err, errlen, EINVAL, je.s, "must list at least one value");
                 json_array_foreach (m, i, e)
-                        if (!json_has_type(e, rule->type)) {
+                        /* an enum of an integer rule holds JSON integers: 1.0
+                         * would never equal the 1 an agent sends */
+                        if (!glove_mcp_value_has_type(e, rule->type) ||
+                            (rule->type == GLOVE_MCP_TYPE_INTEGER && !json_is_integer(e))) {
                                 struct jpath ji = policy_jp_index(&je, i);
                                 return policy_error(err, errlen, EINVAL, ji.s, "is not of type \"%s\"",
                                                     glove_mcp_type_to_string(rule->type));
