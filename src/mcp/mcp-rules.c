@@ -240,8 +240,8 @@ static uint64_t utf8_length_upto(const char *s, size_t n, uint64_t stop) {
 }
 
 /* Lexical normalisation of an agent's path into |out| (at least
- * GLOVE_MCP_PATH_MAX + 1 bytes): "//" and "." dropped, ".." removes the
- * component before it. Returns NULL or the reason it is refused. */
+ * GLOVE_MCP_PATH_MAX + 1 bytes): "//" and "." dropped; ".." refused.
+ * Returns NULL or the reason it is refused. */
 static const char *path_check_normalize(const char *s, size_t len, char *out) {
         size_t n = 0;
         const char *p = s, *end = s + len;
@@ -270,11 +270,12 @@ static const char *path_check_normalize(const char *s, size_t len, char *out) {
                         return "must not use \"~\"";
                 if (k == 1 && p[0] == '.') {
                 } else if (k == 2 && p[0] == '.' && p[1] == '.') {
-                        if (n == 0)
-                                return "climbs above \"/\"";
-                        while (n > 0 && out[n - 1] != '/')
-                                n--;
-                        n--; /* the '/' before it */
+                        /* Lexically "a/../b" is "b", but the server opens
+                         * what the kernel resolves: with "a" a symlink,
+                         * "a/.." is the link target's parent, anywhere. The
+                         * path goes upstream as the agent wrote it, so it
+                         * may not climb at all. */
+                        return "must not hold a \"..\" component";
                 } else {
                         out[n++] = '/';
                         memcpy(out + n, p, k);
