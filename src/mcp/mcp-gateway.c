@@ -124,17 +124,31 @@ static int send_json(int fd, const json_t *msg) {
 
 static void close_conn(struct gateway *g, size_t c);
 
-/* To an agent connection (takes |msg|). One that does not take it is
- * closed; with glove mcp's single connection that ends the gateway. */
-static int to_agent(struct gateway *g, size_t c, json_t *msg) {
-        int r = g->conns[c].open ? send_json(g->conns[c].out_fd, msg) : 0;
+/* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
+ * size of what was sent). One that does not take it is closed; with glove
+ * mcp's single connection that ends the gateway. */
+static int to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_bytes) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = 0;
 
+        if (g->conns[c].open) {
+                r = glove_mcp_encode(msg, &text, &len);
+                if (r >= 0)
+                        r = write_all(g->conns[c].out_fd, text, len);
+        }
+        if (ret_bytes)
+                *ret_bytes = len;
         json_decref(msg);
         if (r < 0) {
                 close_conn(g, c);
                 return g->o->listen_fd >= 0 ? 0 : r;
         }
         return 0;
+}
+
+static int to_agent(struct gateway *g, size_t c, json_t *msg) {
+        return to_agent_sized(g, c, msg, NULL);
 }
 
 static int agent_error(struct gateway *g, size_t c, json_t *id, int code, const char *message) {
@@ -385,12 +399,9 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                                 return upstream_died(g, k, "it refused tools/list");
                         return relist_result(g, k, m->result);
                 }
-                if (m->kind == GLOVE_MCP_RESULT) {
-                        _cleanup_free_ char *text = NULL;
-                        if (glove_json_canonical(m->result, &text, &bytes) < 0)
-                                return -ENOMEM;
+                if (m->kind == GLOVE_MCP_RESULT)
                         r = glove_mcp_result_response(p->agent_id, m->result, &out);
-                } else
+                else
                         r = glove_mcp_error_response(p->agent_id, m->error.code, m->error.message, m->error.data,
                                                      &out);
                 if (r < 0)
@@ -401,7 +412,7 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                         struct pending done = *p;
 
                         g->pending[i] = g->pending[--g->n_pending];
-                        r = to_agent(g, done.conn, out);
+                        r = to_agent_sized(g, done.conn, out, &bytes);
                         (void) audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
                         json_decref(done.agent_id);
                         json_decref(done.agent_token);
