@@ -72,7 +72,10 @@ struct glove_policy {
         bool audit_raw_values; /* record secret values themselves, not only their SHA-256 */
         uint64_t audit_raw_max; /* bytes kept of each raw value */
         struct glove_mcp_policy *mcp; /* the "mcp" section, NULL without one; the sandbox ignores it */
+        uint64_t wall_ms;       /* limits.wall: the wall-time watchdog, 0 for none */
 };
+
+#define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
 struct glove_policy_context {
@@ -122,6 +125,8 @@ int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_conte
 int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char *err, size_t errlen);
 int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                                 char *err, size_t errlen);
+/* limits.wall / --wall-time: "30m", "2s"... from 1s to 30 days. */
+int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen);
 /* Turns raw values on with |max| bytes kept of each (1..64 KiB). */
 int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen);
 int glove_policy_parse_net(const char *s, enum glove_net_mode *ret);

@@ -35,7 +35,8 @@ struct glove_sandbox_options {
 
 /* What happened, for the receipt. */
 struct glove_session_result {
-        const char *reason;          /* "exit", "signal", "exec_failed" (126/127), "setup_failed", "audit_failed" */
+        const char *reason;          /* "exit", "signal", "timeout" (124), "exec_failed" (126/127), "setup_failed",
+                                      * "audit_failed" */
         int status;                  /* what glove exits with (as glove_sandbox_run returns) */
         int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
         int signal;                  /* the signal that ended it (reason "signal"), else 0 */
@@ -70,6 +71,7 @@ struct glove_receipt_input {
         const struct glove_session_result *result;
         struct glove_audit *audit;   /* may be NULL */
         const char *error;           /* why the run failed, as glove reported it; NULL when it did not */
+        uint64_t wall_ms;            /* the wall-time limit in force, 0 for none */
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "parse-util.h"
@@ -88,3 +89,41 @@ int parse_uid(const char *s, uid_t *ret) {
         *ret = (uid_t) v;
         return 0;
 }
+
+int parse_duration_ms(const char *s, uint64_t *ret) {
+        uint64_t v = 0, mult;
+        const char *p = s;
+        size_t digits = 0;
+
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (++digits > 9)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        if (digits == 0)
+                return -EINVAL;
+        if (strcmp(p, "ms") == 0)
+                mult = 1;
+        else if (strcmp(p, "s") == 0)
+                mult = 1000;
+        else if (strcmp(p, "m") == 0)
+                mult = 60 * 1000;
+        else if (strcmp(p, "h") == 0)
+                mult = 3600 * 1000;
+        else
+                return -EINVAL;
+        *ret = v * mult; /* at most 999999999 h: fits */
+        return 0;
+}
+
+void format_duration_ms(uint64_t ms, char buf[32]) {
+        if (ms > 0 && ms % 3600000 == 0)
+                (void) snprintf(buf, 32, "%juh", (uintmax_t) (ms / 3600000));
+        else if (ms > 0 && ms % 60000 == 0)
+                (void) snprintf(buf, 32, "%jum", (uintmax_t) (ms / 60000));
+        else if (ms > 0 && ms % 1000 == 0)
+                (void) snprintf(buf, 32, "%jus", (uintmax_t) (ms / 1000));
+        else
+                (void) snprintf(buf, 32, "%jums", (uintmax_t) ms);
+}
+

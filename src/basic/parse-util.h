@@ -14,3 +14,8 @@ int parse_uid(const char *s, uid_t *ret);
 
 /* Decimal unsigned in [0, max]. */
 int parse_u64(const char *s, uint64_t max, uint64_t *ret);
+
+/* "500ms", "30s", "2m", "1h" (a whole number and one unit) into ms. */
+int parse_duration_ms(const char *s, uint64_t *ret);
+/* The largest exact unit: 90000 -> "90s", 120000 -> "2m". */
+void format_duration_ms(uint64_t ms, char buf[32]);

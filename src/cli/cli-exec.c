@@ -59,6 +59,8 @@ static void help(FILE *f, bool run) {
                 "  --hostname NAME        host name inside (default glove)\n"
                 "  --uid-when-root UID[:GID]  host identity of the agent when glove runs as root\n"
                 "                         (default 65534:65534)\n"
+                "  --wall-time DURATION   end COMMAND after DURATION (\"90s\", \"30m\"): SIGTERM, then\n"
+                "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
                 "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
                 "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
                 "                         not only their SHA-256\n"
@@ -68,7 +70,8 @@ static void help(FILE *f, bool run) {
                 "  -v, --verbose          say more\n"
                 "  -h, --help             this text\n"
                 "\n"
-                "Exit status: COMMAND's own; 128+N if it died of signal N; 125 if Glove failed\n"
+                "Exit status: COMMAND's own; 128+N if it died of signal N; 124 if it ran out of\n"
+                "its wall time; 125 if Glove failed\n"
                 "before COMMAND ran, or could not record the run (audit log or receipt); 126 if\n"
                 "COMMAND could not be executed; 127 if not found.\n");
 }
@@ -87,6 +90,7 @@ enum {
         OPT_NET,
         OPT_HOSTNAME,
         OPT_UID_WHEN_ROOT,
+        OPT_WALL_TIME,
         OPT_AUDIT_LOG,
         OPT_AUDIT_RAW,
         OPT_RECEIPT,
@@ -108,6 +112,7 @@ static const struct option options[] = {
         { "net", required_argument, NULL, OPT_NET },
         { "hostname", required_argument, NULL, OPT_HOSTNAME },
         { "uid-when-root", required_argument, NULL, OPT_UID_WHEN_ROOT },
+        { "wall-time", required_argument, NULL, OPT_WALL_TIME },
         { "audit-log", required_argument, NULL, OPT_AUDIT_LOG },
         { "audit-raw-values", required_argument, NULL, OPT_AUDIT_RAW },
         { "receipt", required_argument, NULL, OPT_RECEIPT },
@@ -185,6 +190,8 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return 0;
         case OPT_HOSTNAME:
                 return glove_policy_set_hostname(p, arg, err, errlen);
+        case OPT_WALL_TIME:
+                return glove_policy_set_wall(p, arg, err, errlen);
         case OPT_AUDIT_LOG:
                 return glove_policy_set_audit_path(p, ctx, arg, err, errlen);
         case OPT_AUDIT_RAW:
@@ -567,6 +574,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 .policy_sha256 = policy_sha,
                 .policy_source = policy->source,
                 .net = policy->net,
+                .wall_ms = policy->wall_ms,
                 .result = &res,
                 .audit = audit,
                 .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL

@@ -317,9 +317,8 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
 
 int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
                            struct glove_policy **ret, char *err, size_t errlen) {
-        static const char *const keys[] = { "version", "base",     "filesystem", "environment", "network",
-                                            "cwd",     "hostname", "identity",   "audit",       "mcp",
-                                            NULL };
+        static const char *const keys[] = { "version",  "base",     "filesystem", "environment", "network", "cwd",
+                                            "hostname", "identity", "audit",      "limits",      "mcp",     NULL };
         _cleanup_policy_ struct glove_policy *p = NULL;
         struct jpath root = { "" };
         const char *s;
@@ -429,6 +428,33 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                 if (m) {
                         struct jpath jg = policy_jp_key(&j, "gid_when_root");
                         r = load_uid(m, &jg, &p->root_gid, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        v = json_object_get(doc, "limits");
+        if (v) {
+                /* the others come with the resources work (cgroups, rlimits) */
+                static const char *const lkeys[] = { "wall", "memory", "pids", "cpu", "output", "open_files", NULL };
+                struct jpath j = policy_jp_key(&root, "limits"), jw = policy_jp_key(&j, "wall");
+                const char *key;
+                json_t *m;
+
+                r = policy_check_keys(v, &j, lkeys, err, errlen);
+                if (r < 0)
+                        return r;
+                json_object_foreach (v, key, m)
+                        if (strcmp(key, "wall") != 0) {
+                                struct jpath jk = policy_jp_key(&j, key);
+                                return policy_error(err, errlen, EOPNOTSUPP, jk.s,
+                                                    "is not implemented yet (only limits.wall is)");
+                        }
+                m = json_object_get(v, "wall");
+                if (m) {
+                        r = get_string(m, &jw, &s, err, errlen);
+                        if (r < 0)
+                                return r;
+                        r = relocate(glove_policy_set_wall(p, s, err, errlen), &jw, err, errlen);
                         if (r < 0)
                                 return r;
                 }

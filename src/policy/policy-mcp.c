@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "glove/json.h"
+#include "parse-util.h"
 #include "glove/mcp-policy.h"
 #include "macro.h"
 #include "policy-internal.h"
@@ -128,44 +129,7 @@ static bool env_name_valid(const char *name) {
         return true;
 }
 
-/* ---- durations: "500ms", "30s", "2m", "1h" ---- */
-
-static int parse_duration_ms(const char *s, uint64_t *ret) {
-        uint64_t v = 0, mult;
-        const char *p = s;
-        size_t digits = 0;
-
-        for (; *p >= '0' && *p <= '9'; p++) {
-                if (++digits > 9)
-                        return -ERANGE;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        if (digits == 0)
-                return -EINVAL;
-        if (strcmp(p, "ms") == 0)
-                mult = 1;
-        else if (strcmp(p, "s") == 0)
-                mult = 1000;
-        else if (strcmp(p, "m") == 0)
-                mult = 60 * 1000;
-        else if (strcmp(p, "h") == 0)
-                mult = 3600 * 1000;
-        else
-                return -EINVAL;
-        *ret = v * mult; /* at most 999999999 h: fits */
-        return 0;
-}
-
-static void format_duration(uint64_t ms, char buf[32]) {
-        if (ms > 0 && ms % 3600000 == 0)
-                (void) snprintf(buf, 32, "%juh", (uintmax_t) (ms / 3600000));
-        else if (ms > 0 && ms % 60000 == 0)
-                (void) snprintf(buf, 32, "%jum", (uintmax_t) (ms / 60000));
-        else if (ms > 0 && ms % 1000 == 0)
-                (void) snprintf(buf, 32, "%jus", (uintmax_t) (ms / 1000));
-        else
-                (void) snprintf(buf, 32, "%jums", (uintmax_t) ms);
-}
+/* ---- durations ---- */
 
 static int load_duration(const json_t *v, const struct jpath *at, uint64_t lo, uint64_t hi, uint64_t *ret, char *err,
                          size_t errlen) {
@@ -173,8 +137,8 @@ static int load_duration(const json_t *v, const struct jpath *at, uint64_t lo, u
         const char *s;
         uint64_t ms;
 
-        format_duration(lo, slo);
-        format_duration(hi, shi);
+        format_duration_ms(lo, slo);
+        format_duration_ms(hi, shi);
         if (!json_is_string(v) || get_string(v, at, 32, &s, NULL, 0) < 0 || parse_duration_ms(s, &ms) < 0 ||
             ms < lo || ms > hi)
                 return policy_error(err, errlen, EINVAL, at->s,
@@ -1135,8 +1099,8 @@ static json_t *server_to_json(const struct glove_mcp_server *s) {
         for (size_t i = 0; i < s->n_env_set; i++)
                 if (set_new(set, s->env_set[i].name, json_string(s->env_set[i].value)) < 0)
                         return NULL;
-        format_duration(s->call_timeout_ms, ct);
-        format_duration(s->init_timeout_ms, it);
+        format_duration_ms(s->call_timeout_ms, ct);
+        format_duration_ms(s->init_timeout_ms, it);
         return json_pack("{s:o,s:s,s:{s:o,s:O},s:b,s:s,s:s,s:I,s:I}", "command", strv_to_json(s->argv, s->n_argv),
                          "cwd", s->cwd, "env", "pass", strv_to_json(s->env_pass, s->n_env_pass), "set", set,
                          "restart", (int) s->restart, "call_timeout", ct, "init_timeout", it, "max_tools",

@@ -6,6 +6,7 @@
 
 #include "glove/mcp-policy.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "path-util.h"
 #include "policy-internal.h"
 
@@ -434,6 +435,18 @@ int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_polic
         return 0;
 }
 
+int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen) {
+        uint64_t ms;
+
+        if (parse_duration_ms(duration, &ms) < 0 || ms < 1000 || ms > GLOVE_POLICY_MAX_WALL_MS)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "wall time \"%.64s\" must be a duration from 1s to 720h, such as \"90s\" or "
+                                    "\"30m\"",
+                                    duration);
+        p->wall_ms = ms;
+        return 0;
+}
+
 int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen) {
         if (max == 0 || max > GLOVE_POLICY_MAX_AUDIT_RAW)
                 return policy_error(err, errlen, EINVAL, NULL, "raw value cap must be 1 to %ju bytes",
@@ -516,6 +529,15 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 json_t *mcp = NULL;
 
                 if (glove_mcp_policy_to_json(p->mcp, &mcp) < 0 || json_object_set_new(doc, "mcp", mcp) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
+        }
+        if (p->wall_ms > 0) {
+                char wall[32];
+
+                format_duration_ms(p->wall_ms, wall);
+                if (json_object_set_new(doc, "limits", json_pack("{s:s}", "wall", wall)) < 0) {
                         json_decref(doc);
                         return -ENOMEM;
                 }

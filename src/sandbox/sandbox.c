@@ -16,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -316,18 +317,23 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
  * ends the wait: the namespaces' teardown (which costs the kernel an RCU
  * grace period) goes on without holding up the caller. Without a report,
  * init's own exit (pidfd) ends it. */
-static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_result *res) {
-        bool setup_failed = false, exec_failed = false, exited = false;
+/* The wall-time watchdog: SIGTERM to the agent when the time is up, then
+ * after this grace SIGKILL to the whole PID namespace (init). */
+#define WATCHDOG_GRACE_S 3
+
+static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_session_result *res) {
+        bool setup_failed = false, exec_failed = false, exited = false, timed_out = false;
         siginfo_t si = {};
 
         for (;;) {
-                struct pollfd p[3] = {
+                struct pollfd p[4] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = sfd, .events = POLLIN },
+                        { .fd = tfd, .events = POLLIN },
                         { .fd = sync_fd, .events = POLLIN },
                 };
 
-                if (poll(p, sync_fd >= 0 ? 3 : 2, -1) < 0) {
+                if (poll(p, sync_fd >= 0 ? 4 : 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error_errno(negative_errno(), "poll: %m");
@@ -340,7 +346,21 @@ static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_resu
                         while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t) sizeof(ssi))
                                 (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
                 }
-                if (sync_fd >= 0 && p[2].revents) {
+                if (p[2].revents & POLLIN) {
+                        uint64_t ticks;
+
+                        (void) !read(tfd, &ticks, sizeof(ticks));
+                        if (!timed_out) {
+                                /* init hands SIGTERM on to the agent */
+                                timed_out = true;
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+                                (void) timerfd_settime(tfd, 0,
+                                                       &(struct itimerspec) { .it_value = { .tv_sec = WATCHDOG_GRACE_S } },
+                                                       NULL);
+                        } else
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                }
+                if (sync_fd >= 0 && p[3].revents) {
                         struct sync_msg m;
 
                         if (sync_recv(sync_fd, &m, NULL, 0, NULL) < 0) {
@@ -404,6 +424,8 @@ static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_resu
                 res->reason = "exit";
                 res->status = si.si_status;
                 res->exit_code = si.si_status;
+        } else if (timed_out) {
+                res->signal = si.si_status; /* the watchdog's SIGKILL */
         } else {
                 log_error("The sandbox's init died of signal %d", si.si_status);
                 res->reason = "setup_failed";
@@ -415,6 +437,10 @@ static void supervise(int sync_fd, int pidfd, int sfd, struct glove_session_resu
                 res->reason = "exec_failed";
                 res->exit_code = -1;
                 res->signal = 0;
+        }
+        if (timed_out) {
+                res->reason = "timeout";
+                res->status = GLOVE_EXIT_TIMEOUT;
         }
 }
 
@@ -446,7 +472,7 @@ static void tty_restore(const struct saved_tty *s) {
 
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF, tfd = -EBADF;
         struct glove_session_result res = {
                 .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
         };
@@ -515,6 +541,14 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         if (sfd < 0) {
                 log_error_errno(negative_errno(), "signalfd: %m");
                 goto restore;
+        }
+        if (opts->policy->wall_ms > 0) {
+                /* a watchdog that cannot be set up is no run */
+                tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                if (tfd < 0) {
+                        log_error_errno(negative_errno(), "Cannot create the wall-time watchdog: %m");
+                        goto restore;
+                }
         }
 
         {
@@ -595,7 +629,17 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         }
 
         res.started = true;
-        supervise(pair[0], pidfd, sfd, &res);
+        if (tfd >= 0 && timerfd_settime(tfd, 0,
+                                        &(struct itimerspec) { .it_value = {
+                                                .tv_sec = (time_t) (opts->policy->wall_ms / 1000),
+                                                .tv_nsec = (long) (opts->policy->wall_ms % 1000) * 1000000 } },
+                                        NULL) < 0) {
+                log_error_errno(negative_errno(), "Cannot arm the wall-time watchdog: %m");
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
+                goto restore;
+        }
+        supervise(pair[0], pidfd, sfd, tfd, &res);
         tty_restore(&tty);
         /* signals work again before we report (a report may block on a
          * terminal; Ctrl-C must still end glove) */

@@ -988,6 +988,31 @@ static void test_audit_section(void **state) {
         assert_int_equal(q->audit_raw_max, 77);
 }
 
+static void test_limits(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        char err[512] = "";
+
+        p = load_ok("{\"version\":1,\"limits\":{\"wall\":\"90s\"}}");
+        assert_int_equal(p->wall_ms, 90000);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(j, "limits"), "wall")), "90s");
+        q = load_ok("{\"version\":1}");
+        assert_int_equal(q->wall_ms, 0);
+        assert_int_equal(glove_policy_set_wall(q, "2m", err, sizeof(err)), 0);
+        assert_int_equal(q->wall_ms, 120000);
+        assert_int_equal(glove_policy_set_wall(q, "999ms", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_wall(q, "721h", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_wall(q, "-1s", err, sizeof(err)), -EINVAL);
+        assert_int_equal(q->wall_ms, 120000); /* a refused value changes nothing */
+
+        check_refused("{\"version\":1,\"limits\":{\"wall\":30}}", -EINVAL, "/limits/wall: *");
+        check_refused("{\"version\":1,\"limits\":{\"wall\":\"soon\"}}", -EINVAL, "/limits/wall: *");
+        check_refused("{\"version\":1,\"limits\":{\"pids\":10}}", -EOPNOTSUPP,
+                      "/limits/pids: is not implemented yet (only limits.wall is)");
+        check_refused("{\"version\":1,\"limits\":{\"walls\":\"1s\"}}", -EINVAL, "/limits/walls: *");
+}
+
 static void test_base_default(void **state) {
         _cleanup_policy_ struct glove_policy *p = NULL;
         static const char home_pwd[] = "{\"version\":1,\"base\":\"default\"}";
@@ -1146,6 +1171,7 @@ int main(void) {
                 cmocka_unit_test(test_small_error_buffers),
                 cmocka_unit_test(test_audit_section),
                 cmocka_unit_test(test_base_default),
+                cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),
