@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "glove/audit.h"
+#include "log.h"
 #include "macro.h"
 
 #define JOURNAL_RECORD_VERSION 1
@@ -66,7 +67,7 @@ enum journal_damage journal_damage_from_reason(const char *reason);
 
 /* Formats into |err| (may be NULL) and returns |r|: the one place a
  * reason is written. */
-int audit_fail(char *err, size_t errlen, int r, const char *format, ...) _printf_(4, 5);
+#define audit_fail error_format /* src/basic/log.h */
 /* "2026-12-02T11:00:00.123Z", now, UTC. */
 void audit_timestamp(char ret[JOURNAL_TIMESTAMP_MAX]);
 /* The path of a directory fd for messages (from /proc/self/fd), or

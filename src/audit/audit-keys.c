@@ -24,17 +24,6 @@
 #include "glove/json.h"
 #include "macro.h"
 
-int audit_fail(char *err, size_t errlen, int r, const char *format, ...) {
-        va_list ap;
-
-        if (err && errlen > 0) {
-                va_start(ap, format);
-                (void) vsnprintf(err, errlen, format, ap);
-                va_end(ap);
-        }
-        return r;
-}
-
 void audit_timestamp(char ret[JOURNAL_TIMESTAMP_MAX]) {
         struct timespec ts;
         struct tm tm;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,17 @@ int log_internal(enum log_level level, int error, const char *format, ...) {
                                        buf);
         }
         return e > 0 ? -e : -EIO;
+}
+
+int error_format(char *err, size_t errlen, int error, const char *format, ...) {
+        va_list ap;
+
+        if (err && errlen > 0) {
+                va_start(ap, format);
+                (void) vsnprintf(err, errlen, format, ap);
+                va_end(ap);
+        }
+        return error;
 }
 
 const char *log_first_error(void) {

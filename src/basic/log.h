@@ -28,5 +28,9 @@ int log_internal(enum log_level level, int error, const char *format, ...) _prin
 const char *log_first_error(void);
 void log_forget_errors(void);
 
+/* Writes the message into |err| (when it is given) and returns |error|:
+ * for library code that hands its reason to the caller instead of logging. */
+int error_format(char *err, size_t errlen, int error, const char *format, ...) _printf_(4, 5);
+
 /* Symbolic name of an errno value ("EPERM"), or "E?" */
 const char *errno_name(int error);

@@ -12,22 +12,11 @@
 #include <unistd.h>
 
 #include "glove/host.h"
+#include "log.h"
 #include "macro.h"
 #include "path-util.h"
 
 #define GLOVE_DIR_NAME "glove"
-
-static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) _printf_(4, 5);
-static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (err && errlen > 0) {
-                va_start(ap, fmt);
-                (void) vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 /* An XDG base directory variable: unset, empty or relative means "use the
  * default" (the XDG spec says a relative value is invalid and must be
@@ -42,10 +31,10 @@ static int xdg_var(const char *name, char **ret, char *err, size_t errlen) {
                 return 0;
         r = path_normalize(v, ret);
         if (r == -EINVAL)
-                return set_err(err, errlen, r, "%s=%s contains a '..' component: set it to a plain absolute path",
+                return error_format(err, errlen, r, "%s=%s contains a '..' component: set it to a plain absolute path",
                                name, v);
         if (r < 0)
-                return set_err(err, errlen, r, "Cannot use %s: %s", name, strerror(-r));
+                return error_format(err, errlen, r, "Cannot use %s: %s", name, strerror(-r));
         return 1;
 }
 
@@ -59,20 +48,20 @@ static int home_dir(char **ret, char *err, size_t errlen) {
         if (!v || !*v) {
                 r = passwd_home(getuid(), &pw);
                 if (r < 0)
-                        return set_err(err, errlen, r,
+                        return error_format(err, errlen, r,
                                        "HOME is not set and /etc/passwd names no home directory for uid %u: "
                                        "set HOME (or XDG_CONFIG_HOME and XDG_STATE_HOME) to an absolute path",
                                        (unsigned) getuid());
                 v = pw;
         } else if (v[0] != '/')
-                return set_err(err, errlen, -EINVAL,
+                return error_format(err, errlen, -EINVAL,
                                "HOME=%s is not an absolute path: set HOME to your home directory's absolute path", v);
         r = path_normalize(v, ret);
         if (r == -EINVAL)
-                return set_err(err, errlen, r, "HOME=%s contains a '..' component: set it to a plain absolute path",
+                return error_format(err, errlen, r, "HOME=%s contains a '..' component: set it to a plain absolute path",
                                v);
         if (r < 0)
-                return set_err(err, errlen, r, "Cannot use HOME: %s", strerror(-r));
+                return error_format(err, errlen, r, "Cannot use HOME: %s", strerror(-r));
         return 0;
 }
 
@@ -93,11 +82,11 @@ static int base_dir(const char *var, const char *fallback, char **home, char **r
                 }
                 base = path_join(*home, fallback);
                 if (!base)
-                        return set_err(err, errlen, -ENOMEM, "Out of memory");
+                        return error_format(err, errlen, -ENOMEM, "Out of memory");
         }
         dir = path_join(base, GLOVE_DIR_NAME);
         if (!dir)
-                return set_err(err, errlen, -ENOMEM, "Out of memory");
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
         *ret = dir;
         return 0;
 }
@@ -127,18 +116,18 @@ static int runtime_dir(const char *state, char **ret, char *err, size_t errlen) 
                 if (run_user_usable(run_user)) {
                         base = strdup(run_user);
                         if (!base)
-                                return set_err(err, errlen, -ENOMEM, "Out of memory");
+                                return error_format(err, errlen, -ENOMEM, "Out of memory");
                 } else {
                         dir = path_join(state, "run");
                         if (!dir)
-                                return set_err(err, errlen, -ENOMEM, "Out of memory");
+                                return error_format(err, errlen, -ENOMEM, "Out of memory");
                         *ret = dir;
                         return 0;
                 }
         }
         dir = path_join(base, GLOVE_DIR_NAME);
         if (!dir)
-                return set_err(err, errlen, -ENOMEM, "Out of memory");
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
         *ret = dir;
         return 0;
 }
@@ -202,42 +191,42 @@ int glove_dir_open_checked(const char *path, char *err, size_t errlen) {
                 int r = negative_errno();
 
                 if (r == -ENOENT)
-                        return set_err(err, errlen, r, "%s does not exist: run 'glove setup'", path);
+                        return error_format(err, errlen, r, "%s does not exist: run 'glove setup'", path);
                 if (r == -ENOTDIR)
-                        return set_err(err, errlen, r,
+                        return error_format(err, errlen, r,
                                        "%s cannot be reached: one of its parents is not a directory", path);
                 if (r == -EACCES)
-                        return set_err(err, errlen, r,
+                        return error_format(err, errlen, r,
                                        "%s cannot be reached: permission denied on one of its parent directories",
                                        path);
-                return set_err(err, errlen, r, "Cannot open %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot open %s: %s", path, strerror(-r));
         }
         if (fstat(pfd, &st) < 0) {
                 int r = negative_errno();
-                return set_err(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
         }
         if (S_ISLNK(st.st_mode))
-                return set_err(err, errlen, -ELOOP,
+                return error_format(err, errlen, -ELOOP,
                                "%s is a symlink, and Glove refuses symlinked directories: replace the link with "
                                "the directory it points to (or remove it and run 'glove setup')",
                                path);
         if (!S_ISDIR(st.st_mode))
-                return set_err(err, errlen, -ENOTDIR,
+                return error_format(err, errlen, -ENOTDIR,
                                "%s is not a directory: move it away, then run 'glove setup'", path);
         if (st.st_uid != getuid())
-                return set_err(err, errlen, -EPERM,
+                return error_format(err, errlen, -EPERM,
                                "%s is owned by uid %u, not you (uid %u): Glove uses only directories you own; "
                                "fix with chown %u %s (as root), or remove it and run 'glove setup'",
                                path, (unsigned) st.st_uid, (unsigned) getuid(), (unsigned) getuid(), path);
         mode = st.st_mode & 07777;
         if (mode != 0700)
-                return set_err(err, errlen, -EPERM, "%s has mode %04o, which is %s: fix with chmod 700 %s", path,
+                return error_format(err, errlen, -EPERM, "%s has mode %04o, which is %s: fix with chmod 700 %s", path,
                                (unsigned) mode, mode_problem(mode), path);
 
         fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 int r = negative_errno();
-                return set_err(err, errlen, r, "Cannot open %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot open %s: %s", path, strerror(-r));
         }
         return fd;
 }

@@ -15,6 +15,7 @@
 
 #include "glove/audit.h"
 #include "glove/host.h"
+#include "log.h"
 #include "macro.h"
 #include "path-util.h"
 
@@ -28,18 +29,6 @@ static const char starter_policy[] =
         "  \"filesystem\": {\"read\": [], \"write\": []},\n"
         "  \"environment\": {\"pass\": []}\n"
         "}\n";
-
-static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) _printf_(4, 5);
-static int set_err(char *err, size_t errlen, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (err && errlen > 0) {
-                va_start(ap, fmt);
-                (void) vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 static void say(const struct glove_setup_options *opts, const char *fmt, ...) _printf_(2, 3);
 static void say(const struct glove_setup_options *opts, const char *fmt, ...) {
@@ -67,33 +56,33 @@ static int mkdir_0700(int dir_fd, const char *name, const char *path, char *err,
                 r = negative_errno();
                 if (r == -EEXIST)
                         return r;
-                return set_err(err, errlen, r, "Cannot create %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot create %s: %s", path, strerror(-r));
         }
         fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && errno == EACCES) {
                 /* a umask that took our own read bit away */
                 if (fchmodat(dir_fd, name, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
                         r = negative_errno();
-                        return set_err(err, errlen, r, "Cannot set mode 0700 on %s: %s", path, strerror(-r));
+                        return error_format(err, errlen, r, "Cannot set mode 0700 on %s: %s", path, strerror(-r));
                 }
                 fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (fd < 0) {
                 r = negative_errno();
-                return set_err(err, errlen, r, "Cannot open %s after creating it: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot open %s after creating it: %s", path, strerror(-r));
         }
         if (fstat(fd, &st) < 0) {
                 r = negative_errno();
-                return set_err(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
         }
         if ((st.st_mode & 07777) != 0700) {
                 if (fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0) {
                         r = negative_errno();
-                        return set_err(err, errlen, r, "Cannot set mode 0700 on %s: %s", path, strerror(-r));
+                        return error_format(err, errlen, r, "Cannot set mode 0700 on %s: %s", path, strerror(-r));
                 }
         }
         if (st.st_uid != getuid() || (st.st_mode & 07777) != 0700)
-                return set_err(err, errlen, -EPERM,
+                return error_format(err, errlen, -EPERM,
                                "%s was created with owner uid %u and mode %04o instead of uid %u and mode 0700: "
                                "the file system does not keep owners and modes, use another location",
                                path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777), (unsigned) getuid());
@@ -112,12 +101,12 @@ static int open_parent(const char *path, const struct glove_setup_options *opts,
 
         last = strrchr(path, '/');
         if (path[0] != '/' || !last || !last[1])
-                return set_err(err, errlen, -EINVAL, "%s is not a normalised absolute path", path);
+                return error_format(err, errlen, -EINVAL, "%s is not a normalised absolute path", path);
 
         cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (cur < 0) {
                 r = negative_errno();
-                return set_err(err, errlen, r, "Cannot open /: %s", strerror(-r));
+                return error_format(err, errlen, r, "Cannot open /: %s", strerror(-r));
         }
         while (p < last) {
                 _cleanup_free_ char *name = NULL, *prefix = NULL;
@@ -130,7 +119,7 @@ static int open_parent(const char *path, const struct glove_setup_options *opts,
                 name = strndup(p, (size_t) (e - p));
                 prefix = strndup(path, (size_t) (e - path));
                 if (!name || !prefix)
-                        return set_err(err, errlen, -ENOMEM, "Out of memory");
+                        return error_format(err, errlen, -ENOMEM, "Out of memory");
 
                 for (int attempt = 0;; attempt++) {
                         fd = openat(cur, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -149,14 +138,14 @@ static int open_parent(const char *path, const struct glove_setup_options *opts,
                 if (fd < 0) {
                         r = negative_errno();
                         if (r == -ENOTDIR)
-                                return set_err(err, errlen, r, "%s is not a directory: %s needs it to be one",
+                                return error_format(err, errlen, r, "%s is not a directory: %s needs it to be one",
                                                prefix, path);
                         if (r == -ENOENT)
-                                return set_err(err, errlen, r,
+                                return error_format(err, errlen, r,
                                                "%s is a dangling symlink: make it point to a directory, or "
                                                "remove it",
                                                prefix);
-                        return set_err(err, errlen, r, "Cannot open %s: %s", prefix, strerror(-r));
+                        return error_format(err, errlen, r, "Cannot open %s: %s", prefix, strerror(-r));
                 }
                 (void) safe_close(cur);
                 cur = fd;
@@ -204,7 +193,7 @@ static int home_must_exist(const char *path, char *err, size_t errlen) {
                 return 0;
         if (stat(home, &st) == 0 || errno != ENOENT)
                 return 0;
-        return set_err(err, errlen, -ENOENT,
+        return error_format(err, errlen, -ENOENT,
                        "%s would go into your home directory %s, which does not exist: Glove does not create "
                        "home directories; create it, or set HOME (or XDG_CONFIG_HOME, XDG_STATE_HOME, "
                        "XDG_RUNTIME_DIR) to where Glove's directories should go",
@@ -220,24 +209,24 @@ int glove_starter_policy_check(int config_fd, const char *path, char *err, size_
                 r = negative_errno();
                 if (r == -ENOENT)
                         return 0;
-                return set_err(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot stat %s: %s", path, strerror(-r));
         }
         if (S_ISLNK(st.st_mode))
-                return set_err(err, errlen, -ELOOP,
+                return error_format(err, errlen, -ELOOP,
                                "%s is a symlink, and Glove reads its policy only from a real file: replace the "
                                "link with a copy of what it points to",
                                path);
         if (!S_ISREG(st.st_mode))
-                return set_err(err, errlen, -EINVAL,
+                return error_format(err, errlen, -EINVAL,
                                "%s is not a regular file: move it away, then run 'glove setup'", path);
         if (st.st_uid != getuid())
-                return set_err(err, errlen, -EPERM,
+                return error_format(err, errlen, -EPERM,
                                "%s is owned by uid %u, not you (uid %u): fix with chown %u %s (as root), or "
                                "remove it and run 'glove setup'",
                                path, (unsigned) st.st_uid, (unsigned) getuid(), (unsigned) getuid(), path);
         mode = st.st_mode & 07777;
         if (mode & (S_IWGRP | S_IWOTH))
-                return set_err(err, errlen, -EPERM,
+                return error_format(err, errlen, -EPERM,
                                "%s has mode %04o: it is %s, so others could rewrite your policy: fix with "
                                "chmod 600 %s",
                                path, (unsigned) mode,
@@ -276,7 +265,7 @@ static int policy_create(int config_fd, const char *path, char *err, size_t errl
         fd = openat(config_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
                 r = negative_errno();
-                return set_err(err, errlen, r, "Cannot create a temporary file next to %s: %s", path,
+                return error_format(err, errlen, r, "Cannot create a temporary file next to %s: %s", path,
                                strerror(-r));
         }
         /* exactly 0600, whatever the umask */
@@ -286,7 +275,7 @@ static int policy_create(int config_fd, const char *path, char *err, size_t errl
         if (r >= 0)
                 r = RET_NERRNO(fsync(fd));
         if (r < 0) {
-                (void) set_err(err, errlen, r, "Cannot write %s: %s", path, strerror(-r));
+                (void) error_format(err, errlen, r, "Cannot write %s: %s", path, strerror(-r));
                 goto remove_tmp; /* leave no temporary file behind */
         }
         if (renameat2(config_fd, tmp, config_fd, GLOVE_POLICY_FILE_NAME, RENAME_NOREPLACE) < 0) {
@@ -302,13 +291,13 @@ static int policy_create(int config_fd, const char *path, char *err, size_t errl
                         (void) unlinkat(config_fd, tmp, 0);
                         return 0;
                 }
-                (void) set_err(err, errlen, r, "Cannot put %s in place: %s", path, strerror(-r));
+                (void) error_format(err, errlen, r, "Cannot put %s in place: %s", path, strerror(-r));
                 goto remove_tmp;
         }
 synced:
         if (fsync(config_fd) < 0) {
                 r = negative_errno();
-                return set_err(err, errlen, r, "Cannot sync %s: %s", path, strerror(-r));
+                return error_format(err, errlen, r, "Cannot sync %s: %s", path, strerror(-r));
         }
         return 1;
 
@@ -330,13 +319,13 @@ static int in_state(int r, const char *state, char *err, size_t errlen) {
         if (!err || errlen == 0)
                 return r;
         if (!err[0])
-                return set_err(err, errlen, r, "%s: %s", state, strerror(-r));
+                return error_format(err, errlen, r, "%s: %s", state, strerror(-r));
         if (strstr(err, state))
                 return r;
         msg = strndup(err, errlen - 1);
         if (!msg)
                 return r;
-        return set_err(err, errlen, r, "%s: %s", state, msg);
+        return error_format(err, errlen, r, "%s: %s", state, msg);
 }
 
 /* The current key's id, or -ENOENT when there is no key yet. */
@@ -369,7 +358,7 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
                 opts = &quiet;
         r = glove_crypto_init();
         if (r < 0)
-                return set_err(err, errlen, r, "libsodium cannot initialise its random number generator");
+                return error_format(err, errlen, r, "libsodium cannot initialise its random number generator");
         r = glove_dirs_resolve(&dirs, err, errlen);
         if (r < 0)
                 return r;
@@ -382,7 +371,7 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
         policy_path = path_join(dirs.config, GLOVE_POLICY_FILE_NAME);
         key_path = path_join(dirs.state, GLOVE_KEY_NAME);
         if (!policy_path || !key_path)
-                return set_err(err, errlen, -ENOMEM, "Out of memory");
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
 
         /* Check all that exists before creating anything, so that a refusal
          * leaves everything as it was. */

@@ -14,6 +14,7 @@
 
 #include "glove/json.h"
 #include "glove/mcp.h"
+#include "log.h"
 #include "macro.h"
 #include "mcp-upstream.h"
 
@@ -24,16 +25,6 @@ static int64_t now_ms(void) {
 
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...) _printf_(4, 5);
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void) vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        return r;
 }
 
 static int wait_fd(int fd, short events, int pidfd, int64_t deadline) {
@@ -63,7 +54,7 @@ static int send_msg(struct mcp_upstream *u, json_t *msg, int64_t deadline, char 
 
         r = glove_mcp_encode(msg, &text, &len);
         if (r < 0)
-                return fail(err, errlen, r, "cannot encode a message for %s", u->id);
+                return error_format(err, errlen, r, "cannot encode a message for %s", u->id);
         while (done < len) {
                 ssize_t n = write(u->proc.to_child, text + done, len - done);
 
@@ -76,14 +67,14 @@ static int send_msg(struct mcp_upstream *u, json_t *msg, int64_t deadline, char 
                 if (n < 0 && errno == EAGAIN) {
                         r = wait_fd(u->proc.to_child, POLLOUT, -1, deadline);
                         if (r == -ETIMEDOUT)
-                                return fail(err, errlen, r, "server %s does not read its input", u->id);
+                                return error_format(err, errlen, r, "server %s does not read its input", u->id);
                         if (r < 0)
-                                return fail(err, errlen, r, "waiting to write to server %s: %s", u->id,
+                                return error_format(err, errlen, r, "waiting to write to server %s: %s", u->id,
                                             strerror(-r));
                         continue;
                 }
                 r = n < 0 ? negative_errno() : -EIO;
-                return fail(err, errlen, r, "server %s closed its input (%s)", u->id, strerror(-r));
+                return error_format(err, errlen, r, "server %s closed its input (%s)", u->id, strerror(-r));
         }
         return 0;
 }
@@ -103,41 +94,41 @@ static int next_message(struct mcp_upstream *u, int64_t deadline, struct glove_m
                 if (r == 1) {
                         r = glove_mcp_decode(frame, len, &limits, ret, &e);
                         if (r == -ENOMEM)
-                                return fail(err, errlen, r, "out of memory");
+                                return error_format(err, errlen, r, "out of memory");
                         if (r < 0)
-                                return fail(err, errlen, -EPROTO,
+                                return error_format(err, errlen, -EPROTO,
                                             "server %s wrote something that is not a JSON-RPC message (%s: %s)",
                                             u->id, e.message, e.detail);
                         return 0;
                 }
                 if (r == -E2BIG)
-                        return fail(err, errlen, -EPROTO, "server %s sent a message larger than %zu bytes", u->id,
+                        return error_format(err, errlen, -EPROTO, "server %s sent a message larger than %zu bytes", u->id,
                                     GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM);
                 if (r == -EPIPE)
-                        return fail(err, errlen, -EPROTO, "server %s ended its output in the middle of a message",
+                        return error_format(err, errlen, -EPROTO, "server %s ended its output in the middle of a message",
                                     u->id);
                 if (r < 0)
-                        return fail(err, errlen, r, "reading from server %s: %s", u->id, strerror(-r));
+                        return error_format(err, errlen, r, "reading from server %s: %s", u->id, strerror(-r));
                 if (glove_mcp_reader_at_end(u->reader))
-                        return fail(err, errlen, -ECONNRESET, "server %s closed its output (it exited?)", u->id);
+                        return error_format(err, errlen, -ECONNRESET, "server %s closed its output (it exited?)", u->id);
 
                 r = glove_mcp_reader_read_fd(u->reader, u->proc.from_child);
                 if (r > 0 || r == 0)
                         continue; /* data, or the end: both are handled above */
                 if (r != -EAGAIN)
-                        return fail(err, errlen, r, "reading from server %s: %s", u->id, strerror(-r));
+                        return error_format(err, errlen, r, "reading from server %s: %s", u->id, strerror(-r));
                 r = wait_fd(u->proc.from_child, POLLIN, u->proc.pidfd, deadline);
                 if (r == -ETIMEDOUT)
-                        return fail(err, errlen, r, "server %s did not answer in time", u->id);
+                        return error_format(err, errlen, r, "server %s did not answer in time", u->id);
                 if (r == -ECHILD) {
                         /* exited: whatever it wrote is still in the pipe */
                         r = glove_mcp_reader_read_fd(u->reader, u->proc.from_child);
                         if (r == -EAGAIN)
-                                return fail(err, errlen, -ECONNRESET, "server %s exited", u->id);
+                                return error_format(err, errlen, -ECONNRESET, "server %s exited", u->id);
                         continue;
                 }
                 if (r < 0)
-                        return fail(err, errlen, r, "waiting for server %s: %s", u->id, strerror(-r));
+                        return error_format(err, errlen, r, "waiting for server %s: %s", u->id, strerror(-r));
         }
 }
 
@@ -165,12 +156,12 @@ static int handle_aside(struct mcp_upstream *u, const struct glove_mcp_message *
                                                      &answer);
                 }
                 if (r < 0)
-                        return fail(err, errlen, r, "out of memory");
+                        return error_format(err, errlen, r, "out of memory");
                 return send_msg(u, answer, deadline, err, errlen);
         case GLOVE_MCP_RESULT:
         case GLOVE_MCP_ERROR:
         default:
-                return fail(err, errlen, -EPROTO, "server %s answered a request Glove never made", u->id);
+                return error_format(err, errlen, -EPROTO, "server %s answered a request Glove never made", u->id);
         }
 }
 
@@ -182,7 +173,7 @@ static int request_sync(struct mcp_upstream *u, const char *method, json_t *para
         int r;
 
         if (!jid || glove_mcp_request(jid, method, params, &req) < 0)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         r = send_msg(u, req, deadline, err, errlen);
         if (r < 0)
                 return r;
@@ -195,7 +186,7 @@ static int request_sync(struct mcp_upstream *u, const char *method, json_t *para
                 if ((m->kind == GLOVE_MCP_RESULT || m->kind == GLOVE_MCP_ERROR) && json_is_integer(m->id) &&
                     json_integer_value(m->id) == id) {
                         if (m->kind == GLOVE_MCP_ERROR)
-                                return fail(err, errlen, -EREMOTEIO, "server %s answered %s with error %d: %.200s",
+                                return error_format(err, errlen, -EREMOTEIO, "server %s answered %s with error %d: %.200s",
                                             u->id, method, m->error.code, m->error.message);
                         *ret_result = json_incref(m->result);
                         return 0;
@@ -224,26 +215,26 @@ static int initialize(struct mcp_upstream *u, const struct mcp_upstream_config *
         params = json_pack("{s:s,s:{},s:{s:s,s:s}}", "protocolVersion", mcp_protocol_versions[0], "capabilities",
                            "clientInfo", "name", "glove", "version", GLOVE_VERSION);
         if (!params)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         r = request_sync(u, "initialize", params, cfg->init_timeout_ms, &result, err, errlen);
         if (r < 0)
                 return r;
         v = json_string_value(json_object_get(result, "protocolVersion"));
         if (!v || !speaks(v))
-                return fail(err, errlen, -EPROTONOSUPPORT,
+                return error_format(err, errlen, -EPROTONOSUPPORT,
                             "server %s chose protocol version %.40s; Glove speaks 2025-11-25 and 2025-06-18", u->id,
                             v ? v : "(none)");
         caps = json_object_get(result, "capabilities");
         if (caps && !json_is_object(caps))
-                return fail(err, errlen, -EPROTO, "server %s sent capabilities that are not an object", u->id);
+                return error_format(err, errlen, -EPROTO, "server %s sent capabilities that are not an object", u->id);
         info = json_object_get(result, "serverInfo");
         u->protocol_version = strdup(v);
         u->capabilities = caps ? json_deep_copy(caps) : json_object();
         u->server_info = json_is_object(info) ? json_deep_copy(info) : NULL;
         if (!u->protocol_version || !u->capabilities)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         if (glove_mcp_notification("notifications/initialized", NULL, &note) < 0)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         return send_msg(u, note, now_ms() + cfg->init_timeout_ms, err, errlen);
 }
 
@@ -254,7 +245,7 @@ int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_co
         int r;
 
         if (!tools || !cursors)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         u->tools_changed = false;
         for (size_t page = 0;; page++) {
                 _cleanup_json_ json_t *params = NULL, *result = NULL;
@@ -262,41 +253,41 @@ int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_co
                 size_t i;
 
                 if (page >= cfg->max_pages)
-                        return fail(err, errlen, -E2BIG, "server %s lists its tools on more than %zu pages", u->id,
+                        return error_format(err, errlen, -E2BIG, "server %s lists its tools on more than %zu pages", u->id,
                                     cfg->max_pages);
                 params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
                 if (!params)
-                        return fail(err, errlen, -ENOMEM, "out of memory");
+                        return error_format(err, errlen, -ENOMEM, "out of memory");
                 r = request_sync(u, "tools/list", params, cfg->init_timeout_ms, &result, err, errlen);
                 if (r < 0)
                         return r;
                 list = json_object_get(result, "tools");
                 if (!json_is_array(list))
-                        return fail(err, errlen, -EPROTO, "server %s answered tools/list without a tools array",
+                        return error_format(err, errlen, -EPROTO, "server %s answered tools/list without a tools array",
                                     u->id);
                 json_array_foreach(list, i, t) {
                         if (!json_is_object(t) || !json_is_string(json_object_get(t, "name")))
-                                return fail(err, errlen, -EPROTO, "server %s listed a tool without a name", u->id);
+                                return error_format(err, errlen, -EPROTO, "server %s listed a tool without a name", u->id);
                         if (json_array_size(tools) >= cfg->max_tools)
-                                return fail(err, errlen, -E2BIG, "server %s lists more than %zu tools", u->id,
+                                return error_format(err, errlen, -E2BIG, "server %s lists more than %zu tools", u->id,
                                             cfg->max_tools);
                         if (json_array_append(tools, (json_t *) t) < 0)
-                                return fail(err, errlen, -ENOMEM, "out of memory");
+                                return error_format(err, errlen, -ENOMEM, "out of memory");
                 }
                 next = json_object_get(result, "nextCursor");
                 if (!next || json_is_null(next))
                         break;
                 if (!json_is_string(next))
-                        return fail(err, errlen, -EPROTO, "server %s sent a nextCursor that is not a string", u->id);
+                        return error_format(err, errlen, -EPROTO, "server %s sent a nextCursor that is not a string", u->id);
                 /* an opaque cursor seen before would page forever */
                 if (json_object_get(cursors, json_string_value(next)))
-                        return fail(err, errlen, -ELOOP, "server %s repeats a tools/list cursor", u->id);
+                        return error_format(err, errlen, -ELOOP, "server %s repeats a tools/list cursor", u->id);
                 if (json_object_set_new(cursors, json_string_value(next), json_true()) < 0)
-                        return fail(err, errlen, -ENOMEM, "out of memory");
+                        return error_format(err, errlen, -ENOMEM, "out of memory");
                 free(cursor);
                 cursor = strdup(json_string_value(next));
                 if (!cursor)
-                        return fail(err, errlen, -ENOMEM, "out of memory");
+                        return error_format(err, errlen, -ENOMEM, "out of memory");
         }
         json_decref(u->tools);
         u->tools = TAKE_PTR(tools);
@@ -309,17 +300,17 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
 
         u = calloc(1, sizeof(*u));
         if (!u)
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         u->proc = (struct mcp_process) { .pidfd = -EBADF, .to_child = -EBADF, .from_child = -EBADF };
         u->next_id = 1;
         u->id = strdup(cfg->id);
         if (!u->id || glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM, &u->reader) < 0) {
                 mcp_upstream_free(u, 0);
-                return fail(err, errlen, -ENOMEM, "out of memory");
+                return error_format(err, errlen, -ENOMEM, "out of memory");
         }
         r = mcp_process_spawn(cfg->argv, cfg->cwd, cfg->envp, cfg->stderr_fd, &u->proc);
         if (r < 0) {
-                (void) fail(err, errlen, r, "cannot start server %s (%s): %s", cfg->id, cfg->argv[0], strerror(-r));
+                (void) error_format(err, errlen, r, "cannot start server %s (%s): %s", cfg->id, cfg->argv[0], strerror(-r));
                 mcp_upstream_free(u, 0);
                 return r;
         }

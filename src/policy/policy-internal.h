@@ -13,6 +13,9 @@ int policy_error(char *err, size_t errlen, int error, const char *origin, const 
  * that is not absolute, and ".." components. */
 int policy_expand_path(const struct glove_policy_context *ctx, const char *path, char **ret);
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 256. */
+bool policy_env_name_valid(const char *name);
+
 /* policy-jpath.c: the JSON pointer of a member, for messages:
  * "/filesystem/write/3/size". */
 struct jpath {

@@ -113,22 +113,6 @@ static bool tool_name_valid(const char *s) {
         return true;
 }
 
-/* The same rule as the policy's environment section (policy.c). */
-static bool env_name_valid(const char *name) {
-        size_t n = strlen(name);
-
-        if (n == 0 || n > 256)
-                return false;
-        if (!((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_'))
-                return false;
-        for (size_t i = 1; i < n; i++) {
-                char c = name[i];
-                if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-                        return false;
-        }
-        return true;
-}
-
 /* ---- durations ---- */
 
 static int load_duration(const json_t *v, const struct jpath *at, uint64_t lo, uint64_t hi, uint64_t *ret, char *err,
@@ -186,7 +170,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
                         r = get_string(e, &je, GLOVE_POLICY_MAX_STRING, &name, err, errlen);
                         if (r < 0)
                                 return r;
-                        if (!env_name_valid(name))
+                        if (!policy_env_name_valid(name))
                                 return policy_error(err, errlen, EINVAL, je.s,
                                                     "\"%s\" is not a valid environment variable name", name);
                         r = strv_add_unique(&s->env_pass, &s->n_env_pass, name);
@@ -212,7 +196,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
                         struct glove_env_set *es = &s->env_set[s->n_env_set];
                         const char *value;
 
-                        if (!env_name_valid(name))
+                        if (!policy_env_name_valid(name))
                                 return policy_error(err, errlen, EINVAL, jn.s,
                                                     "\"%s\" is not a valid environment variable name", name);
                         r = get_string(e, &jn, GLOVE_POLICY_MAX_STRING, &value, err, errlen);

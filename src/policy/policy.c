@@ -341,7 +341,7 @@ found:
         return r < 0 ? policy_error(err, errlen, r, NULL, "too many entries") : 0;
 }
 
-static bool env_name_valid(const char *name) {
+bool policy_env_name_valid(const char *name) {
         size_t n = strlen(name);
 
         if (n == 0 || n > 256)
@@ -360,7 +360,7 @@ int glove_policy_add_env_pass(struct glove_policy *p, const char *name, char *er
         char *v;
         int r;
 
-        if (!env_name_valid(name))
+        if (!policy_env_name_valid(name))
                 return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
                                     name);
         v = strdup(name);
@@ -375,7 +375,7 @@ int glove_policy_add_env_set(struct glove_policy *p, const char *name, const cha
         struct glove_env_set *n;
         char *nm, *val;
 
-        if (!env_name_valid(name))
+        if (!policy_env_name_valid(name))
                 return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
                                     name);
         if (strlen(value) > GLOVE_POLICY_MAX_STRING)
