@@ -28,7 +28,6 @@
 #define JOURNAL_HEAD_MAX_BYTES ((size_t) 1024)
 /* keys/ gains one file per rotation; far more than that is not ours. */
 #define JOURNAL_KEYS_MAX 4096
-#define JOURNAL_TIMESTAMP_MAX 32
 
 /* The first problem verify can find; its name starts the report's reason
  * ("seq-gap: ..."), so that tests and `glove audit verify --json` can tell
@@ -68,8 +67,6 @@ enum journal_damage journal_damage_from_reason(const char *reason);
 /* Formats into |err| (may be NULL) and returns |r|: the one place a
  * reason is written. */
 #define audit_fail error_format /* src/basic/log.h */
-/* "2026-12-02T11:00:00.123Z", now, UTC. */
-void audit_timestamp(char ret[JOURNAL_TIMESTAMP_MAX]);
 /* The path of a directory fd for messages (from /proc/self/fd), or
  * |fallback|. Never fails. */
 const char *audit_fd_path(int fd, const char *fallback, char *buf, size_t len);

@@ -23,19 +23,7 @@
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "macro.h"
-
-void audit_timestamp(char ret[JOURNAL_TIMESTAMP_MAX]) {
-        struct timespec ts;
-        struct tm tm;
-        char date[20]; /* "2026-12-02T11:00:00" */
-
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm) ||
-            strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-                (void) snprintf(ret, JOURNAL_TIMESTAMP_MAX, "1970-01-01T00:00:00.000Z");
-                return;
-        }
-        (void) snprintf(ret, JOURNAL_TIMESTAMP_MAX, "%s.%03uZ", date, (unsigned) (ts.tv_nsec / 1000000L) % 1000u);
-}
+#include "time-util.h"
 
 const char *audit_fd_path(int fd, const char *fallback, char *buf, size_t len) {
         char proc[64];
@@ -506,9 +494,9 @@ static int append_glove_record(int state_fd, int journal_fd, const struct journa
                                const struct glove_key *key, const char *kind, const char *next_key, char *err,
                                size_t errlen) {
         _cleanup_json_ json_t *members = NULL;
-        char ts[JOURNAL_TIMESTAMP_MAX];
+        char ts[RFC3339_MAX];
 
-        audit_timestamp(ts);
+        now_rfc3339(ts);
         members = json_pack("{s:s, s:s}", "kind", kind, "created", ts);
         if (!members)
                 return -ENOMEM;
