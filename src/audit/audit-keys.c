@@ -22,6 +22,7 @@
 #include "audit-internal.h"
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -60,24 +61,6 @@ bool audit_is_hex(const char *s, size_t n) {
                 if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
                         return false;
         return s[n] == 0;
-}
-
-static int write_all(int fd, const void *data, size_t len) {
-        const char *p = data;
-
-        while (len > 0) {
-                ssize_t k = write(fd, p, len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                len -= (size_t) k;
-        }
-        return 0;
 }
 
 int audit_write_file_atomic(int dir_fd, const char *name, const void *data, size_t len, bool replace) {

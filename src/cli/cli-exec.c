@@ -17,6 +17,7 @@
 #include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "log.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "path-util.h"
@@ -279,19 +280,6 @@ static int parent_of(const char *path, char **ret) {
         if (!d)
                 return -ENOMEM;
         *ret = d;
-        return 0;
-}
-
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? negative_errno() : -EIO;
-                buf += n;
-                len -= (size_t) n;
-        }
         return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "glove/audit.h"
 #include "glove/host.h"
 #include "log.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "path-util.h"
 
@@ -235,21 +236,6 @@ int glove_starter_policy_check(int config_fd, const char *path, char *err, size_
                                                                     : "group-writable",
                                path);
         return 1;
-}
-
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                buf += n;
-                len -= (size_t) n;
-        }
-        return 0;
 }
 
 /* Writes the starter policy under a temporary name and renames it into

@@ -85,7 +85,7 @@ static int64_t now_ms(void) {
 }
 
 /* Writes all of |buf| to |fd| (nonblocking or not) within the timeout. */
-static int write_all(int fd, const char *buf, size_t len) {
+static int write_within_timeout(int fd, const char *buf, size_t len) {
         int64_t deadline = now_ms() + GW_WRITE_TIMEOUT_MS;
 
         while (len > 0) {
@@ -119,7 +119,7 @@ static int send_json(int fd, const json_t *msg) {
         r = glove_mcp_encode(msg, &text, &len);
         if (r < 0)
                 return r;
-        return write_all(fd, text, len);
+        return write_within_timeout(fd, text, len);
 }
 
 static void close_conn(struct gateway *g, size_t c);
@@ -135,7 +135,7 @@ static int to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_
         if (g->conns[c].open) {
                 r = glove_mcp_encode(msg, &text, &len);
                 if (r >= 0)
-                        r = write_all(g->conns[c].out_fd, text, len);
+                        r = write_within_timeout(g->conns[c].out_fd, text, len);
         }
         if (ret_bytes)
                 *ret_bytes = len;
