@@ -35,6 +35,11 @@ int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_l
  * insignificant whitespace, UTF-8 output, reals with 17 significant digits.
  * *ret is a NUL-terminated malloc'd string owned by the caller. */
 int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len);
+/* The same, appended to a malloc'd buffer of |*cap| bytes holding |*len|
+ * (all three may start as NULL/0), kept NUL-terminated; for callers that
+ * encode many values into one buffer. On failure *len is unchanged and
+ * *buf and *cap may have moved (still the caller's to free). */
+int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, size_t *cap);
 
 /* A JSON string of |len| bytes at |s| that need not be UTF-8 (names from
  * the host: paths, variable names): each byte that is not part of a valid

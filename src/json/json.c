@@ -157,18 +157,6 @@ int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_l
         return glove_json_parse(buf, n, limits, ret, errbuf, errlen);
 }
 
-int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len) {
-        char *s;
-
-        s = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
-        if (!s)
-                return -ENOMEM;
-        if (ret_len)
-                *ret_len = strlen(s);
-        *ret = s;
-        return 0;
-}
-
 static bool valid_utf8(const char *s, size_t n) {
         json_t *t = json_stringn(s, n); /* jansson's own check: overlongs, surrogates */
         bool ok = t != NULL;

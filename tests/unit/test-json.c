@@ -273,6 +273,37 @@ static void test_canonical_exact(void **state) {
         check_canon("-9223372036854775808", "-9223372036854775808");
 }
 
+/* Glove's canonical writer must give exactly jansson's bytes: digests
+ * recorded before it existed, and every peer's check, depend on them. */
+static void test_canonical_matches_jansson(void **state) {
+        static const char *const docs[] = {
+                "{\"q\":1,\"p\":2,\"o\":3,\"n\":4,\"m\":5,\"l\":6,\"k\":7,\"j\":8,\"i\":9,\"h\":10,"
+                "\"g\":11,\"f\":12,\"e\":13,\"d\":14,\"c\":15,\"b\":16,\"a\":{\"ab\":0,\"a\":0}}",
+                "\"\\u0001\\u0002\\u0008\\u0009\\u000a\\u000b\\u000c\\u000d\\u001b\\u001f \\u007f\\u2028\\u2029\"",
+                "[-1,0,1,9223372036854775807,-9223372036854775808,1.5,-2.25e-10,[],{},null,true,false]",
+                "{\"\\u00e9t\\u00e9\":\"\\ud83d\\ude00\",\"\\u00e9\":[\"\\\"\\\\/\"]}",
+        };
+        char *buf = NULL;
+        size_t len = 0, cap = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(docs); i++) {
+                _cleanup_json_ json_t *v = parse_ok_len(docs[i], strlen(docs[i]), NULL);
+                _cleanup_free_ char *ours = NULL, *theirs = NULL;
+                size_t before = len;
+
+                assert_int_equal(glove_json_canonical(v, &ours, NULL), 0);
+                theirs = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+                assert_non_null(theirs);
+                assert_string_equal(ours, theirs);
+                /* appending gives the same text after what was there */
+                assert_int_equal(glove_json_canonical_append(v, &buf, &len, &cap), 0);
+                assert_int_equal(len - before, strlen(theirs));
+                assert_memory_equal(buf + before, theirs, strlen(theirs));
+                assert_int_equal(buf[len], 0);
+        }
+        free(buf);
+}
+
 static void test_canonical_stable(void **state) {
         static const char *const docs[] = {
                 "{\"z\":[1,2,{\"b\":[],\"a\":{}}],\"y\":\"\\u2028\\u00ff\",\"x\":-1.25e-7}",
@@ -435,6 +466,7 @@ int main(void) {
                 cmocka_unit_test(test_error_message),
                 cmocka_unit_test(test_canonical_exact),
                 cmocka_unit_test(test_canonical_stable),
+                cmocka_unit_test(test_canonical_matches_jansson),
                 cmocka_unit_test_setup_teardown(test_parse_file, scratch_setup, scratch_teardown),
         };
 
