@@ -164,8 +164,18 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
  * EIO...) if the record could not be written whole; then nothing of it
  * stays in the file. */
 int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e);
-/* fdatasync: a decision that must be durable before its effect waits for
- * this. */
+/* A record that need not be in the file before anything happens (how a
+ * call ended): built now, with its seq, and kept in memory; it goes out in
+ * the same write as the next glove_audit_append(), or with
+ * glove_audit_flush(), glove_audit_sync() or glove_audit_close() (which
+ * flush on a best-effort basis). A busy caller thus writes once per
+ * decision instead of once per record. At most GLOVE_AUDIT_BATCH_MAX bytes
+ * are kept (else -E2BIG); what a failed write could not write stays kept. */
+int glove_audit_append_later(struct glove_audit *a, const struct glove_audit_event *e);
+bool glove_audit_pending(const struct glove_audit *a);
+int glove_audit_flush(struct glove_audit *a);
+/* fdatasync (after a flush): a decision that must be durable before its
+ * effect waits for this. */
 int glove_audit_sync(struct glove_audit *a);
 /* Many decisions that take effect together (a sandbox's setup): between
  * begin and commit, appends are built and kept in memory (at most

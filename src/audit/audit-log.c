@@ -29,6 +29,9 @@ struct glove_audit {
         char *batch;        /* records built since batch_begin, whole lines */
         size_t batch_len;
         uint64_t batch_n;
+        char *later;        /* records appended "later": whole lines, written with the next write */
+        size_t later_len, later_cap;
+        uint64_t later_n;
 };
 
 /* Opens the log (creating it 0600 when |create|) and checks it. */
@@ -123,9 +126,11 @@ static int ensure_open(struct glove_audit *a) {
 void glove_audit_close(struct glove_audit *a) {
         if (!a)
                 return;
+        (void) glove_audit_flush(a);
         safe_close(a->fd);
         free(a->path);
         free(a->batch);
+        free(a->later);
         free(a);
 }
 
@@ -217,16 +222,11 @@ static int build(struct glove_audit *a, const struct glove_audit_event *e, uint6
 }
 
 static int write_locked(int fd, const char *buf, size_t len) {
-        struct stat st;
         size_t done = 0;
         int r = 0;
 
         if (flock(fd, LOCK_EX) < 0)
                 return negative_errno();
-        if (fstat(fd, &st) < 0) {
-                r = negative_errno();
-                goto unlock;
-        }
         while (done < len) {
                 ssize_t n = write(fd, buf + done, len - done);
                 if (n < 0 && errno == EINTR)
@@ -237,10 +237,15 @@ static int write_locked(int fd, const char *buf, size_t len) {
                 }
                 done += (size_t) n;
         }
-        /* a partial line would glue itself to the next record: cut it off */
-        if (r < 0 && done > 0 && ftruncate(fd, st.st_size) < 0)
-                r = -EIO; /* and the log now ends in a partial line; readers say so */
-unlock:
+        /* A partial line would glue itself to the next record: cut it off.
+         * Under the lock nobody else wrote since, so the file ends with
+         * exactly the |done| bytes of ours. */
+        if (r < 0 && done > 0) {
+                struct stat st;
+
+                if (fstat(fd, &st) < 0 || st.st_size < (off_t) done || ftruncate(fd, st.st_size - (off_t) done) < 0)
+                        r = -EIO; /* and the log now ends in a partial line; readers say so */
+        }
         (void) flock(fd, LOCK_UN);
         return r;
 }
@@ -260,33 +265,121 @@ static int batch_add(struct glove_audit *a, const char *line, size_t len) {
         return 0;
 }
 
-int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e) {
+/* Builds the next record's line, newline included. */
+static int build_line(struct glove_audit *a, const struct glove_audit_event *e, char **ret, size_t *ret_len) {
         _cleanup_json_ json_t *rec = NULL;
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r;
 
-        r = build(a, e, a->seq + a->batch_n + 1, &rec);
+        r = build(a, e, a->seq + a->batch_n + a->later_n + 1, &rec);
         if (r < 0)
                 return r;
         r = glove_json_canonical(rec, &text, &len);
         if (r < 0)
                 return r;
         text[len] = '\n'; /* replaces the terminating NUL; written by length */
+        *ret_len = len + 1;
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static int later_add(struct glove_audit *a, const char *line, size_t len) {
+        if (a->later_len + len > GLOVE_AUDIT_BATCH_MAX)
+                return -E2BIG;
+        if (a->later_len + len > a->later_cap) {
+                size_t cap = a->later_cap ? a->later_cap : 4096;
+                char *n;
+
+                while (cap < a->later_len + len)
+                        cap *= 2;
+                n = realloc(a->later, cap);
+                if (!n)
+                        return -ENOMEM;
+                a->later = n;
+                a->later_cap = cap;
+        }
+        memcpy(a->later + a->later_len, line, len);
+        a->later_len += len;
+        return 0;
+}
+
+/* Writes what was kept for later, then |len| more bytes of |n| records
+ * already at the end of that buffer, in one locked write. On failure the
+ * records kept for later stay kept; the |n| new ones are dropped. */
+static int write_with_later(struct glove_audit *a, size_t len, uint64_t n) {
+        size_t kept = a->later_len - len;
+        int r;
+
+        r = ensure_open(a);
+        if (r >= 0)
+                r = write_locked(a->fd, a->later, a->later_len);
+        if (r < 0) {
+                a->later_len = kept;
+                return r;
+        }
+        crypto_hash_sha256_update(&a->digest, (const unsigned char *) a->later, a->later_len);
+        a->seq += a->later_n + n;
+        a->later_n = 0;
+        a->later_len = 0;
+        return 0;
+}
+
+int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = build_line(a, e, &text, &len);
+        if (r < 0)
+                return r;
         if (a->batching)
-                return batch_add(a, text, len + 1);
+                return batch_add(a, text, len);
+        if (a->later_n > 0) {
+                r = later_add(a, text, len);
+                return r < 0 ? r : write_with_later(a, len, 1);
+        }
         r = ensure_open(a);
         if (r < 0)
                 return r;
-        r = write_locked(a->fd, text, len + 1);
+        r = write_locked(a->fd, text, len);
         if (r < 0)
                 return r;
-        crypto_hash_sha256_update(&a->digest, (const unsigned char *) text, len + 1);
+        crypto_hash_sha256_update(&a->digest, (const unsigned char *) text, len);
         a->seq++;
         return 0;
 }
 
+int glove_audit_append_later(struct glove_audit *a, const struct glove_audit_event *e) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        if (a->batching)
+                return glove_audit_append(a, e);
+        r = build_line(a, e, &text, &len);
+        if (r < 0)
+                return r;
+        r = later_add(a, text, len);
+        if (r < 0)
+                return r;
+        a->later_n++;
+        return 0;
+}
+
+bool glove_audit_pending(const struct glove_audit *a) {
+        return a->later_n > 0;
+}
+
+int glove_audit_flush(struct glove_audit *a) {
+        return a->later_n > 0 ? write_with_later(a, 0, 0) : 0;
+}
+
 int glove_audit_sync(struct glove_audit *a) {
+        int r = glove_audit_flush(a);
+
+        if (r < 0)
+                return r;
         if (a->fd < 0)
                 return 0; /* nothing written yet */
         return fdatasync(a->fd) < 0 ? negative_errno() : 0;
@@ -308,19 +401,18 @@ int glove_audit_batch_commit(struct glove_audit *a) {
         uint64_t n = a->batch_n;
         int r = 0;
 
+        /* after any records kept for later, which have the lower seqs */
         if (n > 0) {
-                r = ensure_open(a);
+                r = later_add(a, a->batch, a->batch_len);
                 if (r >= 0)
-                        r = write_locked(a->fd, a->batch, a->batch_len);
+                        r = write_with_later(a, a->batch_len, n);
         }
-        if (r >= 0 && n > 0)
-                crypto_hash_sha256_update(&a->digest, (const unsigned char *) a->batch, a->batch_len);
         glove_audit_batch_abort(a);
         if (r < 0)
                 return r;
-        a->seq += n;
         /* start writing back now: the caller's glove_audit_sync() comes
          * after other work and then waits less */
-        (void) sync_file_range(a->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        if (a->fd >= 0)
+                (void) sync_file_range(a->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         return 0;
 }

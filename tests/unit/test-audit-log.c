@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +71,8 @@ static size_t read_lines(json_t **ret, size_t max) {
         fclose(f);
         return n;
 }
+
+static char *slurp(const char *p, size_t *ret_len);
 
 static const char *str(const json_t *o, const char *k) {
         const json_t *v = json_object_get(o, k);
@@ -230,6 +234,84 @@ static void test_refusals(void **state) {
                                           sizeof(err)),
                          -EINVAL);
         assert_null(a);
+}
+
+static void append_ev(struct glove_audit *a, bool later, const char *event, int want) {
+        const struct glove_audit_event e = { .component = "test", .event = event, .decision = "info" };
+
+        assert_int_equal(later ? glove_audit_append_later(a, &e) : glove_audit_append(a, &e), want);
+}
+
+/* Records kept for later go out with the next write, in seq order; a
+ * write that fails keeps them (and drops only its own record); flush,
+ * sync and close write them; the run's digest covers exactly the file. */
+static void test_later(void **state) {
+        static const char *const want[] = { "later1", "now1", "later2", "later3", "now3", "later4" };
+        json_t *lines[16] = {};
+        struct glove_audit *a = open_log(false, 0);
+        char digest[GLOVE_SHA256_HEX_CHARS + 1], file_digest[GLOVE_SHA256_HEX_CHARS + 1];
+        struct rlimit old, tight;
+        struct stat st;
+        _cleanup_free_ char *text = NULL;
+        size_t n, len;
+
+        append_ev(a, true, "later1", 0);
+        assert_true(glove_audit_pending(a));
+        assert_int_equal(access(path, F_OK), -1); /* nothing written: the log is made by the first write */
+        assert_int_equal(glove_audit_count(a), 0);
+        append_ev(a, false, "now1", 0);
+        assert_false(glove_audit_pending(a));
+        assert_int_equal(glove_audit_count(a), 2);
+        append_ev(a, true, "later2", 0);
+        assert_int_equal(glove_audit_flush(a), 0);
+        assert_int_equal(glove_audit_count(a), 3);
+        assert_int_equal(glove_audit_flush(a), 0); /* nothing kept: nothing to do */
+
+        /* the file cannot grow: the write fails whole, the kept record stays */
+        append_ev(a, true, "later3", 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+        tight = old;
+        tight.rlim_cur = (rlim_t) st.st_size;
+        (void) signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &tight), 0);
+        append_ev(a, false, "lost", -EFBIG);
+        assert_int_equal(glove_audit_flush(a), -EFBIG);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+        assert_true(glove_audit_pending(a));
+        assert_int_equal(glove_audit_count(a), 3);
+        {
+                struct stat now;
+                assert_int_equal(stat(path, &now), 0);
+                assert_int_equal(now.st_size, st.st_size);
+        }
+        append_ev(a, false, "now3", 0);
+        append_ev(a, true, "later4", 0);
+        assert_int_equal(glove_audit_sync(a), 0);
+        assert_false(glove_audit_pending(a));
+        glove_audit_digest(a, digest);
+        glove_audit_close(a);
+
+        n = read_lines(lines, ELEMENTSOF(lines));
+        assert_int_equal(n, ELEMENTSOF(want));
+        for (size_t i = 0; i < n; i++) {
+                assert_string_equal(str(lines[i], "event"), want[i]);
+                assert_int_equal(json_integer_value(json_object_get(lines[i], "seq")), (json_int_t) i + 1);
+                json_decref(lines[i]);
+        }
+        text = slurp(path, &len);
+        glove_sha256_hex(text, len, file_digest);
+        assert_string_equal(digest, file_digest);
+
+        /* close writes what is still kept */
+        a = open_log(false, 0);
+        append_ev(a, true, "at-close", 0);
+        glove_audit_close(a);
+        n = read_lines(lines, ELEMENTSOF(lines));
+        assert_int_equal(n, ELEMENTSOF(want) + 1);
+        assert_string_equal(str(lines[n - 1], "event"), "at-close");
+        for (size_t i = 0; i < n; i++)
+                json_decref(lines[i]);
 }
 
 /* Concurrent writers: every line whole, every writer's seqs complete. */
@@ -418,6 +500,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_raw_values, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_not_utf8, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_later, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
         };
