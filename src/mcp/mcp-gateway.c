@@ -30,6 +30,10 @@
 #define GW_STOP_GRACE_MS 2000
 #define GW_TIMEOUT_CODE (-32001)
 #define GW_MAX_CONNS 16                /* agent connections at once (glove run) */
+/* How a call ended need not be on record before anything else happens: its
+ * record waits at most this long to go out in one write with the next
+ * call's decision (glove_audit_append_later). */
+#define GW_AUDIT_LATER_MS 5
 
 enum pending_kind { PENDING_CALL, PENDING_LIST };
 
@@ -173,6 +177,12 @@ static int audit(struct gateway *g, const struct glove_audit_event *e) {
         return glove_audit_append(g->o->audit, e);
 }
 
+static int audit_later(struct gateway *g, const struct glove_audit_event *e) {
+        if (!g->o->audit)
+                return 0;
+        return glove_audit_append_later(g->o->audit, e);
+}
+
 /* ---- upstreams ---- */
 
 static void pending_drop(struct gateway *g, size_t i) {
@@ -239,7 +249,7 @@ static int audit_outcome(struct gateway *g, const struct pending *p, const char 
 
         if (!extra)
                 return -ENOMEM;
-        return audit(g, &(struct glove_audit_event) {
+        return audit_later(g, &(struct glove_audit_event) {
                 .component = "mcp",
                 .event = "tools/call",
                 .decision = "info",
@@ -941,6 +951,8 @@ static char **server_env(const struct glove_mcp_server *s, char *const *host_env
 static void gateway_done(struct gateway *g) {
         while (g->n_pending > 0)
                 pending_drop(g, g->n_pending - 1);
+        if (g->o->audit && glove_audit_flush(g->o->audit) < 0)
+                log_warning("cannot write the last call outcomes to the audit log");
         free(g->pending);
         for (size_t i = 0; i < g->n_ups; i++) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
@@ -962,6 +974,7 @@ static void gateway_done(struct gateway *g) {
 int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         const struct glove_mcp_policy *p = o->policy;
         struct gateway g = { .o = o };
+        int64_t later_since = -1; /* when outcome records began to wait, or -1 */
         int r = 0, in_flags = -1;
 
         if (!p || p->n_servers == 0) {
@@ -1089,6 +1102,13 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 for (size_t i = 0; i < g.n_pending; i++)
                         if (next < 0 || g.pending[i].deadline_ms < next)
                                 next = g.pending[i].deadline_ms;
+                if (o->audit && glove_audit_pending(o->audit)) {
+                        if (later_since < 0)
+                                later_since = now_ms();
+                        if (next < 0 || later_since + GW_AUDIT_LATER_MS < next)
+                                next = later_since + GW_AUDIT_LATER_MS;
+                } else
+                        later_since = -1;
                 timeout = next < 0 ? -1 : (int) (next - now_ms() < 0 ? 0 : next - now_ms());
                 r = poll(pfd, n, timeout);
                 if (r < 0 && errno == EINTR)
@@ -1133,6 +1153,11 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 r = expire(&g);
                 if (r < 0)
                         goto out;
+                if (later_since >= 0 && now_ms() >= later_since + GW_AUDIT_LATER_MS) {
+                        if (glove_audit_flush(o->audit) < 0)
+                                log_warning("cannot write call outcomes to the audit log");
+                        later_since = -1;
+                }
         }
 out:
         gateway_done(&g);

@@ -64,4 +64,31 @@ mcp_raw --line '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoco
 check "an agent that disconnects mid-call ends the gateway, and the hanging server is stopped" \
     eval 'rc_is 0 && out_has "\"id\":1" && wait_for eval "! pgrep -f -- \"$MARK-gone\" >/dev/null"'
 
+# How a call ended is written with the next call's decision, or on its own
+# within a few milliseconds when nothing follows: never lost while the
+# gateway runs on (glove_audit_append_later).
+gw "$(gw_policy later ok false)"
+"$PY" - "$(state_of "$id")/audit.jsonl" "${GW[@]}" >"$T/later.out" 2>&1 <<'EOF'
+import json, subprocess, sys, time
+audit, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(o):
+    p.stdin.write((json.dumps(o) + "\n").encode()); p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "clientInfo": {"name": "later", "version": "0"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "f_t", "arguments": {}}})
+answer = json.loads(p.stdout.readline())
+time.sleep(0.5)  # the gateway is still running, idle
+recs = [json.loads(l) for l in open(audit)]
+ended = [r for r in recs if r.get("event") == "tools/call" and r.get("outcome") == "result" and r.get("subject") == "f_t"]
+p.stdin.close(); p.wait(10)
+print("answer:", answer.get("result"), "outcome records while idle:", len(ended))
+sys.exit(0 if answer.get("result") and len(ended) == 1 else 1)
+EOF
+RC=$?
+OUT=$(cat "$T/later.out")
+check "an idle gateway writes a finished call's outcome record within moments, before it ends" rc_is 0
+
 finish
