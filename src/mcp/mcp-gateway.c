@@ -22,6 +22,7 @@
 #include "glove/mcp.h"
 #include "log.h"
 #include "macro.h"
+#include "mcp-catalog.h"
 #include "mcp-tools.h"
 #include "mcp-upstream.h"
 
@@ -35,7 +36,13 @@
  * call's decision (glove_audit_append_later). */
 #define GW_AUDIT_LATER_MS 5
 
-enum pending_kind { PENDING_CALL, PENDING_LIST };
+#define GW_MAX_FANS 64                 /* resources/prompts listings in flight at once */
+#define GW_NO_CONN SIZE_MAX            /* a listing the gateway asked for itself (its routes) */
+
+/* CALL: a call (or a read, a get) forwarded for an agent; LIST: a page of
+ * an upstream's tools; FAN: a page of one upstream's share of a listing
+ * the agent asked of every server (resources, templates, prompts). */
+enum pending_kind { PENDING_CALL, PENDING_LIST, PENDING_FAN };
 
 struct pending {
         enum pending_kind kind;
@@ -45,7 +52,20 @@ struct pending {
         json_t *agent_id;       /* CALL: the agent's id (owned) */
         json_t *agent_token;    /* CALL: the agent's progress token (owned), or NULL */
         char *tool;             /* CALL: qualified name */
+        size_t fan;             /* FAN: index into gateway.fans */
         int64_t start_ms, deadline_ms;
+};
+
+/* A listing gathered from every server whose resources or prompts pass. */
+struct fan {
+        bool used;
+        enum mcp_list_kind kind;
+        size_t conn;            /* who asked, or GW_NO_CONN */
+        json_t *agent_id;       /* owned */
+        json_t *pairs;          /* [server id, item], in the order they came */
+        json_t *cursors;        /* "<upstream index>:<cursor>" seen, to refuse a repeated one */
+        size_t outstanding;     /* pages asked for and not yet answered */
+        size_t pages[GLOVE_MCP_MAX_SERVERS], items[GLOVE_MCP_MAX_SERVERS];
 };
 
 struct gw_upstream {
@@ -73,9 +93,13 @@ struct gateway {
         struct gw_upstream *ups;
         size_t n_ups;
         struct mcp_tools *tools;
-        /* the one server whose resources/ and prompts/ pass (policy
-         * "resources", "prompts"), or SIZE_MAX */
-        size_t resources_up, prompts_up;
+        /* the servers whose resources/ and prompts/ pass (policy
+         * "resources", "prompts"), and how resources/read is routed */
+        bool res_ok[GLOVE_MCP_MAX_SERVERS], prm_ok[GLOVE_MCP_MAX_SERVERS];
+        size_t n_res, n_prm;
+        json_t *res_uris;       /* URI -> server id, from the last resources/list */
+        json_t *res_templates;  /* [prefix, server id], from the last resources/templates/list */
+        struct fan fans[GW_MAX_FANS];
         struct pending *pending;
         size_t n_pending;
         char **envps[GLOVE_MCP_MAX_SERVERS];
@@ -127,6 +151,7 @@ static int send_json(int fd, const json_t *msg) {
 }
 
 static void close_conn(struct gateway *g, size_t c);
+static int fan_result(struct gateway *g, size_t fi, size_t k, const json_t *result);
 
 /* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
  * size of what was sent). One that does not take it is closed; with glove
@@ -251,7 +276,8 @@ static int audit_outcome(struct gateway *g, const struct pending *p, const char 
                 return -ENOMEM;
         return audit_later(g, &(struct glove_audit_event) {
                 .component = "mcp",
-                .event = "tools/call",
+                /* a read or a get forwarded like a call: its own method */
+                .event = strchr(p->tool, '/') ? p->tool : "tools/call",
                 .decision = "info",
                 .reason = "the call ended",
                 .subject = p->tool,
@@ -262,6 +288,7 @@ static int audit_outcome(struct gateway *g, const struct pending *p, const char 
 /* An upstream is gone: its calls fail at once, its tools vanish. */
 static int upstream_died(struct gateway *g, size_t k, const char *why) {
         struct gw_upstream *up = &g->ups[k];
+        size_t fans_done[GW_MAX_FANS], n_done = 0;
         int r;
 
         log_error("MCP server %s stopped: %s", up->cfg->id, why);
@@ -278,6 +305,14 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
                 struct pending *p = &g->pending[i];
                 if (p->upstream != k)
                         continue;
+                if (p->kind == PENDING_FAN) {
+                        /* its share of a listing ends here; the listing is
+                         * finished below, once the pending list is settled */
+                        if (g->fans[p->fan].used && g->fans[p->fan].outstanding > 1)
+                                g->fans[p->fan].outstanding--;
+                        else if (g->fans[p->fan].used)
+                                fans_done[n_done++] = p->fan;
+                }
                 if (p->kind == PENDING_CALL) {
                         (void) audit_outcome(g, p, "upstream_died", 0);
                         r = agent_error(g, p->conn, p->agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
@@ -291,6 +326,11 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
         }
         json_decref(up->staging);
         up->staging = NULL;
+        for (size_t i = 0; i < n_done; i++) {
+                r = fan_result(g, fans_done[i], k, NULL);
+                if (r < 0)
+                        return r;
+        }
         r = reaggregate(g, true);
         if (r < 0)
                 return r;
@@ -378,6 +418,156 @@ static int relist_result(struct gateway *g, size_t k, const json_t *result) {
         return reaggregate(g, true);
 }
 
+/* ---- resources and prompts of several servers: listings fanned out ---- */
+
+static bool fan_allowed(const struct gateway *g, enum mcp_list_kind kind, size_t k) {
+        return kind == MCP_LIST_PROMPTS ? g->prm_ok[k] : g->res_ok[k];
+}
+
+static void fan_free(struct fan *f) {
+        json_decref(f->agent_id);
+        json_decref(f->pairs);
+        json_decref(f->cursors);
+        *f = (struct fan) {};
+}
+
+/* Asks upstream |k| for a page of fan |fi|'s listing. */
+static int fan_page(struct gateway *g, size_t fi, size_t k, const char *cursor) {
+        struct gw_upstream *up = &g->ups[k];
+        _cleanup_json_ json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object(), *id = NULL;
+        json_t *req = NULL;
+        int64_t up_id;
+
+        if (!up->u || g->n_pending >= GW_MAX_PENDING)
+                return 0; /* this server adds nothing */
+        up_id = up->u->next_id++;
+        id = json_integer(up_id);
+        if (!params || !id || glove_mcp_request(id, mcp_list_method(g->fans[fi].kind), params, &req) < 0)
+                return -ENOMEM;
+        g->pending[g->n_pending++] = (struct pending) {
+                .kind = PENDING_FAN, .up_id = up_id, .upstream = k, .fan = fi,
+                .start_ms = now_ms(), .deadline_ms = now_ms() + (int64_t) up->cfg->init_timeout_ms,
+        };
+        g->fans[fi].outstanding++;
+        g->fans[fi].pages[k]++;
+        return to_upstream(g, k, req);
+}
+
+/* Every page is in: merge, note the routes, answer whoever asked. */
+static int fan_finish(struct gateway *g, size_t fi) {
+        struct fan *f = &g->fans[fi];
+        _cleanup_json_ json_t *items = NULL, *hidden = NULL, *routes = NULL, *result = NULL;
+        const json_t *h;
+        size_t i, conn = f->conn;
+        int r;
+
+        r = mcp_catalog_merge(f->kind, f->pairs, &items, &hidden, &routes);
+        if (r < 0) {
+                fan_free(f);
+                return r == -ENOMEM ? r : 0;
+        }
+        json_array_foreach(hidden, i, h)
+                (void) audit(g, &(struct glove_audit_event) {
+                        .component = "mcp",
+                        .event = f->kind == MCP_LIST_PROMPTS ? "prompt_hidden" : "resource_hidden",
+                        .decision = "deny",
+                        .rule = f->kind == MCP_LIST_PROMPTS ? "/mcp/prompts" : "/mcp/resources",
+                        .reason = json_string_value(json_object_get(h, "reason")),
+                        .subject = json_string_value(json_object_get(h, "subject")),
+                        .extra = h,
+                });
+        if (f->kind == MCP_LIST_RESOURCES) {
+                json_decref(g->res_uris);
+                g->res_uris = TAKE_PTR(routes);
+        } else if (f->kind == MCP_LIST_TEMPLATES) {
+                json_decref(g->res_templates);
+                g->res_templates = TAKE_PTR(routes);
+        }
+        if (conn == GW_NO_CONN || !g->conns[conn].open) {
+                fan_free(f);
+                return 0;
+        }
+        result = json_pack("{s:O}", mcp_list_key(f->kind), items);
+        if (!result) {
+                fan_free(f);
+                return -ENOMEM;
+        }
+        {
+                _cleanup_json_ json_t *id = json_incref(f->agent_id);
+                fan_free(f);
+                return agent_result(g, conn, id, result);
+        }
+}
+
+/* One page of fan |fi| from upstream |k| (|result| NULL: it failed, timed
+ * out or its server died: that server adds no more). */
+static int fan_result(struct gateway *g, size_t fi, size_t k, const json_t *result) {
+        struct fan *f = &g->fans[fi];
+        const json_t *list = json_object_get(result, mcp_list_key(f->kind)), *next, *it;
+        const struct glove_mcp_server *cfg = g->ups[k].cfg;
+        size_t i;
+        int r = 0;
+
+        if (!f->used || f->outstanding == 0)
+                return 0;
+        f->outstanding--;
+        if (result && json_is_array(list)) {
+                json_array_foreach(list, i, it) {
+                        if (f->items[k] >= cfg->max_tools)
+                                break; /* hoarding: the rest of its list is left out */
+                        f->items[k]++;
+                        if (json_array_append_new(f->pairs, json_pack("[s,O]", cfg->id, it)) < 0)
+                                return -ENOMEM;
+                }
+                next = json_object_get(result, "nextCursor");
+                if (json_is_string(next) && f->items[k] < cfg->max_tools && f->pages[k] < cfg->max_pages) {
+                        _cleanup_free_ char *key = NULL;
+
+                        if (asprintf(&key, "%zu:%s", k, json_string_value(next)) < 0)
+                                return -ENOMEM;
+                        if (!json_object_get(f->cursors, key)) {
+                                if (json_object_set_new(f->cursors, key, json_true()) < 0)
+                                        return -ENOMEM;
+                                r = fan_page(g, fi, k, json_string_value(next));
+                        }
+                }
+        }
+        if (r >= 0 && f->used && f->outstanding == 0)
+                r = fan_finish(g, fi);
+        return r;
+}
+
+/* A listing of |kind| for agent connection |conn| (GW_NO_CONN: for the
+ * gateway's own routes), from every live server that lets it through. */
+static int fan_start(struct gateway *g, size_t conn, const json_t *agent_id, enum mcp_list_kind kind) {
+        size_t fi;
+        int r = 0;
+
+        for (fi = 0; fi < GW_MAX_FANS && g->fans[fi].used; fi++)
+                ;
+        if (fi == GW_MAX_FANS)
+                return conn == GW_NO_CONN ? 0
+                                          : agent_error(g, conn, (json_t *) agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
+                                                        "too many listings in flight");
+        g->fans[fi] = (struct fan) {
+                .used = true, .kind = kind, .conn = conn,
+                .agent_id = agent_id ? json_incref((json_t *) agent_id) : NULL,
+                .pairs = json_array(), .cursors = json_object(),
+        };
+        if (!g->fans[fi].pairs || !g->fans[fi].cursors) {
+                fan_free(&g->fans[fi]);
+                return -ENOMEM;
+        }
+        /* one more than asked, so that no answer finishes it early */
+        g->fans[fi].outstanding = 1;
+        for (size_t k = 0; k < g->n_ups && r >= 0 && g->fans[fi].used; k++)
+                if (fan_allowed(g, kind, k))
+                        r = fan_page(g, fi, k, NULL);
+        if (r < 0)
+                return r;
+        return g->fans[fi].used ? fan_result(g, fi, 0, NULL) : 0;
+}
+
 static ssize_t find_pending_up(struct gateway *g, size_t k, const json_t *id) {
         if (!json_is_integer(id))
                 return -1;
@@ -403,6 +593,12 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                 if (i < 0)
                         return 0; /* late (timed out, cancelled) or never asked: dropped */
                 p = &g->pending[i];
+                if (p->kind == PENDING_FAN) {
+                        size_t fi = p->fan;
+
+                        pending_drop(g, (size_t) i);
+                        return fan_result(g, fi, k, m->kind == GLOVE_MCP_RESULT ? m->result : NULL);
+                }
                 if (p->kind == PENDING_LIST) {
                         pending_drop(g, (size_t) i);
                         if (m->kind == GLOVE_MCP_ERROR)
@@ -466,6 +662,29 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                         json_decref(up->staging);
                         up->staging = NULL;
                         return relist_page(g, k, NULL);
+                }
+                if ((strcmp(m->method, "notifications/resources/list_changed") == 0 && g->res_ok[k]) ||
+                    (strcmp(m->method, "notifications/prompts/list_changed") == 0 && g->prm_ok[k])) {
+                        /* the agent lists again; the gateway's own routes follow */
+                        bool res = strcmp(m->method, "notifications/resources/list_changed") == 0;
+                        for (size_t c = 0; c < GW_MAX_CONNS; c++) {
+                                json_t *note = NULL;
+
+                                if (!g->conns[c].open || !g->conns[c].initialized)
+                                        continue;
+                                if (glove_mcp_notification(m->method, NULL, &note) < 0)
+                                        return -ENOMEM;
+                                r = to_agent(g, c, note);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (res && g->n_res > 1) {
+                                r = fan_start(g, GW_NO_CONN, NULL, MCP_LIST_RESOURCES);
+                                if (r >= 0)
+                                        r = fan_start(g, GW_NO_CONN, NULL, MCP_LIST_TEMPLATES);
+                                return r;
+                        }
+                        return 0;
                 }
                 if (strcmp(m->method, "notifications/progress") == 0) {
                         const char *tok = json_string_value(json_object_get(m->params, "progressToken"));
@@ -557,10 +776,10 @@ static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_messa
         if (!result)
                 return -ENOMEM;
         /* resources and prompts only where the policy lets them through */
-        if ((g->resources_up != SIZE_MAX &&
-             json_object_set_new(json_object_get(result, "capabilities"), "resources", json_object()) < 0) ||
-            (g->prompts_up != SIZE_MAX &&
-             json_object_set_new(json_object_get(result, "capabilities"), "prompts", json_object()) < 0))
+        if ((g->n_res > 0 && json_object_set_new(json_object_get(result, "capabilities"), "resources",
+                                                 json_pack("{s:b}", "listChanged", 1)) < 0) ||
+            (g->n_prm > 0 && json_object_set_new(json_object_get(result, "capabilities"), "prompts",
+                                                 json_pack("{s:b}", "listChanged", 1)) < 0))
                 return -ENOMEM;
         return agent_result(g, c, m->id, result);
 }
@@ -679,18 +898,15 @@ static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *
         return 0; /* not in flight (any more): nothing to cancel */
 }
 
-/* resources/ and prompts/ requests, to the one server the policy names
- * for them: audited, then forwarded with Glove's id and the same params
- * (re-encoded; cursors are that server's own). */
-static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, size_t k) {
-        const char *subject = json_string_value(json_object_get(m->params, "uri"));
+/* A resources/ or prompts/ request the policy lets through to server |k|:
+ * audited, then forwarded with Glove's id and |params| (re-encoded). */
+static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, size_t k, const json_t *params,
+                         const char *subject) {
         _cleanup_json_ json_t *extra = NULL, *id = NULL;
         json_t *req = NULL;
         int64_t up_id;
         int r;
 
-        if (!subject)
-                subject = json_string_value(json_object_get(m->params, "name"));
         extra = json_pack("{s:s}", "server", g->ups[k].cfg->id);
         r = audit(g, &(struct glove_audit_event) {
                 .component = "mcp",
@@ -711,7 +927,7 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
         up_id = g->ups[k].u->next_id++;
         id = json_integer(up_id);
-        if (!id || glove_mcp_request(id, m->method, m->params, &req) < 0)
+        if (!id || glove_mcp_request(id, m->method, (json_t *) params, &req) < 0)
                 return -ENOMEM;
         g->pending[g->n_pending++] = (struct pending) {
                 .kind = PENDING_CALL,
@@ -726,11 +942,99 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
         return to_upstream(g, k, req);
 }
 
-static bool is_one_of(const char *s, const char *const *list) {
-        for (; *list; list++)
-                if (strcmp(s, *list) == 0)
-                        return true;
-        return false;
+/* A read or get that no allowed server can take: audited, refused. */
+static int refuse_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, const char *subject, int code,
+                        const char *reason, const char *message) {
+        int r = audit(g, &(struct glove_audit_event) {
+                .component = "mcp",
+                .event = m->method,
+                .decision = "deny",
+                .rule = strncmp(m->method, "resources/", 10) == 0 ? "/mcp/resources" : "/mcp/prompts",
+                .reason = reason,
+                .subject = subject,
+                .value = m->params,
+        });
+        if (r < 0)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+        return agent_error(g, c, m->id, code, message);
+}
+
+static ssize_t upstream_index(const struct gateway *g, const char *id) {
+        for (size_t k = 0; k < g->n_ups; k++)
+                if (strcmp(g->ups[k].cfg->id, id) == 0)
+                        return (ssize_t) k;
+        return -1;
+}
+
+/* resources/list, resources/templates/list, prompts/list: every server
+ * that lets them through is asked, all its pages drained, and the agent
+ * gets the merged list at once (so it has no cursor of its own). */
+static int handle_list(struct gateway *g, size_t c, struct glove_mcp_message *m, enum mcp_list_kind kind) {
+        _cleanup_json_ json_t *servers = json_array();
+        int r;
+
+        if (json_object_get(m->params, "cursor"))
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS,
+                                   "Invalid params: unknown cursor (the gateway lists everything at once)");
+        for (size_t k = 0; servers && k < g->n_ups; k++)
+                if (fan_allowed(g, kind, k) && json_array_append_new(servers, json_string(g->ups[k].cfg->id)) < 0)
+                        return -ENOMEM;
+        if (!servers)
+                return -ENOMEM;
+        {
+                _cleanup_json_ json_t *extra = json_pack("{s:O}", "servers", servers);
+                r = audit(g, &(struct glove_audit_event) {
+                        .component = "mcp",
+                        .event = m->method,
+                        .decision = "allow",
+                        .rule = kind == MCP_LIST_PROMPTS ? "/mcp/prompts" : "/mcp/resources",
+                        .reason = "the policy lets these servers' resources or prompts through",
+                        .extra = extra,
+                });
+        }
+        if (r < 0)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+        return fan_start(g, c, m->id, kind);
+}
+
+static int handle_read(struct gateway *g, size_t c, struct glove_mcp_message *m) {
+        const char *uri = json_string_value(json_object_get(m->params, "uri")), *only = NULL, *server;
+        ssize_t k;
+
+        if (!uri)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no uri");
+        for (size_t i = 0; g->n_res == 1 && i < g->n_ups; i++)
+                if (g->res_ok[i])
+                        only = g->ups[i].cfg->id;
+        server = mcp_catalog_route_uri(g->res_uris, g->res_templates, only, uri);
+        k = server ? upstream_index(g, server) : -1;
+        if (k < 0 || !g->res_ok[k])
+                /* MCP's code for a resource that is not there */
+                return refuse_plain(g, c, m, uri, -32002, "no server whose resources pass lists this URI",
+                                    "Resource not found");
+        return forward_plain(g, c, m, (size_t) k, m->params, uri);
+}
+
+static int handle_get(struct gateway *g, size_t c, struct glove_mcp_message *m) {
+        const char *name = json_string_value(json_object_get(m->params, "name")), *rest = NULL;
+        char server[GLOVE_MCP_SERVER_ID_MAX + 1], msg[GLOVE_MCP_TOOL_NAME_MAX + 64];
+        _cleanup_json_ json_t *params = NULL;
+        ssize_t k = -1;
+
+        if (!name)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no prompt name");
+        if (mcp_catalog_split_prompt(name, server, sizeof(server), &rest) >= 0)
+                k = upstream_index(g, server);
+        if (k < 0 || !g->prm_ok[k]) {
+                (void) snprintf(msg, sizeof(msg), "Unknown prompt: %.*s", GLOVE_MCP_TOOL_NAME_MAX, name);
+                return refuse_plain(g, c, m, name, GLOVE_JSONRPC_INVALID_PARAMS,
+                                    "no server whose prompts pass has this name", msg);
+        }
+        /* the server knows its prompt by its own name */
+        params = json_deep_copy(m->params);
+        if (!params || json_object_set_new(params, "name", json_string(rest)) < 0)
+                return -ENOMEM;
+        return forward_plain(g, c, m, (size_t) k, params, name);
 }
 
 static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) {
@@ -757,13 +1061,16 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
         }
         if (strcmp(m->method, "tools/call") == 0)
                 return handle_call(g, c, m);
-        if (g->resources_up != SIZE_MAX &&
-            is_one_of(m->method, (const char *const[]) { "resources/list", "resources/templates/list",
-                                                         "resources/read", NULL }))
-                return forward_plain(g, c, m, g->resources_up);
-        if (g->prompts_up != SIZE_MAX &&
-            is_one_of(m->method, (const char *const[]) { "prompts/list", "prompts/get", NULL }))
-                return forward_plain(g, c, m, g->prompts_up);
+        if (g->n_res > 0 && strcmp(m->method, "resources/list") == 0)
+                return handle_list(g, c, m, MCP_LIST_RESOURCES);
+        if (g->n_res > 0 && strcmp(m->method, "resources/templates/list") == 0)
+                return handle_list(g, c, m, MCP_LIST_TEMPLATES);
+        if (g->n_res > 0 && strcmp(m->method, "resources/read") == 0)
+                return handle_read(g, c, m);
+        if (g->n_prm > 0 && strcmp(m->method, "prompts/list") == 0)
+                return handle_list(g, c, m, MCP_LIST_PROMPTS);
+        if (g->n_prm > 0 && strcmp(m->method, "prompts/get") == 0)
+                return handle_get(g, c, m);
         return agent_error(g, c, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
@@ -790,6 +1097,9 @@ static void close_conn(struct gateway *g, size_t c) {
                         json_decref(note);
                 }
         }
+        for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+                if (g->fans[fi].used && g->fans[fi].conn == c)
+                        g->fans[fi].conn = GW_NO_CONN;
         cn->reader = glove_mcp_reader_free(cn->reader);
         if (cn->owned)
                 safe_close(cn->in_fd);
@@ -901,6 +1211,19 @@ static int expire(struct gateway *g) {
                                 return r;
                         continue;
                 }
+                if (p->kind == PENDING_FAN) {
+                        /* that server adds nothing to this listing; a late
+                         * answer is dropped */
+                        size_t fi = p->fan;
+
+                        pending_drop(g, i);
+                        r = fan_result(g, fi, k, NULL);
+                        if (r < 0)
+                                return r;
+                        /* finishing may have changed the pending list */
+                        i = g->n_pending;
+                        continue;
+                }
                 (void) snprintf(msg, sizeof(msg), "Request timed out after %lld ms",
                                 (long long) (p->deadline_ms - p->start_ms));
                 _cleanup_json_ json_t *params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason",
@@ -919,6 +1242,44 @@ static int expire(struct gateway *g) {
                         return r;
         }
         return 0;
+}
+
+/* Before the gateway serves anyone: the upstreams' answers to its own
+ * listings, until none is in flight (each page is bounded by its server's
+ * init_timeout, after which expire() ends that server's share). */
+static int settle_fans(struct gateway *g) {
+        for (;;) {
+                struct pollfd pfd[GLOVE_MCP_MAX_SERVERS];
+                size_t idx[GLOVE_MCP_MAX_SERVERS], n = 0;
+                int64_t next = -1;
+                bool busy = false;
+                int r;
+
+                for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+                        busy |= g->fans[fi].used;
+                if (!busy)
+                        return 0;
+                for (size_t k = 0; k < g->n_ups; k++)
+                        if (g->ups[k].u) {
+                                idx[n] = k;
+                                pfd[n++] = (struct pollfd) { .fd = g->ups[k].u->proc.from_child, .events = POLLIN };
+                        }
+                for (size_t i = 0; i < g->n_pending; i++)
+                        if (next < 0 || g->pending[i].deadline_ms < next)
+                                next = g->pending[i].deadline_ms;
+                r = poll(pfd, n, next < 0 ? 0 : (int) (next - now_ms() < 0 ? 0 : next - now_ms()));
+                if (r < 0 && errno != EINTR)
+                        return log_error_errno(negative_errno(), "poll: %m");
+                for (size_t j = 0; r > 0 && j < n; j++)
+                        if (pfd[j].revents && g->ups[idx[j]].u) {
+                                int q = read_upstream(g, idx[j]);
+                                if (q < 0)
+                                        return q;
+                        }
+                r = expire(g);
+                if (r < 0)
+                        return r;
+        }
 }
 
 static char **server_env(const struct glove_mcp_server *s, char *const *host_env) {
@@ -967,6 +1328,11 @@ static void gateway_done(struct gateway *g) {
         }
         free(g->ups);
         mcp_tools_free(g->tools);
+        for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+                if (g->fans[fi].used)
+                        fan_free(&g->fans[fi]);
+        json_decref(g->res_uris);
+        json_decref(g->res_templates);
         for (size_t c = 0; c < GW_MAX_CONNS; c++)
                 close_conn(g, c);
 }
@@ -979,12 +1345,6 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
 
         if (!p || p->n_servers == 0) {
                 log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
-                return -EINVAL;
-        }
-        g.resources_up = g.prompts_up = SIZE_MAX;
-        if (p->n_resources > 1 || p->n_prompts > 1) {
-                log_error("The policy lets resources or prompts of more than one server through; the gateway "
-                          "passes them for one server each (mcp.resources, mcp.prompts)");
                 return -EINVAL;
         }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
@@ -1054,14 +1414,25 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 }
         }
         for (size_t k = 0; k < g.n_ups; k++) {
-                if (glove_mcp_resources_allowed(p, g.ups[k].cfg->id))
-                        g.resources_up = k;
-                if (glove_mcp_prompts_allowed(p, g.ups[k].cfg->id))
-                        g.prompts_up = k;
+                g.res_ok[k] = glove_mcp_resources_allowed(p, g.ups[k].cfg->id);
+                g.prm_ok[k] = glove_mcp_prompts_allowed(p, g.ups[k].cfg->id);
+                g.n_res += g.res_ok[k];
+                g.n_prm += g.prm_ok[k];
         }
         r = reaggregate(&g, false);
         if (r < 0)
                 goto out;
+        /* with several servers, reads are routed by what they list: ask
+         * now, and have the routes before the first agent may read */
+        if (g.n_res > 1) {
+                r = fan_start(&g, GW_NO_CONN, NULL, MCP_LIST_RESOURCES);
+                if (r >= 0)
+                        r = fan_start(&g, GW_NO_CONN, NULL, MCP_LIST_TEMPLATES);
+                if (r >= 0)
+                        r = settle_fans(&g);
+                if (r < 0)
+                        goto out;
+        }
         if (o->ready_fd >= 0) {
                 (void) !write(o->ready_fd, "R", 1);
                 (void) close(o->ready_fd);

@@ -433,25 +433,87 @@ and len(json.loads(resp(30)[0]["result"]["content"][0]["text"])) == 3'
     check "$id: nothing was written to the agent's stdout by a gateway that did not start" out_is ""
 done
 
-# --- resources/ and prompts/ pass for the one server the policy names ---
+# --- resources/ and prompts/ of several servers: merged, routed, audited ---
+# everything (resources, templates, prompts), memory (one resource) and
+# filesystem (neither: it answers -32601) at once; every upstream's input
+# recorded to prove what reached it.
 id=${IDS%% *}
-rpol=$(write_policy "$id" resources "{\"version\": 1, \"mcp\": {\"servers\": {\"everything\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}},
-  \"tools\": {\"everything_echo\": {}}, \"resources\": [\"everything\"], \"prompts\": [\"everything\"]}}")
+wire_re="$T/wire-res-ev.jsonl" wire_rm="$T/wire-res-mem.jsonl" wire_rf="$T/wire-res-fs.jsonl"
+: >"$wire_re"; : >"$wire_rm"; : >"$wire_rf"
+[ "$id" = nobody ] && chown 65534:65534 "$wire_re" "$wire_rm" "$wire_rf"
+mkdir -p "$T/res-fs"; [ "$id" = nobody ] && chown 65534:65534 "$T/res-fs"
+rpol=$(write_policy "$id" resources "{\"version\": 1, \"mcp\": {\"servers\": {
+  \"ev\": {\"command\": $(wired "$wire_re" "$NODE_ABS" "$E" stdio)},
+  \"mem\": {\"command\": $(wired "$wire_rm" "$NODE_ABS" "$MCP_MEMORY"), \"env\": {\"set\": {\"MEMORY_FILE_PATH\": \"$T/res-fs/memory.json\"}}},
+  \"fs\": {\"command\": $(wired "$wire_rf" "$NODE_ABS" "$F" "$T/res-fs")}},
+  \"tools\": {\"ev_echo\": {}}, \"resources\": [\"ev\", \"mem\", \"fs\"], \"prompts\": [\"ev\", \"fs\"]}}")
 gw "$id" "$rpol"
 audit_mark "$id"
 mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" \
     --line '{"jsonrpc":"2.0","id":2,"method":"resources/list"}' \
     --line '{"jsonrpc":"2.0","id":3,"method":"prompts/list"}' \
-    --line '{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"demo://x"}}' \
-    --wait 4 -- "${GW[@]}"
+    --line '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"memory://knowledge-graph"}}' \
+    --line '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"demo://resource/dynamic/text/5"}}' \
+    --line '{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"file:///etc/passwd"}}' \
+    --line '{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"ev_simple-prompt"}}' \
+    --line '{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"simple-prompt"}}' \
+    --line '{"jsonrpc":"2.0","id":9,"method":"resources/templates/list"}' \
+    --line '{"jsonrpc":"2.0","id":10,"method":"resources/list","params":{"cursor":"x"}}' \
+    --line '{"jsonrpc":"2.0","id":11,"method":"resources/subscribe","params":{"uri":"memory://knowledge-graph"}}' \
+    --wait 11 --timeout-ms 10000 -- "${GW[@]}"
 audit_new "$id"
-check "$id: with mcp.resources and mcp.prompts naming a server, its resources/list and prompts/list pass, audited" \
-    eval 'out_has "\"resources\":{}" && out_has "\"prompts\":{}" && out_has "\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"resources\":[" &&
-          out_has "\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"prompts\":[" &&
-          grep -q "\"decision\":\"allow\",\"event\":\"resources/list\"" "$T/.audit" &&
-          grep -q "\"decision\":\"allow\",\"event\":\"prompts/list\"" "$T/.audit"'
-check "$id: ... and the methods Glove does not pass (resources/subscribe) are still -32601" \
-    eval 'out_has "\"code\":-32601,\"message\":\"Method not found\"},\"id\":4"'
+check "$id: resources and prompts of several servers: both advertised" \
+    lines_py 'any(x.get("id") == 1 and set(x["result"]["capabilities"]) >= {"resources", "prompts"} for x in m)'
+check "$id: resources/list merges every allowed server's resources (memory's and everything's), no cursor" \
+    lines_py 'any(x.get("id") == 2 and {r["uri"] for r in x["result"]["resources"]} >= {"memory://knowledge-graph", "demo://resource/static/document/architecture.md"} and "nextCursor" not in x["result"] for x in m)'
+check "$id: prompts/list names each prompt <server>_<prompt>, as tools are" \
+    lines_py 'any(x.get("id") == 3 and x["result"]["prompts"] and all(p["name"].startswith("ev_") for p in x["result"]["prompts"]) for x in m)'
+check "$id: resources/read of memory's URI is answered by server-memory" \
+    lines_py 'any(x.get("id") == 4 and x["result"]["contents"][0]["uri"] == "memory://knowledge-graph" for x in m)'
+check "$id: a URI of everything's template is routed to server-everything" \
+    lines_py 'any(x.get("id") == 5 and x["result"]["contents"][0]["uri"] == "demo://resource/dynamic/text/5" for x in m)'
+check "$id: a URI no allowed server lists is -32002 Resource not found" \
+    lines_py 'any(x.get("id") == 6 and x["error"]["code"] == -32002 for x in m)'
+check "$id: ... and reached no upstream at all" \
+    eval '! grep -q "etc/passwd" "$wire_re" "$wire_rm" "$wire_rf"'
+check "$id: each read went only to the server that serves it" \
+    eval 'grep -q "memory://knowledge-graph" "$wire_rm" && ! grep -q "memory://knowledge-graph" "$wire_re" &&
+          grep -q "dynamic/text/5" "$wire_re" && ! grep -q "dynamic/text/5" "$wire_rm"'
+check "$id: prompts/get of a qualified name reaches its server under its own name" \
+    eval 'lines_py "any(x.get(\"id\") == 7 and x[\"result\"][\"messages\"] for x in m)" &&
+          wire_py "$wire_re" "any(x.get(\"method\") == \"prompts/get\" and x[\"params\"][\"name\"] == \"simple-prompt\" for x in w)"'
+check "$id: an unqualified prompt name is -32602 Unknown prompt" \
+    lines_py 'any(x.get("id") == 8 and x["error"]["code"] == -32602 and "Unknown prompt" in x["error"]["message"] for x in m)'
+check "$id: resources/templates/list merges the templates" \
+    lines_py 'any(x.get("id") == 9 and any(t["uriTemplate"].startswith("demo://resource/dynamic/") for t in x["result"]["resourceTemplates"]) for x in m)'
+check "$id: a cursor of the agent's own is refused (the list came whole): -32602" \
+    lines_py 'any(x.get("id") == 10 and x["error"]["code"] == -32602 for x in m)'
+check "$id: methods Glove does not pass (resources/subscribe) are still -32601" \
+    lines_py 'any(x.get("id") == 11 and x["error"]["code"] == -32601 for x in m)'
+check "$id: audit: the listings (with their servers), the reads (allow with the server, the stray URI denied), the gets" \
+    audit_py 'any(x["event"] == "resources/list" and x["decision"] == "allow" and sorted(x.get("servers", [])) == ["ev", "fs", "mem"] for x in r) and
+              any(x["event"] == "resources/read" and x["decision"] == "allow" and x.get("server") == "mem" for x in r) and
+              any(x["event"] == "resources/read" and x["decision"] == "deny" and x.get("subject") == "file:///etc/passwd" for x in r) and
+              any(x["event"] == "prompts/get" and x["decision"] == "deny" and x.get("subject") == "simple-prompt" for x in r)'
+
+# two servers listing the same URIs: neither is shown, each hidden one audited
+dpol=$(write_policy "$id" resources-dup "{\"version\": 1, \"mcp\": {\"servers\": {
+  \"a\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}, \"b\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}},
+  \"tools\": {}, \"resources\": [\"a\", \"b\"], \"prompts\": [\"a\", \"b\"]}}")
+gw "$id" "$dpol"
+audit_mark "$id"
+mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" \
+    --line '{"jsonrpc":"2.0","id":2,"method":"resources/list"}' \
+    --line '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"demo://resource/static/document/architecture.md"}}' \
+    --line '{"jsonrpc":"2.0","id":4,"method":"prompts/list"}' \
+    --wait 4 --timeout-ms 10000 -- "${GW[@]}"
+audit_new "$id"
+check "$id: a URI two servers list is shown by neither, and cannot be read (which would it be?)" \
+    lines_py 'any(x.get("id") == 2 and not any(r["uri"].startswith("demo://resource/static/") for r in x["result"]["resources"]) for x in m) and
+              any(x.get("id") == 3 and x["error"]["code"] == -32002 for x in m)'
+check "$id: ... each hidden URI is audited; the same prompt of both servers is there twice, qualified" \
+    eval 'audit_py "any(x[\"event\"] == \"resource_hidden\" and x[\"subject\"].startswith(\"demo://resource/static/\") for x in r)" &&
+          lines_py "any(x.get(\"id\") == 4 and {\"a_simple-prompt\", \"b_simple-prompt\"} <= {p[\"name\"] for p in x[\"result\"][\"prompts\"]} for x in m)"'
 
 # --- more smuggling through the whole gateway: NUL, a lone surrogate, a
 # depth bomb, a huge number; each refused, none forwarded ---
