@@ -761,6 +761,9 @@ static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
                 if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c &&
                     json_equal(g->pending[i].agent_id, (json_t *) id))
                         return true;
+        for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+                if (g->fans[fi].used && g->fans[fi].conn == c && json_equal(g->fans[fi].agent_id, (json_t *) id))
+                        return true;
         return false;
 }
 
@@ -877,6 +880,13 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
 
 static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const json_t *rid = json_object_get(m->params, "requestId");
+
+        /* a listing: its pages still come in, but nobody is answered */
+        for (size_t fi = 0; rid && fi < GW_MAX_FANS; fi++)
+                if (g->fans[fi].used && g->fans[fi].conn == c && json_equal(g->fans[fi].agent_id, (json_t *) rid)) {
+                        g->fans[fi].conn = GW_NO_CONN;
+                        return 0;
+                }
 
         for (size_t i = 0; rid && i < g->n_pending; i++) {
                 struct pending *p = &g->pending[i];
