@@ -2,7 +2,7 @@
 /*
  * The load generator bench/mcp-echo/run builds and drives (bench/README.md).
  *
- *   mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR]
+ *   mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR] [--window W]
  *             -- NAME[:TOOL[,TOOL...]] CMD [ARGS...] [--- NAME... CMD...]...
  *
  * Starts every CMD as an MCP stdio server, initializes it and checks that
@@ -15,7 +15,10 @@
  * line; the response is checked (same id, the message back) after the clock
  * stops. Prints one JSON object: per peer calls/s (sequential: 1 / mean),
  * p50, p90, p99, max, mean in µs, and the peak RSS (VmHWM) of the process
- * CMD started. With --raw, every latency goes to DIR/NAME.txt.
+ * CMD started. With --raw, every latency goes to DIR/NAME.txt. With
+ * --window W, each peer then gets N more calls with W in flight at once
+ * (a new one written as each answer comes), one peer after the other:
+ * "pipelined_calls_per_s", the throughput when the client does not wait.
  *
  * C, not node, so that the client costs next to nothing and the same for
  * every peer. No Glove code: it measures Glove from outside.
@@ -57,6 +60,7 @@ typedef struct Peer {
         size_t start;
         double *lat_us;
         long vmhwm_kib;
+        double pipelined_per_s; /* --window: calls/s with that many in flight */
 } Peer;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -244,6 +248,42 @@ static double call(Peer *p, long id, const char *req, size_t req_len, const char
         return t1 - t0;
 }
 
+/* |calls| calls with |window| in flight: each answer is checked (an id
+ * we sent, the message back) and answered with the next request. */
+static void pipelined(Peer *p, long first_id, long calls, long window, char *req, size_t req_cap,
+                      const char *message) {
+        long sent = 0, got = 0;
+        double t0 = now_us();
+
+        while (got < calls) {
+                while (sent < calls && sent - got < window) {
+                        long id = first_id + sent;
+                        int n = snprintf(req, req_cap,
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                                         "{\"name\":\"%s\",\"arguments\":{\"message\":\"%s\"}}}\n",
+                                         id, p->tools[sent % p->ntools], message);
+                        if (n < 0 || (size_t) n >= req_cap)
+                                die("request too long");
+                        write_all(p, req, (size_t) n);
+                        sent++;
+                }
+                json_error_t err;
+                char *line = read_line(p);
+                json_t *msg = json_loads(line, 0, &err);
+                json_t *mid = json_object_get(msg, "id");
+                if (json_is_integer(mid)) {
+                        json_t *content = json_object_get(json_object_get(msg, "result"), "content");
+                        const char *text = json_string_value(json_object_get(json_array_get(content, 0), "text"));
+                        long id = (long) json_integer_value(mid);
+                        if (id < first_id || id >= first_id + sent || !text || strcmp(text, message) != 0)
+                                die("%s: pipelined call %ld did not echo its message: %.200s", p->name, id, line);
+                        got++;
+                }
+                json_decref(msg);
+        }
+        p->pipelined_per_s = (double) calls / ((now_us() - t0) / 1e6);
+}
+
 static void stop_peer(Peer *p) {
         char path[64], line[256];
         FILE *f;
@@ -287,7 +327,7 @@ static double pct(const double *sorted, long n, double q) {
 }
 
 int main(int argc, char *argv[]) {
-        long calls = 20000, warmup = 1000, size = 64;
+        long calls = 20000, warmup = 1000, size = 64, window = 0;
         const char *raw = NULL;
         Peer peers[MAX_PEERS] = { 0 };
         int npeers = 0, i;
@@ -303,6 +343,8 @@ int main(int argc, char *argv[]) {
                         size = parse_count(argv[++i], "--size");
                 else if (strcmp(argv[i], "--raw") == 0)
                         raw = argv[++i];
+                else if (strcmp(argv[i], "--window") == 0)
+                        window = parse_count(argv[++i], "--window");
                 else
                         die("unknown option %s", argv[i]);
         }
@@ -378,10 +420,12 @@ int main(int argc, char *argv[]) {
                 }
         }
         double wall_s = (now_us() - wall0) / 1e6;
+        for (i = 0; window > 0 && i < npeers; i++)
+                pipelined(&peers[i], 100 + warmup + calls, calls, window, req, req_cap, message);
 
-        json_t *res = json_pack("{s:I, s:I, s:I, s:f, s:o}", "calls", (json_int_t) calls, "warmup",
-                                (json_int_t) warmup, "message_bytes", (json_int_t) size, "wall_s", wall_s,
-                                "peers", json_array());
+        json_t *res = json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "calls", (json_int_t) calls, "warmup",
+                                (json_int_t) warmup, "message_bytes", (json_int_t) size, "window", (json_int_t) window,
+                                "wall_s", wall_s, "peers", json_array());
         for (i = 0; i < npeers; i++) {
                 Peer *p = &peers[i];
                 double sum = 0;
@@ -409,6 +453,9 @@ int main(int argc, char *argv[]) {
                                   p->lat_us[0], "p50_us", pct(p->lat_us, calls, 0.50), "p90_us",
                                   pct(p->lat_us, calls, 0.90), "p99_us", pct(p->lat_us, calls, 0.99), "max_us",
                                   p->lat_us[calls - 1], "vmhwm_kib", (json_int_t) p->vmhwm_kib));
+                if (window > 0)
+                        json_object_set_new(json_array_get(json_object_get(res, "peers"), (size_t) i),
+                                            "pipelined_calls_per_s", json_real(p->pipelined_per_s));
                 json_t *cmd = json_object_get(json_array_get(json_object_get(res, "peers"), (size_t) i), "command");
                 for (char **a = p->argv; *a; a++)
                         json_array_append_new(cmd, json_string(*a));
