@@ -174,6 +174,8 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
 int glove_audit_append_later(struct glove_audit *a, const struct glove_audit_event *e);
 bool glove_audit_pending(const struct glove_audit *a);
 int glove_audit_flush(struct glove_audit *a);
+/* Forgets what is kept for later, unwritten (their seqs are made again). */
+void glove_audit_drop_later(struct glove_audit *a);
 /* fdatasync (after a flush): a decision that must be durable before its
  * effect waits for this. */
 int glove_audit_sync(struct glove_audit *a);

@@ -371,6 +371,11 @@ bool glove_audit_pending(const struct glove_audit *a) {
         return a->later_n > 0;
 }
 
+void glove_audit_drop_later(struct glove_audit *a) {
+        a->later_len = 0;
+        a->later_n = 0;
+}
+
 int glove_audit_flush(struct glove_audit *a) {
         return a->later_n > 0 ? write_with_later(a, 0, 0) : 0;
 }

@@ -28,6 +28,8 @@
 
 #define GW_MAX_PENDING 1024            /* calls in flight from one agent */
 #define GW_WRITE_TIMEOUT_MS 5000       /* a peer that does not read for this long is dead */
+#define GW_AGENT_QUEUE_MAX ((size_t) 64 << 20)    /* bytes waiting for one agent connection */
+#define GW_UPSTREAM_QUEUE_MAX ((size_t) 16 << 20) /* bytes waiting for one server */
 #define GW_STOP_GRACE_MS 2000
 #define GW_TIMEOUT_CODE (-32001)
 #define GW_MAX_CONNS 16                /* agent connections at once (glove run) */
@@ -56,6 +58,29 @@ struct pending {
         int64_t start_ms, deadline_ms;
 };
 
+/* What waits to be written to one peer. Nothing is written where it is
+ * queued: the loop writes every queue once per round, after the round's
+ * decisions are on record (commit_held), with as few writes as the peer
+ * takes; a peer that takes nothing for GW_WRITE_TIMEOUT_MS, or lets more
+ * than its bound pile up, is dead. Positions are counted from the start of
+ * the stream (|done| bytes written so far), so they survive compaction. */
+struct outq {
+        char *buf;
+        size_t start, end, cap;
+        uint64_t done;
+        int64_t since;          /* when it last made progress or filled */
+};
+
+/* A call forwarded in this round whose decision is not on record yet: its
+ * bytes in its upstream's queue, taken back if the record cannot be
+ * written. */
+struct held {
+        size_t upstream;
+        uint64_t gen;           /* the upstream's life it was queued in */
+        uint64_t from, to;      /* stream positions in its queue */
+        int64_t up_id;
+};
+
 /* A listing gathered from every server whose resources or prompts pass. */
 struct fan {
         bool used;
@@ -75,6 +100,8 @@ struct gw_upstream {
         json_t *staging;        /* tools gathered by an asynchronous relisting */
         json_t *cursors;        /* its cursors, to refuse a repeated one */
         size_t pages;
+        struct outq out;        /* towards its stdin */
+        uint64_t gen;           /* one more each time it dies */
 };
 
 /* One agent connection: stdin/stdout for glove mcp, a socket each for
@@ -85,6 +112,7 @@ struct conn {
         int in_fd, out_fd;      /* owned when accepted (one socket) */
         bool owned;
         struct glove_mcp_reader *reader;
+        struct outq out;
 };
 
 struct gateway {
@@ -100,6 +128,8 @@ struct gateway {
         json_t *res_uris;       /* URI -> server id, from the last resources/list */
         json_t *res_templates;  /* [prefix, server id], from the last resources/templates/list */
         struct fan fans[GW_MAX_FANS];
+        struct held *held;      /* GW_MAX_PENDING of them */
+        size_t n_held;
         struct pending *pending;
         size_t n_pending;
         char **envps[GLOVE_MCP_MAX_SERVERS];
@@ -139,39 +169,114 @@ static int write_within_timeout(int fd, const char *buf, size_t len) {
         return 0;
 }
 
-static int send_json(int fd, const json_t *msg) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r;
-
-        r = glove_mcp_encode(msg, &text, &len);
-        if (r < 0)
-                return r;
-        return write_within_timeout(fd, text, len);
+static size_t outq_size(const struct outq *q) {
+        return q->end - q->start;
 }
 
-static void close_conn(struct gateway *g, size_t c);
+static uint64_t outq_pos(const struct outq *q) {
+        return q->done + outq_size(q);
+}
+
+/* Appends |n| bytes; -ENOBUFS when that would make more than |max| wait. */
+static int outq_push(struct outq *q, const char *s, size_t n, size_t max) {
+        if (outq_size(q) + n > max)
+                return -ENOBUFS;
+        if (outq_size(q) == 0)
+                q->since = now_ms();
+        if (q->end + n > q->cap) {
+                size_t want = outq_size(q) + n, cap = q->cap ? q->cap : 4096;
+                char *b;
+
+                if (q->start > 0) { /* compact first */
+                        memmove(q->buf, q->buf + q->start, outq_size(q));
+                        q->end -= q->start;
+                        q->start = 0;
+                }
+                while (cap < want)
+                        cap *= 2;
+                if (cap > q->cap) {
+                        b = realloc(q->buf, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        q->buf = b;
+                        q->cap = cap;
+                }
+        }
+        memcpy(q->buf + q->end, s, n);
+        q->end += n;
+        return 0;
+}
+
+/* Takes back stream positions [from, to), which are still queued. */
+static void outq_cut(struct outq *q, uint64_t from, uint64_t to) {
+        size_t a = q->start + (size_t) (from - q->done), b = q->start + (size_t) (to - q->done);
+
+        if (from < q->done || to < from || b > q->end)
+                return;
+        memmove(q->buf + a, q->buf + b, q->end - b);
+        q->end -= b - a;
+}
+
+/* Writes what the peer takes now (|fd| nonblocking). */
+static int outq_write(struct outq *q, int fd) {
+        while (outq_size(q) > 0) {
+                ssize_t n = write(fd, q->buf + q->start, outq_size(q));
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return 0;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                q->start += (size_t) n;
+                q->done += (uint64_t) n;
+                q->since = now_ms();
+        }
+        q->start = q->end = 0;
+        return 0;
+}
+
+static bool outq_stalled(const struct outq *q, int64_t now) {
+        return outq_size(q) > 0 && now - q->since >= GW_WRITE_TIMEOUT_MS;
+}
+
+static void outq_free(struct outq *q) {
+        free(q->buf);
+        *q = (struct outq) {};
+}
+
+static int outq_push_json(struct outq *q, const json_t *msg, size_t max, size_t *ret_bytes) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = glove_mcp_encode(msg, &text, &len);
+
+        if (r < 0)
+                return r;
+        if (ret_bytes)
+                *ret_bytes = len;
+        return outq_push(q, text, len, max);
+}
+
+static void close_conn(struct gateway *g, size_t c, bool drain);
 static int fan_result(struct gateway *g, size_t fi, size_t k, const json_t *result);
 
 /* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
- * size of what was sent). One that does not take it is closed; with glove
- * mcp's single connection that ends the gateway. */
+ * size of what is sent): queued, written at the end of the round. One that
+ * lets too much pile up is closed; with glove mcp's single connection that
+ * ends the gateway. */
 static int to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_bytes) {
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0;
         int r = 0;
 
-        if (g->conns[c].open) {
-                r = glove_mcp_encode(msg, &text, &len);
-                if (r >= 0)
-                        r = write_within_timeout(g->conns[c].out_fd, text, len);
-        }
         if (ret_bytes)
-                *ret_bytes = len;
+                *ret_bytes = 0;
+        if (g->conns[c].open)
+                r = outq_push_json(&g->conns[c].out, msg, GW_AGENT_QUEUE_MAX, ret_bytes);
         json_decref(msg);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0) {
-                close_conn(g, c);
-                return g->o->listen_fd >= 0 ? 0 : r;
+                close_conn(g, c, false);
+                return g->o->listen_fd >= 0 ? 0 : -EPIPE;
         }
         return 0;
 }
@@ -301,6 +406,8 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
         });
         mcp_upstream_free(up->u, 0);
         up->u = NULL;
+        outq_free(&up->out);
+        up->gen++;
         for (size_t i = g->n_pending; i-- > 0;) {
                 struct pending *p = &g->pending[i];
                 if (p->upstream != k)
@@ -358,13 +465,33 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
         return 0;
 }
 
+/* To upstream |k| (takes |msg|): queued, written at the end of the round. */
 static int to_upstream(struct gateway *g, size_t k, json_t *msg) {
-        int r = send_json(g->ups[k].u->proc.to_child, msg);
+        int r = outq_push_json(&g->ups[k].out, msg, GW_UPSTREAM_QUEUE_MAX, NULL);
 
         json_decref(msg);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0)
-                return upstream_died(g, k, r == -ETIMEDOUT ? "it does not read its input" : "it closed its input");
+                return upstream_died(g, k, "it does not read its input");
         return 0;
+}
+
+/* A call's request, held back until its decision is on record. */
+static int to_upstream_held(struct gateway *g, size_t k, json_t *msg, int64_t up_id) {
+        uint64_t from = outq_pos(&g->ups[k].out), gen = g->ups[k].gen;
+        int r;
+
+        if (g->n_held >= GW_MAX_PENDING) { /* one per new call: cannot happen */
+                json_decref(msg);
+                return -ENOBUFS;
+        }
+        r = to_upstream(g, k, msg);
+        if (r >= 0 && g->ups[k].u && g->ups[k].gen == gen)
+                g->held[g->n_held++] = (struct held) {
+                        .upstream = k, .gen = gen, .from = from, .to = outq_pos(&g->ups[k].out), .up_id = up_id,
+                };
+        return r;
 }
 
 static int relist_page(struct gateway *g, size_t k, const char *cursor) {
@@ -816,8 +943,10 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                                                              "does not list it)");
         }
         extra = json_pack("{s:s*,s:s*}", "server", server, "upstream_tool", upstream_tool);
+        /* on record before the round's writes (commit_held): the request is
+         * held back until then, and taken back if the record fails */
         r = r < 0 ? r
-                  : audit(g, &(struct glove_audit_event) {
+                  : audit_later(g, &(struct glove_audit_event) {
                             .component = "mcp",
                             .event = "tools/call",
                             .decision = v.allowed ? "allow" : "deny",
@@ -874,8 +1003,8 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                         .start_ms = now_ms(),
                         .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
                 };
+                return to_upstream_held(g, k, req, up_id);
         }
-        return to_upstream(g, k, req);
 }
 
 static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *m) {
@@ -1084,13 +1213,18 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
         return agent_error(g, c, m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
-/* Ends a connection: its calls in flight are cancelled upstream. */
-static void close_conn(struct gateway *g, size_t c) {
+/* Ends a connection: its calls in flight are cancelled upstream. With
+ * |drain| (its input ended, or the gateway ends), what is queued for it is
+ * written first, waiting at most GW_WRITE_TIMEOUT_MS. */
+static void close_conn(struct gateway *g, size_t c, bool drain) {
         struct conn *cn = &g->conns[c];
 
         if (!cn->open)
                 return;
         cn->open = false;
+        if (drain && outq_size(&cn->out) > 0)
+                (void) write_within_timeout(cn->out_fd, cn->out.buf + cn->out.start, outq_size(&cn->out));
+        outq_free(&cn->out);
         for (size_t i = g->n_pending; i-- > 0;) {
                 struct pending *p = &g->pending[i];
                 _cleanup_json_ json_t *params = NULL;
@@ -1103,7 +1237,8 @@ static void close_conn(struct gateway *g, size_t c) {
                 params = json_pack("{s:I,s:s}", "requestId", (json_int_t) p->up_id, "reason", "the client went away");
                 pending_drop(g, i);
                 if (params && g->ups[k].u && glove_mcp_notification("notifications/cancelled", params, &note) >= 0) {
-                        (void) send_json(g->ups[k].u->proc.to_child, note);
+                        /* best effort: a server that takes no more is found out by the loop */
+                        (void) outq_push_json(&g->ups[k].out, note, GW_UPSTREAM_QUEUE_MAX, NULL);
                         json_decref(note);
                 }
         }
@@ -1254,6 +1389,94 @@ static int expire(struct gateway *g) {
         return 0;
 }
 
+/* The earliest of |next| (-1: none) and when queue |q| counts as stalled. */
+static int64_t queue_deadline(const struct outq *q, int64_t next) {
+        int64_t d = q->since + GW_WRITE_TIMEOUT_MS;
+        return next < 0 || d < next ? d : next;
+}
+
+/* End of a round, first: the round's decisions go on record in one write;
+ * if that fails, every call held back in the round is taken back out of
+ * its server's queue unsent and denied (and the records waiting with
+ * them dropped: the log is failing). */
+static int commit_held(struct gateway *g) {
+        int r;
+
+        if (g->n_held == 0 || !g->o->audit)
+                goto done;
+        r = glove_audit_flush(g->o->audit);
+        if (r >= 0)
+                goto done;
+        log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
+                  g->n_held == 1 ? " is" : "s are");
+        glove_audit_drop_later(g->o->audit);
+        for (size_t i = g->n_held; i-- > 0;) {
+                const struct held *h = &g->held[i];
+                struct gw_upstream *up = &g->ups[h->upstream];
+                ssize_t p;
+
+                if (!up->u || up->gen != h->gen)
+                        continue; /* its server died: the call has had its answer */
+                outq_cut(&up->out, h->from, h->to);
+                for (p = (ssize_t) g->n_pending - 1; p >= 0; p--)
+                        if (g->pending[p].kind == PENDING_CALL && g->pending[p].upstream == h->upstream &&
+                            g->pending[p].up_id == h->up_id)
+                                break;
+                if (p >= 0) {
+                        struct pending done = g->pending[p];
+
+                        g->pending[p] = g->pending[--g->n_pending];
+                        r = agent_error(g, done.conn, done.agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: audit failed, call denied");
+                        json_decref(done.agent_id);
+                        json_decref(done.agent_token);
+                        free(done.tool);
+                        if (r < 0) {
+                                g->n_held = 0;
+                                return r;
+                        }
+                }
+        }
+done:
+        g->n_held = 0;
+        return 0;
+}
+
+/* End of a round, then: every queue gets what its peer takes now. A peer
+ * that takes nothing for GW_WRITE_TIMEOUT_MS is dead: an agent connection
+ * is closed (glove mcp's only one ends the gateway: -EPIPE), a server is
+ * down. */
+static int write_queues(struct gateway *g) {
+        int64_t now = now_ms();
+        int r;
+
+        for (size_t c = 0; c < GW_MAX_CONNS; c++) {
+                struct conn *cn = &g->conns[c];
+
+                if (!cn->open || outq_size(&cn->out) == 0)
+                        continue;
+                r = outq_write(&cn->out, cn->out_fd);
+                if (r < 0 || outq_stalled(&cn->out, now)) {
+                        close_conn(g, c, false);
+                        if (g->o->listen_fd < 0)
+                                return -EPIPE;
+                }
+        }
+        for (size_t k = 0; k < g->n_ups; k++) {
+                struct gw_upstream *up = &g->ups[k];
+
+                if (!up->u || outq_size(&up->out) == 0)
+                        continue;
+                r = outq_write(&up->out, up->u->proc.to_child);
+                if (r < 0 || outq_stalled(&up->out, now)) {
+                        r = upstream_died(g, k, r < 0 ? "it closed its input" : "it does not read its input");
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 /* Before the gateway serves anyone: the upstreams' answers to its own
  * listings, until none is in flight (each page is bounded by its server's
  * init_timeout, after which expire() ends that server's share). */
@@ -1269,6 +1492,9 @@ static int settle_fans(struct gateway *g) {
                         busy |= g->fans[fi].used;
                 if (!busy)
                         return 0;
+                r = write_queues(g);
+                if (r < 0)
+                        return r;
                 for (size_t k = 0; k < g->n_ups; k++)
                         if (g->ups[k].u) {
                                 idx[n] = k;
@@ -1320,13 +1546,19 @@ static char **server_env(const struct glove_mcp_server *s, char *const *host_env
 }
 
 static void gateway_done(struct gateway *g) {
+        /* what was decided goes on record before the agents get their
+         * last answers; requests held back this round are never sent */
+        if (g->o->audit && glove_audit_flush(g->o->audit) < 0)
+                log_warning("cannot write the last records to the audit log");
+        for (size_t c = 0; c < GW_MAX_CONNS; c++)
+                close_conn(g, c, true);
         while (g->n_pending > 0)
                 pending_drop(g, g->n_pending - 1);
-        if (g->o->audit && glove_audit_flush(g->o->audit) < 0)
-                log_warning("cannot write the last call outcomes to the audit log");
         free(g->pending);
+        free(g->held);
         for (size_t i = 0; i < g->n_ups; i++) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
+                outq_free(&g->ups[i].out);
                 safe_close(g->ups[i].log_fd);
                 json_decref(g->ups[i].staging);
                 json_decref(g->ups[i].cursors);
@@ -1343,15 +1575,13 @@ static void gateway_done(struct gateway *g) {
                         fan_free(&g->fans[fi]);
         json_decref(g->res_uris);
         json_decref(g->res_templates);
-        for (size_t c = 0; c < GW_MAX_CONNS; c++)
-                close_conn(g, c);
 }
 
 int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         const struct glove_mcp_policy *p = o->policy;
         struct gateway g = { .o = o };
         int64_t later_since = -1; /* when outcome records began to wait, or -1 */
-        int r = 0, in_flags = -1;
+        int r = 0, in_flags = -1, out_flags = -1;
 
         if (!p || p->n_servers == 0) {
                 log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
@@ -1359,7 +1589,8 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
         g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
-        if (!g.ups || !g.pending) {
+        g.held = calloc(GW_MAX_PENDING, sizeof(*g.held));
+        if (!g.ups || !g.pending || !g.held) {
                 gateway_done(&g);
                 return log_error_errno(-ENOMEM, "Out of memory");
         }
@@ -1376,8 +1607,13 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 g.conns[0].in_fd = o->in_fd;
                 g.conns[0].out_fd = o->out_fd;
                 in_flags = fcntl(o->in_fd, F_GETFL);
+                out_flags = fcntl(o->out_fd, F_GETFL);
                 if (in_flags >= 0)
                         (void) fcntl(o->in_fd, F_SETFL, in_flags | O_NONBLOCK);
+                /* so that an agent that stops reading cannot stop the loop
+                 * (it is cut off after GW_WRITE_TIMEOUT_MS) */
+                if (out_flags >= 0)
+                        (void) fcntl(o->out_fd, F_SETFL, out_flags | O_NONBLOCK);
         }
 
         for (size_t i = 0; i < p->n_servers; i++) {
@@ -1449,11 +1685,13 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
         }
 
         for (;;) {
-                /* what each pollfd is: a connection, an upstream, the
-                 * listener, the stop word */
-                enum { SLOT_CONN, SLOT_UPSTREAM, SLOT_LISTEN, SLOT_STOP } kind[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
-                struct pollfd pfd[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
-                size_t n = 0, idx[GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS + 2];
+                /* what each pollfd is: a connection, an upstream (their
+                 * input, and their output while something waits for them),
+                 * the listener, the stop word */
+                enum { SLOT_CONN, SLOT_UPSTREAM, SLOT_OUT, SLOT_LISTEN, SLOT_STOP }
+                        kind[2 * (GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS) + 2];
+                struct pollfd pfd[2 * (GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS) + 2];
+                size_t n = 0, idx[2 * (GW_MAX_CONNS + GLOVE_MCP_MAX_SERVERS) + 2];
                 int64_t next = -1;
                 int timeout;
                 bool any_conn = false;
@@ -1463,6 +1701,11 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                 any_conn = true;
                                 kind[n] = SLOT_CONN, idx[n] = c;
                                 pfd[n++] = (struct pollfd) { .fd = g.conns[c].in_fd, .events = POLLIN };
+                                if (outq_size(&g.conns[c].out) > 0) {
+                                        kind[n] = SLOT_OUT, idx[n] = c;
+                                        pfd[n++] = (struct pollfd) { .fd = g.conns[c].out_fd, .events = POLLOUT };
+                                        next = queue_deadline(&g.conns[c].out, next);
+                                }
                         }
                 /* glove mcp ends with its one agent */
                 if (o->listen_fd < 0 && !any_conn)
@@ -1471,6 +1714,11 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         if (g.ups[k].u) {
                                 kind[n] = SLOT_UPSTREAM, idx[n] = k;
                                 pfd[n++] = (struct pollfd) { .fd = g.ups[k].u->proc.from_child, .events = POLLIN };
+                                if (outq_size(&g.ups[k].out) > 0) {
+                                        kind[n] = SLOT_OUT, idx[n] = k;
+                                        pfd[n++] = (struct pollfd) { .fd = g.ups[k].u->proc.to_child, .events = POLLOUT };
+                                        next = queue_deadline(&g.ups[k].out, next);
+                                }
                         }
                 if (o->listen_fd >= 0) {
                         kind[n] = SLOT_LISTEN, idx[n] = 0;
@@ -1512,10 +1760,12 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                         break;
                                 r = read_agent(&g, idx[j]);
                                 if (r == 1) {
-                                        close_conn(&g, idx[j]);
+                                        close_conn(&g, idx[j], true);
                                         r = 0;
                                 }
                                 break;
+                        case SLOT_OUT:
+                                break; /* written below, with every queue */
                         case SLOT_LISTEN:
                                 r = accept_conn(&g);
                                 break;
@@ -1532,8 +1782,16 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         goto out;
                 }
                 r = expire(&g);
-                if (r < 0)
+                if (r >= 0)
+                        r = commit_held(&g);
+                if (r >= 0)
+                        r = write_queues(&g);
+                if (r < 0) {
+                        if (r != -EPIPE)
+                                log_error_errno(r, "MCP gateway: %m");
+                        r = r == -EPIPE ? 0 : r;
                         goto out;
+                }
                 if (later_since >= 0 && now_ms() >= later_since + GW_AUDIT_LATER_MS) {
                         if (glove_audit_flush(o->audit) < 0)
                                 log_warning("cannot write call outcomes to the audit log");
@@ -1544,5 +1802,7 @@ out:
         gateway_done(&g);
         if (in_flags >= 0)
                 (void) fcntl(o->in_fd, F_SETFL, in_flags);
+        if (out_flags >= 0)
+                (void) fcntl(o->out_fd, F_SETFL, out_flags);
         return r;
 }

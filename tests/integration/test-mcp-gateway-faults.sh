@@ -91,4 +91,33 @@ RC=$?
 OUT=$(cat "$T/later.out")
 check "an idle gateway writes a finished call's outcome record within moments, before it ends" rc_is 0
 
+# An agent that stops reading: the answers wait in the gateway's queue, and
+# after 5 s without progress the agent is cut off and the gateway ends; it
+# never blocks for good on a full pipe.
+gw "$(gw_policy stall ok false)"
+"$PY" - "${GW[@]}" >"$T/stall.out" 2>&1 <<'EOF'
+import json, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(o):
+    p.stdin.write((json.dumps(o) + "\n").encode()); p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "clientInfo": {"name": "stall", "version": "0"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+# far more answers than a pipe holds (64 KiB), none of them read
+for i in range(4000):
+    send({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/list"})
+t0 = time.monotonic()
+try:
+    p.wait(30)
+except subprocess.TimeoutExpired:
+    print("the gateway still runs 30 s after its agent stopped reading"); p.kill(); sys.exit(1)
+print("ended after %.1f s, status %d" % (time.monotonic() - t0, p.returncode))
+sys.exit(0)
+EOF
+RC=$?
+OUT=$(cat "$T/stall.out")
+check "an agent that stops reading is cut off (the gateway ends), and its server is stopped" \
+    eval 'rc_is 0 && wait_for eval "! pgrep -f -- \"$MARK-stall\" >/dev/null"'
+
 finish
