@@ -303,8 +303,11 @@ static void test_later(void **state) {
         glove_sha256_hex(text, len, file_digest);
         assert_string_equal(digest, file_digest);
 
-        /* close writes what is still kept */
+        /* close writes what is still kept; what was dropped is never written */
         a = open_log(false, 0);
+        append_ev(a, true, "dropped", 0);
+        glove_audit_drop_later(a);
+        assert_false(glove_audit_pending(a));
         append_ev(a, true, "at-close", 0);
         glove_audit_close(a);
         n = read_lines(lines, ELEMENTSOF(lines));
