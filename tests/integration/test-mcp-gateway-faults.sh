@@ -120,4 +120,33 @@ OUT=$(cat "$T/stall.out")
 check "an agent that stops reading is cut off (the gateway ends), and its server is stopped" \
     eval 'rc_is 0 && wait_for eval "! pgrep -f -- \"$MARK-stall\" >/dev/null"'
 
+# At most 1024 calls in flight: the next are refused at once, the gateway
+# goes on, and the calls in flight still end (here: time out).
+gw "$(gw_policy many hang false)"
+"$PY" - "${GW[@]}" >"$T/many.out" 2>&1 <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(o):
+    p.stdin.write((json.dumps(o) + "\n").encode()); p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "clientInfo": {"name": "many", "version": "0"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+for i in range(1030):
+    send({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": {"name": "f_t", "arguments": {}}})
+send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+codes = {}
+while len(codes) < 1031:
+    m = json.loads(p.stdout.readline())
+    codes[m["id"]] = m.get("error", {}).get("code", "ok")
+p.stdin.close(); p.wait(30)
+refused = [i for i, c in codes.items() if c == -32603]
+timed_out = [i for i, c in codes.items() if c == -32001]
+print("refused:", len(refused), "timed out:", len(timed_out), "ping:", codes.get(2))
+sys.exit(0 if len(refused) == 6 and min(refused) == 1124 and len(timed_out) == 1024 and codes.get(2) == "ok" else 1)
+EOF
+RC=$?
+OUT=$(cat "$T/many.out")
+check "more than 1024 calls in flight: the rest refused at once (-32603), the 1024 time out, ping still answers" rc_is 0
+
 finish
