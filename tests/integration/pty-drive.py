@@ -13,6 +13,7 @@
 #   resize:R,C        set the terminal's size (the command gets SIGWINCH)
 #   wait-proc:ARGS    wait until a host process has exactly this command line
 #                     (arguments separated by spaces)
+#   wait-running:ARGS the same, and it is not stopped
 #   signal:NAME       send signal NAME (TERM, HUP, INT...) to the command
 #
 # Prints one JSON object: rc (exit status, 128+N for signal N), output
@@ -35,14 +36,19 @@ def set_size(fd, rows, cols):
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
-def proc_exists(args):
+def proc_exists(args, running=False):
     want = ("\0".join(args) + "\0").encode()
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
             with open("/proc/%s/cmdline" % p, "rb") as f:
-                if f.read() == want:
+                if f.read() != want:
+                    continue
+            if not running:
+                return True
+            with open("/proc/%s/stat" % p) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t", "Z"):
                     return True
         except OSError:
             pass
@@ -56,8 +62,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--step", action="append", default=[])
     ap.add_argument("--quiet-output", action="store_true", help="count the output, keep none of it")
-    ap.add_argument("cmd", nargs="+")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        ap.error("usage: pty-drive.py [OPTIONS] -- CMD...")
+    cut = argv.index("--")
+    a = ap.parse_args(argv[:cut])
+    a.cmd = argv[cut + 1:]
 
     master, slave = os.openpty()
     set_size(slave, a.rows, a.cols)
@@ -132,9 +142,9 @@ def main():
             r, c = arg.split(",")
             set_size(master, int(r), int(c))
             ok = True
-        elif kind == "wait-proc":
+        elif kind in ("wait-proc", "wait-running"):
             while time.monotonic() < deadline:
-                if proc_exists(arg.split(" ")):
+                if proc_exists(arg.split(" "), kind == "wait-running"):
                     ok = True
                     break
                 pump(0.05)
