@@ -271,6 +271,7 @@ int relay_attach_master(struct relay *r, int master) {
         r->in.dst = master;
         r->out.src = master;
         relay_resize(r);
+        r->raw_wanted = true;
         terminal_raw(r);
         return 0;
 }
@@ -285,16 +286,27 @@ void relay_resize(struct relay *r) {
 }
 
 void relay_reapply(struct relay *r) {
-        if (r->raw)
+        if (r->raw_wanted)
                 terminal_raw(r);
 }
 
-void relay_restore_terminal(struct relay *r) {
+static void terminal_cooked(struct relay *r) {
         if (!r->raw)
                 return;
         (void) tcsetattr(r->host[0].orig, TCSANOW, &r->saved);
         r->raw = false;
         crash_disarm();
+}
+
+void relay_suspend(struct relay *r) {
+        terminal_cooked(r);
+        (void) raise(SIGSTOP);
+        relay_reapply(r);
+}
+
+void relay_restore_terminal(struct relay *r) {
+        r->raw_wanted = false;
+        terminal_cooked(r);
 }
 
 static bool stream_wants_src(const struct relay_stream *s) {

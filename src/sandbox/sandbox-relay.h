@@ -66,6 +66,7 @@ struct relay {
         int pipes[3][2];            /* pipe mode: [i][0] read end, [i][1] write end */
         int devnull;                /* terminal mode: init's own 0-2 */
         bool raw;                   /* the user's terminal is in raw mode (host[0].orig) */
+        bool raw_wanted;            /* it should be, while glove is not stopped */
         struct termios saved;       /* the user's terminal as it was */
 };
 
@@ -91,6 +92,9 @@ bool relay_drained(const struct relay *r);
 void relay_resize(struct relay *r);
 /* After SIGCONT: the user's shell may have reset the terminal. */
 void relay_reapply(struct relay *r);
+/* SIGTSTP to glove: the user's terminal as it was, glove stopped (as the
+ * default action would), raw again once continued. */
+void relay_suspend(struct relay *r);
 void relay_restore_terminal(struct relay *r);
 /* Counts and the tail into |res| (the tail moves; the caller frees it). */
 void relay_result(struct relay *r, struct glove_session_result *res);

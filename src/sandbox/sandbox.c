@@ -358,6 +358,8 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                         relay_resize(relay);
                                 else if (ssi.ssi_signo == SIGCONT)
                                         relay_reapply(relay);
+                                else if (ssi.ssi_signo == SIGTSTP)
+                                        relay_suspend(relay);
                                 else if (exited || init_gone)
                                         /* the agent is gone; the user
                                          * wants no more of its output */
@@ -568,10 +570,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGQUIT);
-        /* not forwarded: the relay resizes the agent's terminal, and puts
-         * the user's back in raw mode after a stop */
+        /* not forwarded: the relay resizes the agent's terminal, gives the
+         * user's back before glove stops, and makes it raw again after */
         sigaddset(&mask, SIGWINCH);
         sigaddset(&mask, SIGCONT);
+        sigaddset(&mask, SIGTSTP);
         if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
                 log_error_errno(negative_errno(), "sigprocmask: %m");
                 goto out;

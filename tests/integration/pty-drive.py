@@ -15,6 +15,8 @@
 #                     (arguments separated by spaces)
 #   wait-running:ARGS the same, and it is not stopped
 #   signal:NAME       send signal NAME (TERM, HUP, INT...) to the command
+#   modes:before      wait until the terminal's modes are those it started with
+#   modes:changed     wait until they are not (the command made it raw)
 #
 # Prints one JSON object: rc (exit status, 128+N for signal N), output
 # (latin-1), output_bytes, failed (the step that failed, or null),
@@ -145,6 +147,12 @@ def main():
         elif kind in ("wait-proc", "wait-running"):
             while time.monotonic() < deadline:
                 if proc_exists(arg.split(" "), kind == "wait-running"):
+                    ok = True
+                    break
+                pump(0.05)
+        elif kind == "modes":
+            while time.monotonic() < deadline:
+                if (termios.tcgetattr(slave) == before) == (arg == "before"):
                     ok = True
                     break
                 pump(0.05)

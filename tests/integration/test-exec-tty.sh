@@ -95,6 +95,17 @@ for fd in (0, 1, 2):
             eval 'rc_is "$want" && steps_ok && restored'
     done
 
+    drive "$id" "$ws" --step 'expect:ready' --step 'modes:changed' --step 'signal:TSTP' --step 'modes:before' \
+        --step 'signal:CONT' --step 'modes:changed' --step 'send:abc\n' --step 'expect:got=abc' -- \
+        sh -c 'echo ready; read x; echo got=$x'
+    check "$id: SIGTSTP to glove gives the terminal back while it is stopped; SIGCONT makes it raw again" \
+        eval 'rc_is 0 && steps_ok && restored'
+
+    m=$(marker)
+    drive "$id" "$ws" --step 'expect:ready' --step 'modes:changed' --step 'signal:SEGV' -- sh -c "echo ready; exec sleep $m"
+    check "$id: a crash of glove (SIGSEGV) restores the terminal first, and ends the sandbox" \
+        eval 'rc_is 139 && steps_ok && restored && wait_for gone "$m"'
+
     m=$(marker)
     drive "$id" "$ws" --step 'expect:ready' --step 'signal:KILL' -- sh -c "echo ready; exec sleep $m"
     check "$id: SIGKILL of glove itself ends the sandbox (the terminal then stays raw: documented)" \
