@@ -222,7 +222,7 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 if (r < 0 && err[0]) {
                         char inner[512];
 
-                        (void) snprintf(inner, sizeof(inner), "%s", err);
+                        (void) snprintf(inner, sizeof(inner), "%.500s", err);
                         (void) snprintf(err, errlen, "%s: %s", flag, inner);
                 }
                 return r;

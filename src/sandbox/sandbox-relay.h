@@ -98,7 +98,8 @@ void relay_suspend(struct relay *r);
 void relay_restore_terminal(struct relay *r);
 /* Counts and the tail into |res| (the tail moves; the caller frees it). */
 void relay_result(struct relay *r, struct glove_session_result *res);
-/* Restores glove's descriptors and the terminal, closes everything. */
+/* Restores glove's descriptors and the terminal, closes everything; may
+ * be called again. */
 void relay_done(struct relay *r);
 
 /* sandbox-pty.c, in the sandbox: a pty of the sandbox's own devpts, in the

@@ -687,8 +687,10 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 goto restore;
         }
         supervise(pair[0], pidfd, sfd, tfd, &relay, &res);
-        relay_restore_terminal(&relay);
         relay_result(&relay, &res);
+        /* the terminal and glove's descriptors as they were before we
+         * say anything more */
+        relay_done(&relay);
         if (res.output_limited)
                 log_error("The command wrote more than its output limit of %ju bytes and was stopped",
                           (uintmax_t) opts->policy->output_limit);

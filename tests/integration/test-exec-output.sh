@@ -83,18 +83,18 @@ for id in $IDS; do
 
     # glove's stdout is a pipe nobody reads for a while: nothing may be lost
     (cd "$ws" && as "$id" "$GLOVE" exec -- head -c 5000000 /dev/zero </dev/null 2>"$T/.err" | (sleep 2; wc -c)) >"$T/.count"
-    RC= check "$id: a reader that stalls loses nothing (backpressure)" [ "$(cat "$T/.count")" = 5000000 ]
+    RC='' check "$id: a reader that stalls loses nothing (backpressure)" [ "$(cat "$T/.count")" = 5000000 ]
 
     (cd "$ws" && as "$id" "$GLOVE" exec -- yes </dev/null 2>"$T/.err" | head -c 4 >"$T/.head"
         echo "${PIPESTATUS[0]}" >"$T/.rc")
     rc=$(cat "$T/.rc")
-    RC= check "$id: a reader that goes away ends the command as it would end outside (SIGPIPE: 141)" \
+    RC='' check "$id: a reader that goes away ends the command as it would end outside (SIGPIPE: 141)" \
         eval '[ "$rc" = 141 ] && [ "$(cat "$T/.head")" = "$(printf "y\ny\n")" ]'
 
     (cd "$ws" && yes | as "$id" "$GLOVE" exec -- head -c 3 2>"$T/.err" >"$T/.head"
         echo "${PIPESTATUS[1]}" >"$T/.rc")
     rc=$(cat "$T/.rc")
-    RC= check "$id: a command that stops reading its stdin ends normally" \
+    RC='' check "$id: a command that stops reading its stdin ends normally" \
         eval '[ "$rc" = 0 ] && [ "$(cat "$T/.head")" = "$(printf "y\ny")" ]'
 
     mk="$ws/ran-anyway"
