@@ -52,7 +52,7 @@ struct glove_session_result {
         bool have_rusage;
         uint64_t utime_us, stime_us, maxrss_kib;
         /* the agent's output, as the relay saw it */
-        bool terminal;               /* it had a pty (glove's stdin was a terminal), else pipes */
+        bool terminal;               /* it had a pty (glove's stdin and stdout were terminals), else pipes */
         bool output_limited;         /* it went past limits.output */
         uint64_t output_bytes;       /* bytes it wrote, counted up to the limit */
         uint64_t stdout_bytes, stderr_bytes; /* of those, per pipe (0 with a terminal) */

@@ -217,7 +217,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
 
         wipe_host_memory();
 
-        if (plan->stdin_tty) {
+        if (plan->terminal) {
                 /* the master goes to the supervisor; init keeps neither end */
                 int master = -EBADF;
                 struct sync_msg m = { .type = MSG_TERMINAL };

@@ -140,7 +140,9 @@ struct plan {
         bool stdin_tty;
         int landlock_abi;
         char *mountinfo;            /* /proc/self/mountinfo, read once while planning */
-        /* stdin_tty: the user's terminal modes and size, for the agent's pty */
+        /* glove's stdin and stdout are both terminals: the agent gets a pty
+         * (sandbox-relay.c), made in the user's terminal modes and size */
+        bool terminal;
         bool have_termios;
         struct termios termios;
         struct winsize winsize;

@@ -181,7 +181,11 @@ void relay_init(struct relay *r) {
 int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes) {
         int k;
 
-        r->terminal = plan->stdin_tty;
+        /* A pty only for a user at a terminal: with stdout redirected
+         * (`glove exec -- make >log`, `| grep`) the agent's output must
+         * stay as written, not pass through a line discipline (CR LF). */
+        r->terminal = plan->stdin_tty && isatty(STDOUT_FILENO) == 1;
+        plan->terminal = r->terminal;
         r->limit = output_limit;
         if (relay_ring_init(&r->tail, (size_t) tail_bytes) < 0)
                 return log_error_errno(-ENOMEM, "Out of memory");

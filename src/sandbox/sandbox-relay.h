@@ -55,7 +55,8 @@ struct relay_stream {
 };
 
 struct relay {
-        bool terminal;              /* the agent has a pty; the master arrives over the sync socket */
+        bool terminal;              /* glove's stdin and stdout are terminals: the agent has a pty, whose
+                                     * master arrives over the sync socket */
         uint64_t limit;             /* 0: none */
         uint64_t total, stdout_bytes, stderr_bytes, input_bytes;
         bool limit_hit;

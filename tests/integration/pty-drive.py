@@ -63,6 +63,7 @@ def main():
     ap.add_argument("--cols", type=int, default=80)
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--step", action="append", default=[])
+    ap.add_argument("--stdout", help="the command's stdout goes to this file, not the terminal")
     ap.add_argument("--quiet-output", action="store_true", help="count the output, keep none of it")
     argv = sys.argv[1:]
     if "--" not in argv or argv.index("--") == len(argv) - 1:
@@ -81,6 +82,10 @@ def main():
             fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
             for i in range(3):
                 os.dup2(slave, i)
+            if a.stdout:
+                fd = os.open(a.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.close(fd)
             os.close(master)
             if slave > 2:
                 os.close(slave)

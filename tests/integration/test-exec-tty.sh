@@ -50,6 +50,11 @@ for id in $IDS; do
     check "$id: tty names a device that exists inside, on the sandbox's devpts; the receipt says terminal" \
         eval 'rc_is 0 && out_has "tty=/dev/pts/0" && restored && [ "$(rfield "$id" output.terminal)" = True ]'
 
+    drive "$id" "$ws" --stdout "$T/stdout-$id" -- sh -c 'printf "a\nb\n"; if test -t 0; then echo stdin-tty >&2; fi'
+    check "$id: at a terminal with stdout redirected the command gets pipes: its output stays as written" \
+        eval 'rc_is 0 && [ "$(od -An -c "$T/stdout-$id" | tr -d " ")" = "a\nb\n" ] && ! out_has stdin-tty &&
+              [ "$(rfield "$id" output.terminal)" = False ] && restored'
+
     drive "$id" "$ws" --rows 24 --cols 80 --step 'expect:24 80' --step 'resize:50,132' --step 'expect:50 132' -- \
         sh -c 'stty size; while [ "$(stty size)" = "24 80" ]; do sleep 0.1; done; stty size'
     check "$id: stty size is the terminal's, and follows a resize" eval 'rc_is 0 && steps_ok && restored'
