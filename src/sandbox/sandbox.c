@@ -425,8 +425,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         case MSG_TERMINAL:
                                 if (n_fds == 1 && relay_attach_master(relay, fd) >= 0)
                                         break;
-                                if (n_fds != 1)
-                                        log_error("The sandbox sent no terminal");
+                                log_error("The sandbox sent %s", n_fds != 1 ? "no terminal" : "an unexpected terminal");
                                 setup_failed = true;
                                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
                                 break;
@@ -464,14 +463,7 @@ drained:
                  * inherits it does (glove exits right after) */
                 if (!init_gone)
                         (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
-        } else if (!init_gone) {
-                /* a signal ended the drain before init's end */
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-                (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED);
-        }
-        if (exited)
-                ;
-        else if (si.si_code == CLD_EXITED) {
+        } else if (si.si_code == CLD_EXITED) {
                 /* init exits with the agent's code */
                 res->reason = "exit";
                 res->status = si.si_status;
