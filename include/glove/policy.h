@@ -73,9 +73,12 @@ struct glove_policy {
         uint64_t audit_raw_max; /* bytes kept of each raw value */
         struct glove_mcp_policy *mcp; /* the "mcp" section, NULL without one; the sandbox ignores it */
         uint64_t wall_ms;       /* limits.wall: the wall-time watchdog, 0 for none */
+        uint64_t output_limit;  /* limits.output: bytes the agent may write (terminal or pipes), 0 for none */
+        uint64_t transcript_tail; /* audit.transcript_tail: bytes of output tail in the receipt, 0 for none */
 };
 
 #define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */
+#define GLOVE_POLICY_MAX_TRANSCRIPT_TAIL ((uint64_t) 64 << 10)
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
 struct glove_policy_context {
@@ -127,6 +130,10 @@ int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_polic
                                 char *err, size_t errlen);
 /* limits.wall / --wall-time: "30m", "2s"... from 1s to 30 days. */
 int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen);
+/* limits.output / --output-limit: at least 1 byte. */
+int glove_policy_set_output_limit(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
+/* audit.transcript_tail / --transcript-tail: 0 (none) to 64 KiB. */
+int glove_policy_set_transcript_tail(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
 /* Turns raw values on with |max| bytes kept of each (1..64 KiB). */
 int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen);
 int glove_policy_parse_net(const char *s, enum glove_net_mode *ret);

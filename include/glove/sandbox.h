@@ -16,6 +16,7 @@ struct glove_audit;
 #define GLOVE_EXIT_CANNOT_EXEC 126
 #define GLOVE_EXIT_NOT_FOUND 127
 #define GLOVE_EXIT_TIMEOUT 124
+#define GLOVE_EXIT_OUTPUT_LIMIT 153 /* 128 + SIGXFSZ: the agent went past limits.output */
 
 struct glove_sandbox_options {
         const struct glove_policy *policy;
@@ -36,7 +37,7 @@ struct glove_sandbox_options {
 /* What happened, for the receipt. */
 struct glove_session_result {
         const char *reason;          /* "exit", "signal", "timeout" (124), "exec_failed" (126/127), "setup_failed",
-                                      * "audit_failed" */
+                                      * "audit_failed", "output_limit" (153) */
         int status;                  /* what glove exits with (as glove_sandbox_run returns) */
         int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
         int signal;                  /* the signal that ended it (reason "signal"), else 0 */
@@ -50,6 +51,15 @@ struct glove_session_result {
         /* rusage of everything the sandbox's init reaped */
         bool have_rusage;
         uint64_t utime_us, stime_us, maxrss_kib;
+        /* the agent's output, as the relay saw it */
+        bool terminal;               /* it had a pty (glove's stdin and stdout were terminals), else pipes */
+        bool output_limited;         /* it went past limits.output */
+        uint64_t output_bytes;       /* bytes it wrote, counted up to the limit */
+        uint64_t stdout_bytes, stderr_bytes; /* of those, per pipe (0 with a terminal) */
+        uint64_t input_bytes;        /* bytes forwarded to its stdin or terminal */
+        char *tail;                  /* the last audit.transcript_tail bytes of output, malloc'd: the caller frees
+                                      * it; NULL for none */
+        size_t tail_len;
 };
 
 /* Builds the sandbox, runs the command, waits for it. Reports every failure
@@ -72,6 +82,7 @@ struct glove_receipt_input {
         struct glove_audit *audit;   /* may be NULL */
         const char *error;           /* why the run failed, as glove reported it; NULL when it did not */
         uint64_t wall_ms;            /* the wall-time limit in force, 0 for none */
+        uint64_t output_limit;       /* limits.output in force, 0 for none */
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

@@ -62,6 +62,10 @@ static void help(FILE *f, bool run) {
                 "                         (default 65534:65534)\n"
                 "  --wall-time DURATION   end COMMAND after DURATION (\"90s\", \"30m\"): SIGTERM, then\n"
                 "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
+                "  --output-limit SIZE    end COMMAND once it has written SIZE bytes (\"1M\") to the\n"
+                "                         terminal or its stdout and stderr together; exit 153\n"
+                "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 64K) in the\n"
+                "                         receipt\n"
                 "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
                 "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
                 "                         not only their SHA-256\n"
@@ -72,7 +76,7 @@ static void help(FILE *f, bool run) {
                 "  -h, --help             this text\n"
                 "\n"
                 "Exit status: COMMAND's own; 128+N if it died of signal N; 124 if it ran out of\n"
-                "its wall time; 125 if Glove failed\n"
+                "its wall time; 153 if it went past its output limit; 125 if Glove failed\n"
                 "before COMMAND ran, or could not record the run (audit log or receipt); 126 if\n"
                 "COMMAND could not be executed; 127 if not found.\n");
 }
@@ -97,6 +101,8 @@ enum {
         OPT_RECEIPT,
         OPT_RECEIPT_FD,
         OPT_DRY_RUN,
+        OPT_OUTPUT_LIMIT,
+        OPT_TRANSCRIPT_TAIL,
 };
 
 static const struct option options[] = {
@@ -119,6 +125,8 @@ static const struct option options[] = {
         { "receipt", required_argument, NULL, OPT_RECEIPT },
         { "receipt-fd", required_argument, NULL, OPT_RECEIPT_FD },
         { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+        { "transcript-tail", required_argument, NULL, OPT_TRANSCRIPT_TAIL },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         {},
@@ -201,6 +209,24 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                         return -EINVAL;
                 }
                 return glove_policy_set_audit_raw(p, size, err, errlen);
+        case OPT_OUTPUT_LIMIT:
+        case OPT_TRANSCRIPT_TAIL: {
+                const char *flag = opt == OPT_OUTPUT_LIMIT ? "--output-limit" : "--transcript-tail";
+
+                if (parse_size(arg, &size) < 0) {
+                        (void) snprintf(err, errlen, "%s: \"%.256s\" is not a size", flag, arg);
+                        return -EINVAL;
+                }
+                r = opt == OPT_OUTPUT_LIMIT ? glove_policy_set_output_limit(p, size, err, errlen)
+                                            : glove_policy_set_transcript_tail(p, size, err, errlen);
+                if (r < 0 && err[0]) {
+                        char inner[512];
+
+                        (void) snprintf(inner, sizeof(inner), "%.500s", err);
+                        (void) snprintf(err, errlen, "%s: %s", flag, inner);
+                }
+                return r;
+        }
         case OPT_UID_WHEN_ROOT:
                 colon = strchr(arg, ':');
                 if (colon)
@@ -563,11 +589,13 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 .policy_source = policy->source,
                 .net = policy->net,
                 .wall_ms = policy->wall_ms,
+                .output_limit = policy->output_limit,
                 .result = &res,
                 .audit = audit,
                 .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL
                                                                                           : log_first_error(),
         }, receipt_fd, receipt_file, receipt_file_fd);
+        free(TAKE_PTR(res.tail));
         if (r < 0) {
                 if (res.started)
                         log_error("The command had ended with status %d; its run is unrecorded.", res.status);

@@ -274,7 +274,7 @@ static int load_uid(const json_t *v, const struct jpath *at, uint32_t *ret, char
 
 static int load_audit(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *v,
                       const struct jpath *root, char *err, size_t errlen) {
-        static const char *const akeys[] = { "path", "raw_values", "raw_max_bytes", NULL };
+        static const char *const akeys[] = { "path", "raw_values", "raw_max_bytes", "transcript_tail", NULL };
         struct jpath j = policy_jp_key(root, "audit");
         uint64_t max = p->audit_raw_max;
         const char *s;
@@ -311,6 +311,21 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
                 if (!json_is_boolean(m))
                         return policy_error(err, errlen, EINVAL, jr.s, "must be true or false");
                 p->audit_raw_values = json_is_true(m);
+        }
+        m = json_object_get(v, "transcript_tail");
+        if (m) {
+                struct jpath jt = policy_jp_key(&j, "transcript_tail");
+                uint64_t tail = 0;
+
+                /* 0 is a valid size here: no tail */
+                if (!(json_is_integer(m) && json_integer_value(m) == 0)) {
+                        r = load_size(m, &jt, &tail, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+                r = relocate(glove_policy_set_transcript_tail(p, tail, err, errlen), &jt, err, errlen);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -444,10 +459,11 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                 if (r < 0)
                         return r;
                 json_object_foreach (v, key, m)
-                        if (strcmp(key, "wall") != 0) {
+                        if (strcmp(key, "wall") != 0 && strcmp(key, "output") != 0) {
                                 struct jpath jk = policy_jp_key(&j, key);
                                 return policy_error(err, errlen, EOPNOTSUPP, jk.s,
-                                                    "is not implemented yet (only limits.wall is)");
+                                                    "is not implemented yet (only limits.wall and limits.output "
+                                                    "are)");
                         }
                 m = json_object_get(v, "wall");
                 if (m) {
@@ -455,6 +471,18 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                         if (r < 0)
                                 return r;
                         r = relocate(glove_policy_set_wall(p, s, err, errlen), &jw, err, errlen);
+                        if (r < 0)
+                                return r;
+                }
+                m = json_object_get(v, "output");
+                if (m) {
+                        struct jpath jo = policy_jp_key(&j, "output");
+                        uint64_t bytes;
+
+                        r = load_size(m, &jo, &bytes, err, errlen);
+                        if (r < 0)
+                                return r;
+                        r = relocate(glove_policy_set_output_limit(p, bytes, err, errlen), &jo, err, errlen);
                         if (r < 0)
                                 return r;
                 }

@@ -447,6 +447,21 @@ int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *er
         return 0;
 }
 
+int glove_policy_set_output_limit(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen) {
+        if (bytes == 0 || bytes > (uint64_t) INT64_MAX)
+                return policy_error(err, errlen, EINVAL, NULL, "output limit must be a size of at least 1 byte");
+        p->output_limit = bytes;
+        return 0;
+}
+
+int glove_policy_set_transcript_tail(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen) {
+        if (bytes > GLOVE_POLICY_MAX_TRANSCRIPT_TAIL)
+                return policy_error(err, errlen, EINVAL, NULL, "transcript tail must be 0 to %ju bytes",
+                                    (uintmax_t) GLOVE_POLICY_MAX_TRANSCRIPT_TAIL);
+        p->transcript_tail = bytes;
+        return 0;
+}
+
 int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen) {
         if (max == 0 || max > GLOVE_POLICY_MAX_AUDIT_RAW)
                 return policy_error(err, errlen, EINVAL, NULL, "raw value cap must be 1 to %ju bytes",
@@ -541,6 +556,22 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         json_decref(doc);
                         return -ENOMEM;
                 }
+        }
+        if (p->output_limit > 0) {
+                json_t *l = json_object_get(doc, "limits");
+
+                if (!l && json_object_set_new(doc, "limits", l = json_object()) < 0)
+                        l = NULL;
+                if (!l || json_object_set_new(l, "output", json_integer((json_int_t) p->output_limit)) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
+        }
+        if (p->transcript_tail > 0 &&
+            json_object_set_new(json_object_get(doc, "audit"), "transcript_tail",
+                                json_integer((json_int_t) p->transcript_tail)) < 0) {
+                json_decref(doc);
+                return -ENOMEM;
         }
         *ret = doc;
         return 0;

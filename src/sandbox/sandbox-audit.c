@@ -5,7 +5,9 @@
  * before the sandbox exists, so a decision that cannot be recorded is a
  * session that does not start. */
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "glove/audit.h"
@@ -306,6 +308,8 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 return -ENOMEM;
         if (res->signal > 0 && json_object_set_new(extra, "signal", json_integer(res->signal)) < 0)
                 return -ENOMEM;
+        if (res->started && json_object_set_new(extra, "output_bytes", json_integer((json_int_t) res->output_bytes)) < 0)
+                return -ENOMEM;
         if (strcmp(res->reason, "exit") != 0 && strcmp(res->reason, "signal") != 0 && log_first_error() &&
             json_object_set_new(extra, "error", glove_json_string_lossy(log_first_error(), strlen(log_first_error()))) <
                     0)
@@ -329,6 +333,33 @@ static json_t *moment(const struct timespec *wall, const struct timespec *mono) 
 
         format_rfc3339(wall, buf);
         return json_pack("{s:s,s:I}", "wall", buf, "mono_ns", (json_int_t) timespec_ns(mono));
+}
+
+/* What the agent wrote: counts, and the transcript tail in base64 (it is
+ * raw terminal output, not text). */
+static json_t *output_json(const struct glove_session_result *res) {
+        _cleanup_json_ json_t *o = NULL;
+
+        o = json_pack("{s:b,s:I,s:I}", "terminal", (int) res->terminal, "bytes", (json_int_t) res->output_bytes,
+                      "input_bytes", (json_int_t) res->input_bytes);
+        if (!o)
+                return NULL;
+        if (!res->terminal && (json_object_set_new(o, "stdout_bytes", json_integer((json_int_t) res->stdout_bytes)) < 0 ||
+                               json_object_set_new(o, "stderr_bytes", json_integer((json_int_t) res->stderr_bytes)) < 0))
+                return NULL;
+        if (res->tail_len > 0) {
+                size_t len = sodium_base64_encoded_len(res->tail_len, sodium_base64_VARIANT_ORIGINAL);
+                _cleanup_free_ char *b64 = malloc(len);
+
+                if (!b64)
+                        return NULL;
+                sodium_bin2base64(b64, len, (const unsigned char *) res->tail, res->tail_len,
+                                  sodium_base64_VARIANT_ORIGINAL);
+                if (json_object_set_new(o, "tail_base64", json_string(b64)) < 0 ||
+                    json_object_set_new(o, "tail_bytes", json_integer((json_int_t) res->tail_len)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(o);
 }
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
@@ -371,6 +402,11 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                  * (the resources issue adds the rest); empty says none */
                 json_t *l = in->wall_ms > 0 ? json_pack("{s:I}", "wall_ms", (json_int_t) in->wall_ms) : json_object();
                 if (!l || json_object_set_new(r, "limits", l) < 0)
+                        return -ENOMEM;
+                if (in->output_limit > 0 &&
+                    json_object_set_new(l, "output_bytes", json_integer((json_int_t) in->output_limit)) < 0)
+                        return -ENOMEM;
+                if (json_object_set_new(r, "output", output_json(res)) < 0)
                         return -ENOMEM;
         }
         if (res->have_rusage) {

@@ -20,6 +20,7 @@
 
 #include "macro.h"
 #include "sandbox-internal.h"
+#include "sandbox-relay.h"
 
 extern char **environ;
 
@@ -102,7 +103,9 @@ static int exec_in_path(char *const *argv, char **envp) {
         return -saved;
 }
 
-_Noreturn static void agent_main(const struct plan *plan, int sync_fd) {
+/* |tty_fd|: the agent's terminal (then its 0-2), or -EBADF: it keeps the
+ * pipes init holds as 0-2. */
+_Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_fd) {
         char detail[200] = "";
         sigset_t all;
         int r;
@@ -114,10 +117,16 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd) {
         sigemptyset(&all);
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
 
-        /* Its own session: no controlling terminal, so it cannot push input
-         * into the user's terminal (TIOCSTI is also filtered). */
+        /* Its own session, whose controlling terminal (if any) is its own
+         * pty: none of the user's terminals is reachable (TIOCSTI is also
+         * filtered). */
         if (setsid() < 0)
                 sync_fail(sync_fd, STAGE_FORK, errno, "setsid");
+        if (tty_fd >= 0) {
+                r = pty_make_controlling(tty_fd);
+                if (r < 0)
+                        sync_fail(sync_fd, STAGE_TERMINAL, -r, "make the pty the controlling terminal");
+        }
 
         if (chdir(plan->cwd) < 0)
                 sync_fail(sync_fd, STAGE_CHDIR, errno, plan->cwd);
@@ -170,7 +179,7 @@ static int exit_code_of(int status) {
 }
 
 _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
-        _cleanup_close_ int sfd = -EBADF;
+        _cleanup_close_ int sfd = -EBADF, tty_fd = -EBADF;
         char detail[240] = "";
         enum stage stage = STAGE_NONE;
         sigset_t mask;
@@ -208,6 +217,20 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
 
         wipe_host_memory();
 
+        if (plan->terminal) {
+                /* the master goes to the supervisor; init keeps neither end */
+                int master = -EBADF;
+                struct sync_msg m = { .type = MSG_TERMINAL };
+
+                r = pty_open(plan, &master, &tty_fd);
+                if (r < 0)
+                        sync_fail(sync_fd, STAGE_TERMINAL, -r, "open a pty in the sandbox's devpts");
+                r = sync_send(sync_fd, &m, &master, 1);
+                safe_close(master);
+                if (r < 0)
+                        sync_fail(sync_fd, STAGE_TERMINAL, -r, "hand the pty to the supervisor");
+        }
+
         /* The supervisor syncs the run's audit records while we built the
          * root; the agent exists only once they are on disk. */
         {
@@ -222,7 +245,8 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         if (agent < 0)
                 sync_fail(sync_fd, STAGE_FORK, errno, "fork the agent");
         if (agent == 0)
-                agent_main(plan, sync_fd);
+                agent_main(plan, sync_fd, TAKE_FD(tty_fd));
+        tty_fd = safe_close(tty_fd);
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };
@@ -262,6 +286,9 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                                         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                                                 ;
                                         rusage_into(&m);
+                                        /* the agent's pipes: all it wrote is
+                                         * then in them, ended by EOF */
+                                        (void) close_range(0, 2, 0);
                                         (void) sync_send(sync_fd, &m, NULL, 0);
                                         _exit(exit_code_of(status));
                                 }

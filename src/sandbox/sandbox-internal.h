@@ -6,8 +6,10 @@
 #include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "glove/policy.h"
@@ -41,6 +43,7 @@ enum stage {
         STAGE_LANDLOCK,
         STAGE_SECCOMP,
         STAGE_EXEC,
+        STAGE_TERMINAL,
         _STAGE_MAX,
 };
 
@@ -54,6 +57,7 @@ enum msg_type {
         MSG_AGENT_EXITED,   /* init -> supervisor */
         MSG_PLACEHOLDERS,   /* supervisor -> init: placeholders made (error 0) or not */
         MSG_RELEASE,        /* supervisor -> init: the run's audit records are durable; start the agent */
+        MSG_TERMINAL,       /* init -> supervisor: the agent's pty master (SCM_RIGHTS) */
 };
 
 struct sync_msg {
@@ -136,6 +140,12 @@ struct plan {
         bool stdin_tty;
         int landlock_abi;
         char *mountinfo;            /* /proc/self/mountinfo, read once while planning */
+        /* glove's stdin and stdout are both terminals: the agent gets a pty
+         * (sandbox-relay.c), made in the user's terminal modes and size */
+        bool terminal;
+        bool have_termios;
+        struct termios termios;
+        struct winsize winsize;
 };
 
 /* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */

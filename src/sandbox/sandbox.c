@@ -26,6 +26,7 @@
 #include "log.h"
 #include "macro.h"
 #include "sandbox-internal.h"
+#include "sandbox-relay.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -58,6 +59,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_LANDLOCK] = "landlock",
         [STAGE_SECCOMP] = "seccomp",
         [STAGE_EXEC] = "exec",
+        [STAGE_TERMINAL] = "terminal",
 };
 
 const char *stage_to_string(enum stage s) {
@@ -312,28 +314,36 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
         }
 }
 
-/* Waits for the agent's end. Init reports the agent's wait status only
- * after it killed and reaped everything else in the sandbox, so that report
- * ends the wait: the namespaces' teardown (which costs the kernel an RCU
- * grace period) goes on without holding up the caller. Without a report,
- * init's own exit (pidfd) ends it. */
 /* The wall-time watchdog: SIGTERM to the agent when the time is up, then
  * after this grace SIGKILL to the whole PID namespace (init). */
 #define WATCHDOG_GRACE_S 3
 
-static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_session_result *res) {
-        bool setup_failed = false, exec_failed = false, exited = false, timed_out = false;
+/* Waits for the agent's end, relaying its terminal or pipes meanwhile.
+ * Init reports the agent's wait status only after it killed and reaped
+ * everything else in the sandbox (and closed its ends of the pipes), so
+ * that report, once the relay has written what the agent wrote, ends the
+ * wait: the namespaces' teardown (which costs the kernel an RCU grace
+ * period) goes on without holding up the caller. Without a report, init's
+ * own exit (pidfd) ends it. Past the output limit init is killed, like the
+ * watchdog's last step. */
+static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *relay,
+                      struct glove_session_result *res) {
+        bool setup_failed = false, exec_failed = false, exited = false, timed_out = false, init_gone = false;
+        bool limit_killed = false;
         siginfo_t si = {};
 
         for (;;) {
-                struct pollfd p[4] = {
-                        { .fd = pidfd, .events = POLLIN },
+                struct pollfd p[4 + RELAY_MAX_POLLFDS] = {
+                        { .fd = init_gone ? -1 : pidfd, .events = POLLIN },
                         { .fd = sfd, .events = POLLIN },
                         { .fd = tfd, .events = POLLIN },
                         { .fd = sync_fd, .events = POLLIN },
                 };
+                size_t n = 4 + relay_pollfds(relay, p + 4);
 
-                if (poll(p, sync_fd >= 0 ? 4 : 3, -1) < 0) {
+                if ((exited || init_gone) && relay_drained(relay))
+                        break;
+                if (poll(p, n, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error_errno(negative_errno(), "poll: %m");
@@ -343,14 +353,28 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo ssi;
-                        while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t) sizeof(ssi))
-                                (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
+                        while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t) sizeof(ssi)) {
+                                if (ssi.ssi_signo == SIGWINCH)
+                                        relay_resize(relay);
+                                else if (ssi.ssi_signo == SIGCONT)
+                                        relay_reapply(relay);
+                                else if (ssi.ssi_signo == SIGTSTP)
+                                        relay_suspend(relay);
+                                else if (exited || init_gone)
+                                        /* the agent is gone; the user
+                                         * wants no more of its output */
+                                        goto drained;
+                                else
+                                        (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
+                        }
                 }
                 if (p[2].revents & POLLIN) {
                         uint64_t ticks;
 
                         (void) !read(tfd, &ticks, sizeof(ticks));
-                        if (!timed_out) {
+                        if (exited || init_gone)
+                                ;
+                        else if (!timed_out) {
                                 /* init hands SIGTERM on to the agent */
                                 timed_out = true;
                                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
@@ -360,14 +384,25 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
                         } else
                                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
                 }
+                relay_dispatch(relay, p + 4);
+                if (relay->limit_hit && !limit_killed && !exited && !init_gone) {
+                        limit_killed = true;
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                }
                 if (sync_fd >= 0 && p[3].revents) {
                         struct sync_msg m;
+                        size_t n_fds = 0;
+                        int fd = -EBADF;
 
-                        if (sync_recv(sync_fd, &m, NULL, 0, NULL) < 0) {
+                        if (sync_recv(sync_fd, &m, &fd, 1, &n_fds) < 0) {
                                 /* hung up (init and agent have exited or are
                                  * exiting): the pidfd says the rest */
                                 sync_fd = -1;
                                 continue;
+                        }
+                        if (n_fds > 0 && m.type != MSG_TERMINAL) {
+                                safe_close(fd);
+                                m.type = 0;
                         }
                         switch (m.type) {
                         case MSG_SETUP_FAILED:
@@ -387,6 +422,13 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
                                 res->maxrss_kib = m.maxrss_kib;
                                 exited = true;
                                 break;
+                        case MSG_TERMINAL:
+                                if (n_fds == 1 && relay_attach_master(relay, fd) >= 0)
+                                        break;
+                                log_error("The sandbox sent %s", n_fds != 1 ? "no terminal" : "an unexpected terminal");
+                                setup_failed = true;
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                                break;
                         case MSG_GO:
                         case MSG_TREES:
                         case MSG_PLACEHOLDERS:
@@ -396,18 +438,19 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
                                 setup_failed = true;
                                 break;
                         }
-                        if (exited)
-                                break;
                         continue;
                 }
-                if (p[0].revents & POLLIN) {
+                if (!init_gone && (p[0].revents & POLLIN)) {
                         if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0) {
                                 log_error_errno(negative_errno(), "waitid: %m");
                                 setup_failed = true;
                         }
-                        break;
+                        init_gone = true;
+                        if (setup_failed)
+                                break;
                 }
         }
+drained:
         if (setup_failed) {
                 res->reason = "setup_failed";
                 res->status = GLOVE_EXIT_FAILED;
@@ -418,14 +461,15 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
         if (exited) {
                 /* reap init if it is already gone; otherwise whoever
                  * inherits it does (glove exits right after) */
-                (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
+                if (!init_gone)
+                        (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
         } else if (si.si_code == CLD_EXITED) {
                 /* init exits with the agent's code */
                 res->reason = "exit";
                 res->status = si.si_status;
                 res->exit_code = si.si_status;
-        } else if (timed_out) {
-                res->signal = si.si_status; /* the watchdog's SIGKILL */
+        } else if (timed_out || limit_killed) {
+                res->signal = si.si_status; /* our SIGKILL */
         } else {
                 log_error("The sandbox's init died of signal %d", si.si_status);
                 res->reason = "setup_failed";
@@ -438,36 +482,15 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct glove_ses
                 res->exit_code = -1;
                 res->signal = 0;
         }
-        if (timed_out) {
+        if (timed_out && !limit_killed) {
                 res->reason = "timeout";
                 res->status = GLOVE_EXIT_TIMEOUT;
         }
-}
-
-/* The agent shares the caller's terminal until it gets a pty of its own
- * (the terminal issue). It cannot make it its controlling terminal, but it
- * can change its settings (echo off, raw mode); put them back afterwards. */
-struct saved_tty {
-        int fd;
-        struct termios t;
-};
-
-static void tty_save(struct saved_tty *s) {
-        s->fd = -1;
-        for (int fd = 0; fd < 3; fd++)
-                if (isatty(fd) && tcgetattr(fd, &s->t) == 0) {
-                        s->fd = fd;
-                        return;
-                }
-}
-
-static void tty_restore(const struct saved_tty *s) {
-        if (s->fd < 0)
-                return;
-        (void) tcsetattr(s->fd, TCSANOW, &s->t);
-        /* output stopped by the agent (tcflow TCOOFF) would block our own
-         * messages and the user's shell */
-        (void) tcflow(s->fd, TCOON);
+        if (relay->limit_hit) {
+                /* also when the agent had ended: its output was cut */
+                res->reason = "output_limit";
+                res->status = GLOVE_EXIT_OUTPUT_LIMIT;
+        }
 }
 
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
@@ -476,9 +499,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         struct glove_session_result res = {
                 .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
         };
-        struct saved_tty tty;
+        struct relay relay;
         struct plan plan;
         sigset_t mask, old;
+        struct sigaction old_pipe;
+        bool pipe_ignored = false;
         char **argv_copy = NULL;
         int r;
         pid_t pid;
@@ -490,7 +515,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 log_error("No command given");
                 goto done;
         }
-        tty_save(&tty);
+        relay_init(&relay);
         r = plan_resolve(&plan, opts);
         if (r < 0)
                 goto out;
@@ -527,12 +552,21 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 log_error_errno(negative_errno(), "socketpair: %m");
                 goto out;
         }
+        /* the agent's pipes or, with a terminal, what init needs for one */
+        r = relay_prepare(&relay, &plan, opts->policy->output_limit, opts->policy->transcript_tail);
+        if (r < 0)
+                goto out;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGQUIT);
+        /* not forwarded: the relay resizes the agent's terminal, gives the
+         * user's back before glove stops, and makes it raw again after */
+        sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGCONT);
+        sigaddset(&mask, SIGTSTP);
         if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
                 log_error_errno(negative_errno(), "sigprocmask: %m");
                 goto out;
@@ -575,6 +609,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * goes too. */
                 int fd = pair[1];
                 pair[0] = safe_close(pair[0]);
+                relay_child_fds(&relay);
                 (void) close_range(3, (unsigned) fd - 1, 0);
                 (void) close_range((unsigned) fd + 1, ~0U, 0);
                 for (size_t i = 0; i < plan.n_grants; i++)
@@ -583,6 +618,10 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 sandbox_init_main(&plan, fd);
         }
         pair[1] = safe_close(pair[1]);
+        relay_after_clone(&relay);
+        /* a reader of glove's output that went away is an error to relay,
+         * not a reason for glove to die unrecorded */
+        pipe_ignored = sigaction(SIGPIPE, &(struct sigaction) { .sa_handler = SIG_IGN }, &old_pipe) == 0;
 
         r = write_maps(&plan, pid);
         if (r >= 0 && plan.root_mode) {
@@ -639,8 +678,14 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
-        supervise(pair[0], pidfd, sfd, tfd, &res);
-        tty_restore(&tty);
+        supervise(pair[0], pidfd, sfd, tfd, &relay, &res);
+        relay_result(&relay, &res);
+        /* the terminal and glove's descriptors as they were before we
+         * say anything more */
+        relay_done(&relay);
+        if (res.output_limited)
+                log_error("The command wrote more than its output limit of %ju bytes and was stopped",
+                          (uintmax_t) opts->policy->output_limit);
         /* signals work again before we report (a report may block on a
          * terminal; Ctrl-C must still end glove) */
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
@@ -649,6 +694,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
 restore:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
 out:
+        relay_done(&relay);
+        if (pipe_ignored)
+                (void) sigaction(SIGPIPE, &old_pipe, NULL);
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);

@@ -2773,46 +2773,59 @@ static void check_tty(void) {
                 verdict("tioclinux", escaped, &d);
         }
 
-        /* Until the terminal issue gives the agent a pty of its own, a
-         * terminal on fds 0-2 is the caller's: the agent must not hold it
-         * as its controlling terminal (that is what TIOCSTI, job-control
-         * signals and /dev/tty need). The probe also scrambles its
-         * settings; the driver checks that glove restored them. */
+        /* A terminal on fds 0-2 must be the sandbox's own: a pty of the
+         * devpts instance mounted at /dev/pts inside (the caller's is on
+         * the host's devpts, another device). It may be the controlling
+         * terminal (job control works), and /dev/tty then names it. The
+         * probe also scrambles its settings; the driver checks that glove
+         * restored the caller's. */
         d = (struct detail) {};
         escaped = false;
         tried = false;
         {
-                int fd, e;
+                struct stat ptmx, st;
+                int fd, e, own = -1;
 
+                e = stat("/dev/pts/ptmx", &ptmx) < 0 ? errno : 0;
+                det(&d, "stat /dev/pts/ptmx: %s", outcome(e));
                 for (fd = 0; fd < 3; fd++) {
-                        pid_t sid;
                         struct termios t;
 
                         if (!isatty(fd))
                                 continue;
                         tried = true;
-                        e = ERR(ioctl(fd, TIOCGSID, &sid));
-                        det(&d, "TIOCGSID on fd %d: %s", fd, outcome(e));
-                        escaped |= e == 0;
+                        if (e != 0 || fstat(fd, &st) < 0 || st.st_dev != ptmx.st_dev) {
+                                det(&d, "fd %d: a terminal of another devpts (the host's)", fd);
+                                escaped = true;
+                        } else {
+                                det(&d, "fd %d: pty %u of the sandbox's devpts", fd, (unsigned) minor(st.st_rdev));
+                                if (own < 0)
+                                        own = fd;
+                        }
                         if (tcgetattr(fd, &t) == 0) {
                                 t.c_lflag &= ~(tcflag_t) (ECHO | ICANON);
                                 (void) tcsetattr(fd, TCSANOW, &t);
                         }
                 }
+                /* /dev/tty is the controlling terminal; TIOCGSID works only
+                 * on one's controlling terminal, so it must be the own pty */
                 fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-                e = fd < 0 ? errno : 0;
-                det(&d, "open /dev/tty: %s", outcome(e));
-                escaped |= fd >= 0;
-                if (fd >= 0)
+                if (fd >= 0) {
+                        pid_t sid;
+
+                        if (own < 0 || ioctl(own, TIOCGSID, &sid) < 0) {
+                                det(&d, "/dev/tty opens, and is not the sandbox's own pty");
+                                escaped = true;
+                        } else
+                                det(&d, "/dev/tty: the sandbox's own pty (session %d)", (int) sid);
                         close(fd);
-                e = ERR(ioctl(0, TIOCSCTTY, 0));
-                det(&d, "TIOCSCTTY on fd 0: %s", outcome(e));
-                escaped |= e == 0;
+                } else
+                        det(&d, "open /dev/tty: %s", outcome(errno));
         }
         if (!tried)
-                skip("tty-no-ctty", "no terminal on fds 0-2");
+                skip("tty-own-pty", "no terminal on fds 0-2");
         else
-                verdict("tty-no-ctty", escaped, &d);
+                verdict("tty-own-pty", escaped, &d);
 }
 
 /* ---- sanity ------------------------------------------------------------- */

@@ -1008,9 +1008,35 @@ static void test_limits(void **state) {
 
         check_refused("{\"version\":1,\"limits\":{\"wall\":30}}", -EINVAL, "/limits/wall: *");
         check_refused("{\"version\":1,\"limits\":{\"wall\":\"soon\"}}", -EINVAL, "/limits/wall: *");
-        check_refused("{\"version\":1,\"limits\":{\"pids\":10}}", -EOPNOTSUPP,
-                      "/limits/pids: is not implemented yet (only limits.wall is)");
+        check_refused("{\"version\":1,\"limits\":{\"pids\":10}}", -EOPNOTSUPP, "/limits/pids: is not implemented yet*");
         check_refused("{\"version\":1,\"limits\":{\"walls\":\"1s\"}}", -EINVAL, "/limits/walls: *");
+}
+
+static void test_output_limit(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        char err[512] = "";
+
+        p = load_ok("{\"version\":1,\"limits\":{\"output\":\"1M\"},\"audit\":{\"transcript_tail\":\"4K\"}}");
+        assert_int_equal(p->output_limit, 1 << 20);
+        assert_int_equal(p->transcript_tail, 4096);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "limits"), "output")), 1 << 20);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "audit"), "transcript_tail")), 4096);
+        q = load_ok("{\"version\":1,\"limits\":{\"output\":500},\"audit\":{\"transcript_tail\":0}}");
+        assert_int_equal(q->output_limit, 500);
+        assert_int_equal(q->transcript_tail, 0);
+        assert_int_equal(glove_policy_set_output_limit(q, 0, err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_transcript_tail(q, (64 << 10) + 1, err, sizeof(err)), -EINVAL);
+        assert_int_equal(q->output_limit, 500); /* a refused value changes nothing */
+        assert_int_equal(glove_policy_set_transcript_tail(q, 64 << 10, err, sizeof(err)), 0);
+
+        check_refused("{\"version\":1,\"limits\":{\"output\":0}}", -EINVAL, "/limits/output: *");
+        check_refused("{\"version\":1,\"limits\":{\"output\":\"lots\"}}", -EINVAL, "/limits/output: *");
+        check_refused("{\"version\":1,\"limits\":{\"output\":true}}", -EINVAL, "/limits/output: *");
+        check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":\"65537\"}}", -EINVAL,
+                      "/audit/transcript_tail: transcript tail must be 0 to 65536 bytes");
+        check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":-1}}", -EINVAL, "/audit/transcript_tail: *");
 }
 
 static void test_base_default(void **state) {
@@ -1172,6 +1198,7 @@ int main(void) {
                 cmocka_unit_test(test_audit_section),
                 cmocka_unit_test(test_base_default),
                 cmocka_unit_test(test_limits),
+                cmocka_unit_test(test_output_limit),
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),

@@ -1,0 +1,129 @@
+#!/bin/bash
+# glove at a terminal: the agent gets a pty of the sandbox's own devpts, job
+# control works inside, the user's terminal goes raw and comes back as it
+# was on every end glove sees. Driven through a real pty (pty-drive.py: the
+# command is a session leader on a fresh pty, as in a terminal emulator).
+# Checks are strings given to eval, so shellcheck sees unused variables.
+# shellcheck disable=SC2016,SC2034,SC2317
+set -u
+. "$(dirname "$0")/lib.sh"
+require_kernel
+
+DRIVE="$(realpath "$(dirname "$0")")/pty-drive.py"
+last_receipt() { tail -n 1 "$(state_of "$1")/receipts.jsonl"; }
+rfield() { last_receipt "$1" | "$PY" -c 'import json, sys; v = json.load(sys.stdin)
+for k in sys.argv[1].split("."): v = v.get(k) if isinstance(v, dict) else None
+print(v)' "$2"; }
+dfield() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$T/.drive" "$1"; }
+
+# drive ID DIR [DRIVER OPTIONS...] -- GLOVE-EXEC-ARGS...: glove exec as ID
+# on a fresh pty (not under timeout(1), which would take it out of the
+# terminal's foreground). Sets RC, OUT (what the terminal showed, without
+# CRs), STEP_FAILED (None or the step that failed), RESTORED (True/False).
+drive() {
+    local id=$1 dir=$2 g=$GLOVE
+    shift 2
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    local pre=(env "${_no_xdg[@]}" "$(_xdg_of "$id")" HOME="$(home_of "$id")")
+    if [ "$id" = nobody ]; then
+        pre=(setpriv --reuid=65534 --regid=65534 --clear-groups "${pre[@]}")
+        g=$GLOVE_NOBODY
+    fi
+    (cd "$dir" && "$PY" "$DRIVE" "${opts[@]}" -- "${pre[@]}" "$g" exec "$@") >"$T/.drive" 2>"$T/.drive-err"
+    RC=$(dfield rc)
+    OUT=$(dfield output | tr -d '\r')
+    ERR=$(cat "$T/.drive-err")
+    STEP_FAILED=$(dfield failed)
+    RESTORED=$(dfield modes_restored)
+    DRIVEN_BYTES=$(dfield output_bytes)
+}
+steps_ok() { [ "$STEP_FAILED" = None ]; }
+restored() { [ "$RESTORED" = True ]; }
+gone() { ! marker_pids "$1" >/dev/null; }
+
+for id in $IDS; do
+    ws=$(new_ws "$id" "ws-$id")
+
+    drive "$id" "$ws" -- sh -c 't=$(tty) && test -c "$t" && echo "tty=$t" && ls /dev/pts'
+    check "$id: tty names a device that exists inside, on the sandbox's devpts; the receipt says terminal" \
+        eval 'rc_is 0 && out_has "tty=/dev/pts/0" && restored && [ "$(rfield "$id" output.terminal)" = True ]'
+
+    drive "$id" "$ws" --stdout "$T/stdout-$id" -- sh -c 'printf "a\nb\n"; if test -t 0; then echo stdin-tty >&2; fi'
+    check "$id: at a terminal with stdout redirected the command gets pipes: its output stays as written" \
+        eval 'rc_is 0 && [ "$(od -An -c "$T/stdout-$id" | tr -d " ")" = "a\nb\n" ] && ! out_has stdin-tty &&
+              [ "$(rfield "$id" output.terminal)" = False ] && restored'
+
+    drive "$id" "$ws" --rows 24 --cols 80 --step 'expect:24 80' --step 'resize:50,132' --step 'expect:50 132' -- \
+        sh -c 'stty size; while [ "$(stty size)" = "24 80" ]; do sleep 0.1; done; stty size'
+    check "$id: stty size is the terminal's, and follows a resize" eval 'rc_is 0 && steps_ok && restored'
+
+    m=$(marker)
+    m2=$(marker)
+    drive "$id" "$ws" --step 'expect:$ ' --step "send:sleep $m\n" --step "wait-proc:sleep $m" --step 'send:\x03' \
+        --step 'send:echo alive=$((6*7))\n' --step 'expect:alive=42' \
+        --step "send:sleep $m2\n" --step "wait-proc:sleep $m2" --step 'send:\x1a' --step 'expect:Stopped' \
+        --step 'send:fg\n' --step "wait-running:sleep $m2" --step 'send:\x03' \
+        --step 'send:echo z=$((2+3))\n' --step 'expect:z=5' --step 'send:exit 3\n' -- \
+        --setenv 'PS1=$ ' -- bash --norc --noprofile -i
+    check "$id: Ctrl-C interrupts a foreground sleep and the shell survives; Ctrl-Z stops one, fg brings it back (job control)" \
+        eval 'rc_is 3 && steps_ok && restored && ! marker_pids "$m" && ! marker_pids "$m2"'
+
+    drive "$id" "$ws" --step 'expect:ready' --step 'send:q' --step 'expect:got=113' -- \
+        /usr/bin/python3 -c 'import os, tty; tty.setraw(0); os.write(1, b"ready\r\n"); c = os.read(0, 1); os.write(1, b"got=%d\r\n" % c[0])'
+    check "$id: a raw-mode program gets single keys (no newline needed), and the receipt counts the input" \
+        eval 'rc_is 0 && steps_ok && restored && [ "$(rfield "$id" output.input_bytes)" = 1 ]'
+
+    drive "$id" "$ws" -- /usr/bin/python3 -c '
+import errno, fcntl, termios
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b"x")
+        print("TIOCSTI-ALLOWED")
+    except OSError as e:
+        print("TIOCSTI-DENIED", errno.errorcode[e.errno])'
+    check "$id: TIOCSTI fails on the agent's terminal" \
+        eval 'rc_is 0 && out_has "TIOCSTI-DENIED EPERM" && ! out_has ALLOWED'
+
+    drive "$id" "$ws" -- sh -c 'stty raw -echo -isig; kill -KILL $$'
+    check "$id: the user's terminal modes are restored after SIGKILL of the agent (137)" eval 'rc_is 137 && restored'
+
+    drive "$id" "$ws" -- --wall-time 2s -- sleep 30
+    check "$id: the user's terminal modes are restored after a timeout (124)" \
+        eval 'rc_is 124 && restored && [ "$(rfield "$id" reason)" = timeout ]'
+
+    for sig in TERM HUP INT; do
+        drive "$id" "$ws" --step 'expect:ready' --step "signal:$sig" -- sh -c 'echo ready; exec sleep 30'
+        want=$((128 + $(kill -l "$sig")))
+        check "$id: SIG$sig to glove reaches the agent, and the terminal is restored ($want)" \
+            eval 'rc_is "$want" && steps_ok && restored'
+    done
+
+    drive "$id" "$ws" --step 'expect:ready' --step 'modes:changed' --step 'signal:TSTP' --step 'modes:before' \
+        --step 'signal:CONT' --step 'modes:changed' --step 'send:abc\n' --step 'expect:got=abc' -- \
+        sh -c 'echo ready; read x; echo got=$x'
+    check "$id: SIGTSTP to glove gives the terminal back while it is stopped; SIGCONT makes it raw again" \
+        eval 'rc_is 0 && steps_ok && restored'
+
+    m=$(marker)
+    drive "$id" "$ws" --step 'expect:ready' --step 'modes:changed' --step 'signal:SEGV' -- sh -c "echo ready; exec sleep $m"
+    check "$id: a crash of glove (SIGSEGV) restores the terminal first, and ends the sandbox" \
+        eval 'rc_is 139 && steps_ok && restored && wait_for gone "$m"'
+
+    m=$(marker)
+    drive "$id" "$ws" --step 'expect:ready' --step 'signal:KILL' -- sh -c "echo ready; exec sleep $m"
+    check "$id: SIGKILL of glove itself ends the sandbox (the terminal then stays raw: documented)" \
+        eval 'rc_is 137 && wait_for gone "$m"'
+
+    drive "$id" "$ws" --quiet-output -- --output-limit 1M -- yes
+    check "$id: yes with a 1 MiB output limit on a terminal ends output_limit having written no more than the limit" \
+        eval 'rc_is 153 && restored && [ "$(rfield "$id" reason)" = output_limit ] &&
+              [ "$(rfield "$id" output.bytes)" = 1048576 ] && [ "$DRIVEN_BYTES" -le $((1048576 + 200)) ]'
+
+    drive "$id" "$ws" -- --transcript-tail 6 -- printf 'abc\ndef\n'
+    check "$id: the receipt's tail is what the terminal showed (the pty's CR LF): base64 of \"\\ndef\\r\\n\"" \
+        eval 'rc_is 0 && [ "$(rfield "$id" output.tail_base64)" = CmRlZg0K ] && [ "$(rfield "$id" output.bytes)" = 10 ]'
+done
+
+finish
