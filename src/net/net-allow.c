@@ -342,11 +342,5 @@ int glove_policy_check_net(const struct glove_policy *p, char *err, size_t errle
                                         glove_net_mode_to_string(p->net));
                 return -EINVAL;
         }
-        if (p->net == GLOVE_NET_PROXY) {
-                if (err && errlen > 0)
-                        (void) snprintf(err, errlen, "network mode \"proxy\" is not implemented yet; use \"offline\" "
-                                                     "or \"loopback\"");
-                return -EOPNOTSUPP;
-        }
         return 0;
 }

@@ -58,6 +58,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_LANDLOCK] = "landlock",
         [STAGE_SECCOMP] = "seccomp",
         [STAGE_EXEC] = "exec",
+        [STAGE_NET] = "network-helper",
 };
 
 const char *stage_to_string(enum stage s) {
@@ -476,6 +477,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         struct glove_session_result res = {
                 .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
         };
+        struct net_proxy_proc np = NET_PROXY_PROC_NULL;
         struct saved_tty tty;
         struct plan plan;
         sigset_t mask, old;
@@ -523,6 +525,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         goto out;
                 }
         }
+        if (net_proxy_start(&plan, opts, &np) < 0)
+                goto out;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
                 log_error_errno(negative_errno(), "socketpair: %m");
                 goto out;
@@ -573,16 +577,18 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * grant descriptors are needed (the latter only in root mode,
                  * and they come over the socket). The audit log's descriptor
                  * goes too. */
-                int fd = pair[1];
+                int fd = pair[1], keep_end;
                 pair[0] = safe_close(pair[0]);
+                keep_end = net_child_keep_fd(&plan, fd);
                 (void) close_range(3, (unsigned) fd - 1, 0);
-                (void) close_range((unsigned) fd + 1, ~0U, 0);
+                (void) close_range((unsigned) keep_end, ~0U, 0);
                 for (size_t i = 0; i < plan.n_grants; i++)
                         plan.grants[i].fd = plan.grants[i].tree_fd = -EBADF;
                 child_wait_go(&plan, fd);
                 sandbox_init_main(&plan, fd);
         }
         pair[1] = safe_close(pair[1]);
+        net_proxy_after_clone(&np);
 
         r = write_maps(&plan, pid);
         if (r >= 0 && plan.root_mode) {
@@ -649,6 +655,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
 restore:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
 out:
+        net_proxy_stop(&np);
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);
