@@ -41,8 +41,10 @@
 #define PIPE_BYTES (1 << 20)
 #define MAX_ADDRS 8
 #define MAX_HOST_ADDRS 64
+#define LINGER_MS 2000             /* after a refusal: unread input would reset the answer away */
+#define LINGER_BYTES (1 << 20)
 
-enum conn_state { ST_HEAD, ST_CONNECTING, ST_RELAY };
+enum conn_state { ST_HEAD, ST_CONNECTING, ST_RELAY, ST_CLOSING };
 
 struct conn;
 
@@ -199,9 +201,27 @@ static void respond(int fd, const char *status, const char *extra_headers, const
         (void) shutdown(fd, SHUT_WR);
 }
 
+/* Refuses the request; the connection lingers a little, reading and
+ * dropping what the client still sends, so that the answer arrives. */
 static void deny(struct proxy *px, struct conn *c, const char *status, const char *extra_headers, const char *reason) {
         record(px, c, "request", "deny", reason, NULL);
         respond(c->cfd, status, extra_headers, reason);
+        c->ufd = safe_close(c->ufd);
+        c->uev = UINT32_MAX;
+        c->st = ST_CLOSING;
+        c->head_len = 0;
+        c->deadline_ms = now_ms() + LINGER_MS;
+        ep_set(px, c->cfd, &c->cs, &c->cev, EPOLLIN);
+}
+
+static void on_closing(struct proxy *px, struct conn *c) {
+        char buf[16384];
+        ssize_t n = recv(c->cfd, buf, sizeof(buf), MSG_DONTWAIT);
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return;
+        if (n > 0 && (c->head_len += (size_t) n) < LINGER_BYTES)
+                return;
         conn_free(px, c, "denied");
 }
 
@@ -672,6 +692,9 @@ static void on_event(struct proxy *px, struct side *s, uint32_t events) {
         case ST_RELAY:
                 relay(px, c, events);
                 break;
+        case ST_CLOSING:
+                on_closing(px, c);
+                break;
         default:
                 break;
         }
@@ -690,6 +713,9 @@ static void expire(struct proxy *px, uint64_t t) {
                         break;
                 case ST_CONNECTING:
                         connect_failed(px, c, ETIMEDOUT);
+                        break;
+                case ST_CLOSING:
+                        conn_free(px, c, "denied");
                         break;
                 case ST_RELAY:
                 default:
