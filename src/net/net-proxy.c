@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,8 @@ static void refuse_capped(struct proxy *px, int fd, const char *status, const ch
         px->suppressed_log_ms = t;
 }
 
+static void on_client_head(struct proxy *px, struct conn *c);
+
 static void new_conn(struct proxy *px, int fd) {
         struct conn *c;
         struct stat st;
@@ -281,6 +284,7 @@ static void new_conn(struct proxy *px, int fd) {
                 safe_close(fd);
                 return;
         }
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         c->id = ++px->next_id;
         c->cfd = fd;
         c->ufd = -EBADF;
@@ -296,6 +300,8 @@ static void new_conn(struct proxy *px, int fd) {
         px->conns = c;
         px->n_conns++;
         ep_set(px, c->cfd, &c->cs, &c->cev, EPOLLIN);
+        /* the head may be there already */
+        on_client_head(px, c);
 }
 
 static bool host_own(const struct proxy *px, int family, const uint8_t *a) {
@@ -416,6 +422,7 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
 }
 
 static void start_connect(struct proxy *px, struct conn *c);
+static void connected(struct proxy *px, struct conn *c);
 
 static void connect_failed(struct proxy *px, struct conn *c, int error) {
         char msg[512];
@@ -451,6 +458,9 @@ static void start_connect(struct proxy *px, struct conn *c) {
         c->deadline_ms = now_ms() + CONNECT_TIMEOUT_MS;
         ep_set(px, c->cfd, &c->cs, &c->cev, 0);
         ep_set(px, c->ufd, &c->us, &c->uev, EPOLLOUT);
+        /* a nearby peer has answered already */
+        if (poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, 0) == 1)
+                connected(px, c);
 }
 
 static void head_complete(struct proxy *px, struct conn *c) {
@@ -564,52 +574,62 @@ static void connected(struct proxy *px, struct conn *c) {
 }
 
 /* Moves what can move in one direction without blocking. Returns <0 on a
- * hard error, else whether anything moved. */
+ * hard error, else whether anything moved. A splice that moved less than
+ * it asked for means the source is empty or the destination full for now:
+ * the loop stops there rather than spend a system call on EAGAIN (they are
+ * what a relay costs). */
 static int pump(struct conn *c, struct dir *d, int src, int dst, bool upward) {
-        bool moved = false;
+        bool moved = false, src_dry = false, dst_full = false;
+        ssize_t n;
 
+        if (upward && c->pending_off < c->pending_len) {
+                n = send(dst, c->pending + c->pending_off, c->pending_len - c->pending_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return negative_errno();
+                if (n > 0) {
+                        c->pending_off += (size_t) n;
+                        d->bytes += (uint64_t) n;
+                        moved = true;
+                }
+                if (c->pending_off < c->pending_len)
+                        return moved; /* the destination is full; the pending bytes go first */
+        }
         for (;;) {
                 bool progress = false;
-                ssize_t n;
 
-                if (upward && c->pending_off < c->pending_len) {
-                        n = send(dst, c->pending + c->pending_off, c->pending_len - c->pending_off,
-                                 MSG_DONTWAIT | MSG_NOSIGNAL);
-                        if (n < 0 && errno != EAGAIN && errno != EINTR)
-                                return negative_errno();
-                        if (n > 0) {
-                                c->pending_off += (size_t) n;
-                                d->bytes += (uint64_t) n;
-                                moved = true;
-                        }
-                        if (c->pending_off < c->pending_len)
-                                return moved; /* the destination is full; the pending bytes go first */
-                }
-                if (!d->eof && d->len < PIPE_BYTES) {
-                        n = splice(src, NULL, d->pipe[1], NULL, PIPE_BYTES - d->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                if (!d->eof && !src_dry && d->len < PIPE_BYTES) {
+                        size_t want = PIPE_BYTES - d->len;
+
+                        n = splice(src, NULL, d->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                         if (n > 0) {
                                 d->len += (size_t) n;
                                 progress = true;
+                                src_dry = (size_t) n < want;
                         } else if (n == 0)
                                 d->eof = true, progress = true;
-                        else if (errno != EAGAIN && errno != EINTR) {
-                                if (errno != ECONNRESET)
-                                        return negative_errno();
+                        else if (errno == EAGAIN || errno == EINTR)
+                                src_dry = true;
+                        else if (errno == ECONNRESET)
                                 d->eof = true; /* a reset ends this direction */
-                        }
+                        else
+                                return negative_errno();
                 }
-                if (d->len > 0) {
+                if (d->len > 0 && !dst_full) {
                         n = splice(d->pipe[0], NULL, dst, NULL, d->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                         if (n > 0) {
                                 d->len -= (size_t) n;
                                 d->bytes += (uint64_t) n;
                                 progress = true;
-                        } else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                                dst_full = d->len > 0;
+                        } else if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                                dst_full = true;
+                        else if (n < 0)
                                 return negative_errno();
                 }
-                if (!progress)
+                if (progress)
+                        moved = true;
+                if (!progress || ((src_dry || d->eof || d->len >= PIPE_BYTES) && (d->len == 0 || dst_full)))
                         break;
-                moved = true;
         }
         if (d->eof && d->len == 0 && !d->shut) {
                 (void) shutdown(dst, SHUT_WR);
