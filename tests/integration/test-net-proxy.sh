@@ -345,7 +345,8 @@ print("after:", answer(s))
 EOF
     [ "$id" = nobody ] && chown 65534:65534 "$ws/clients.py"
     run "$id" "$ws" $P --allow "127.0.0.1:$ECHO" -- python3 clients.py
-    check "$id: an oversized request head gets 431" eval 'out_has "oversized: HTTP/1.1 431"'
+    check "$id: an oversized request head gets 431, and is recorded" \
+        eval 'out_has "oversized: HTTP/1.1 431" && has_record "$id" request deny "" "larger than 16 KiB"'
     check "$id: a half-closed tunnel passes the EOF on and the answer back, then closes" \
         eval 'out_has "tunnel: HTTP/1.1 200" && out_has "half-closed echo: ping-half-closed" &&
               has_record "$id" connection_end info "127.0.0.1:$ECHO" "" end=closed'
@@ -425,5 +426,20 @@ EOF
         eval '[ -n "$helper" ] && rc_is 3 && out_has "hello through the proxy" && out_has "after kill: rc 7" &&
               has_record "$id" listener_gone info "" && has_record "$id" proxy_end info 127.0.0.1:3128'
 done
+
+# Fail closed: a proxy that cannot start means no sandbox. uid 65534 with
+# RLIMIT_NPROC 1 cannot fork, and the proxy is glove exec's first fork
+# (root is exempt from the limit).
+if [ "$(id -u)" = 0 ]; then
+    ws=$(new_ws nobody ws-nproc)
+    rm -f "$ws/ran"
+    (cd "$ws" && as nobody prlimit --nproc=1:1 "$GLOVE" exec $P --allow "127.0.0.1:$HTTP" -- touch "$ws/ran") \
+        >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+    check "nobody: a proxy that cannot start stops the run (125, says why), the agent never runs" \
+        refused "Cannot start the network proxy" "$ws/ran"
+fi
 
 finish
