@@ -14,6 +14,7 @@
  * the variables common tools read. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -181,6 +182,22 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
                         log_error("The network proxy cannot write the audit log: %s", err[0] ? err : strerror(-r));
                         _exit(GLOVE_EXIT_FAILED);
                 }
+        }
+        /* Root needs nothing of root's to relay: from here on the proxy is
+         * the agent's host identity (as it is in a normal user's run), its
+         * audit log already open. */
+        if (plan->root_mode) {
+                pid_t parent = getppid();
+
+                if (setgroups(0, NULL) < 0 || setresgid(plan->host_gid, plan->host_gid, plan->host_gid) < 0 ||
+                    setresuid(plan->host_uid, plan->host_uid, plan->host_uid) < 0 ||
+                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
+                        log_error_errno(negative_errno(), "The network proxy cannot drop root: %m");
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+                if (getppid() != parent) /* the death signal was re-armed too late */
+                        _exit(GLOVE_EXIT_FAILED);
         }
         if (write(ready, "1", 1) != 1)
                 _exit(GLOVE_EXIT_FAILED);
