@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,9 +392,9 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
                         char t[INET6_ADDRSTRLEN] = "";
 
                         if (ai->ai_family == AF_INET)
-                                a = (const uint8_t *) &((struct sockaddr_in *) ai->ai_addr)->sin_addr;
+                                a = (const uint8_t *) ai->ai_addr + offsetof(struct sockaddr_in, sin_addr);
                         else if (ai->ai_family == AF_INET6)
-                                a = (const uint8_t *) &((struct sockaddr_in6 *) ai->ai_addr)->sin6_addr;
+                                a = (const uint8_t *) ai->ai_addr + offsetof(struct sockaddr_in6, sin6_addr);
                         else
                                 continue;
                         no = addr_refused(px, ai->ai_family, a, d->port);
@@ -410,10 +411,10 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
                 freeaddrinfo(res);
         }
         if (c->n_addrs == 0) {
-                char msg[700];
+                char msg[1024];
 
                 (void) snprintf(msg, sizeof(msg),
-                                "%s resolves only to refused addresses (%s); list the address itself to allow it",
+                                "%.253s resolves only to refused addresses (%.511s); list the address itself to allow it",
                                 d->host, why[0] ? why : "none");
                 deny(px, c, "403 Forbidden", NULL, msg);
                 return false;
@@ -795,11 +796,11 @@ static void load_host_addrs(struct proxy *px) {
                 if (i->ifa_addr->sa_family == AF_INET) {
                         px->host_addrs[px->n_host_addrs].family = AF_INET;
                         memcpy(px->host_addrs[px->n_host_addrs++].addr,
-                               &((struct sockaddr_in *) i->ifa_addr)->sin_addr, 4);
+                               (const uint8_t *) i->ifa_addr + offsetof(struct sockaddr_in, sin_addr), 4);
                 } else if (i->ifa_addr->sa_family == AF_INET6) {
                         px->host_addrs[px->n_host_addrs].family = AF_INET6;
                         memcpy(px->host_addrs[px->n_host_addrs++].addr,
-                               &((struct sockaddr_in6 *) i->ifa_addr)->sin6_addr, 16);
+                               (const uint8_t *) i->ifa_addr + offsetof(struct sockaddr_in6, sin6_addr), 16);
                 }
         }
         freeifaddrs(ifa);

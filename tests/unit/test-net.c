@@ -349,8 +349,8 @@ static void test_request_malformed(void **state) {
                 "CONNECT h.example:443 HTTP/1.1\r\nNoColon\r\n\r\n",
                 "CONNECT h.example:443 HTTP/1.1\r\nBad Name: x\r\n\r\n",
                 "CONNECT h.example:443 HTTP/1.1\r\n: empty\r\n\r\n",
-                "CONNECT h.example:443 HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n"
-                "Proxy-Authorization: Basic eDp5\r\n\r\n", /* twice */
+                ("CONNECT h.example:443 HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n"
+                 "Proxy-Authorization: Basic eDp5\r\n\r\n"), /* twice */
         };
 
         static const char nul[] = "CONNECT h.example:443 HTTP/1.1\r\nX: a\0b\r\n\r\n";
