@@ -193,15 +193,14 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                         return -EINVAL;
                 }
                 return 0;
-        case OPT_ALLOW:
-                r = glove_policy_add_net_allow(p, arg, err, errlen);
-                if (r < 0 && r != -ENOMEM) {
-                        char inner[512];
+        case OPT_ALLOW: {
+                char inner[512] = "";
 
-                        (void) snprintf(inner, sizeof(inner), "%s", err);
-                        (void) snprintf(err, errlen, "--allow %s", inner);
-                }
+                r = glove_policy_add_net_allow(p, arg, inner, sizeof(inner));
+                if (r < 0 && r != -ENOMEM)
+                        (void) snprintf(err, errlen, "--allow %.500s", inner);
                 return r;
+        }
         case OPT_HOSTNAME:
                 return glove_policy_set_hostname(p, arg, err, errlen);
         case OPT_WALL_TIME:
