@@ -194,6 +194,7 @@ uint64_t glove_audit_count(const struct glove_audit *a);
  * tamper-evident (glove_audit_log_check). */
 void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
 const char *glove_audit_path(const struct glove_audit *a);
+const char *glove_audit_run_id(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);
 /* ---- the audit log against the receipts ---- */
 

@@ -24,7 +24,7 @@ enum glove_grant_kind {
 enum glove_net_mode {
         GLOVE_NET_OFFLINE,
         GLOVE_NET_LOOPBACK,
-        GLOVE_NET_PROXY, /* accepted by the format, not yet built */
+        GLOVE_NET_PROXY, /* loopback plus the audited CONNECT proxy (docs/network.md) */
 };
 
 #define GLOVE_POLICY_MAX_ENTRIES 256
@@ -43,6 +43,7 @@ struct glove_grant {
 };
 
 struct glove_mcp_policy; /* glove/mcp-policy.h */
+struct glove_net_dest;   /* glove/net.h */
 
 struct glove_env_set {
         char *name;
@@ -75,6 +76,8 @@ struct glove_policy {
         uint64_t wall_ms;       /* limits.wall: the wall-time watchdog, 0 for none */
         uint64_t output_limit;  /* limits.output: bytes the agent may write (terminal or pipes), 0 for none */
         uint64_t transcript_tail; /* audit.transcript_tail: bytes of output tail in the receipt, 0 for none */
+        struct glove_net_dest *net_allow; /* network.allow / --allow (proxy mode), glove/net.h */
+        size_t n_net_allow;
 };
 
 #define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */

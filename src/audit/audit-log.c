@@ -142,6 +142,10 @@ const char *glove_audit_path(const struct glove_audit *a) {
         return a->path;
 }
 
+const char *glove_audit_run_id(const struct glove_audit *a) {
+        return a->run_id;
+}
+
 void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
         crypto_hash_sha256_state st = a->digest; /* the run goes on */
         unsigned char d[crypto_hash_sha256_BYTES];

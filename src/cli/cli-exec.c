@@ -14,6 +14,7 @@
 #include "glove/audit.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/net.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "log.h"
@@ -56,7 +57,9 @@ static void help(FILE *f, bool run) {
                 "  --env NAME             pass the host variable NAME\n"
                 "  --setenv NAME=VALUE    set NAME to VALUE\n"
                 "  --cwd DIR              working directory inside\n"
-                "  --net MODE             offline (default) or loopback\n"
+                "  --net MODE             offline (default), loopback, or proxy (docs/network.md)\n"
+                "  --allow HOST:PORT      proxy mode: let the agent reach HOST:PORT through the\n"
+                "                         audited proxy (\"*.example.com:443\" for names below)\n"
                 "  --hostname NAME        host name inside (default glove)\n"
                 "  --uid-when-root UID[:GID]  host identity of the agent when glove runs as root\n"
                 "                         (default 65534:65534)\n"
@@ -103,6 +106,7 @@ enum {
         OPT_DRY_RUN,
         OPT_OUTPUT_LIMIT,
         OPT_TRANSCRIPT_TAIL,
+        OPT_ALLOW,
 };
 
 static const struct option options[] = {
@@ -127,6 +131,7 @@ static const struct option options[] = {
         { "dry-run", no_argument, NULL, OPT_DRY_RUN },
         { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
         { "transcript-tail", required_argument, NULL, OPT_TRANSCRIPT_TAIL },
+        { "allow", required_argument, NULL, OPT_ALLOW },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         {},
@@ -191,12 +196,19 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
         case OPT_CWD:
                 return glove_policy_set_cwd(p, ctx, arg, err, errlen);
         case OPT_NET:
-                if (glove_policy_parse_net(arg, &p->net) < 0 || p->net == GLOVE_NET_PROXY) {
-                        (void) snprintf(err, errlen, "--net takes offline or loopback, not \"%.256s\"%s", arg,
-                                        strcmp(arg, "proxy") == 0 ? " (proxy is not implemented yet)" : "");
+                if (glove_policy_parse_net(arg, &p->net) < 0) {
+                        (void) snprintf(err, errlen, "--net takes offline, loopback or proxy, not \"%.256s\"", arg);
                         return -EINVAL;
                 }
                 return 0;
+        case OPT_ALLOW: {
+                char inner[512] = "";
+
+                r = glove_policy_add_net_allow(p, arg, inner, sizeof(inner));
+                if (r < 0 && r != -ENOMEM)
+                        (void) snprintf(err, errlen, "--allow %.500s", inner);
+                return r;
+        }
         case OPT_HOSTNAME:
                 return glove_policy_set_hostname(p, arg, err, errlen);
         case OPT_WALL_TIME:
@@ -468,6 +480,10 @@ int cli_exec_main(int argc, char **argv, bool run) {
                         log_error("%s", err[0] ? err : strerror(-r));
                         return GLOVE_EXIT_FAILED;
                 }
+        }
+        if (glove_policy_check_net(policy, err, sizeof(err)) < 0) {
+                log_error("%s", err);
+                return GLOVE_EXIT_FAILED;
         }
         if (!policy->audit_path) {
                 policy->audit_path = path_join(dirs.state, GLOVE_AUDIT_LOG_NAME);

@@ -6,6 +6,7 @@
 
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
+#include "glove/net.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "policy-internal.h"
@@ -58,6 +59,34 @@ static int load_size(const json_t *v, const struct jpath *at, uint64_t *ret, cha
                 return 0;
         }
         return policy_error(err, errlen, EINVAL, at->s, "must be a size such as \"256M\" or a byte count");
+}
+
+/* network.allow: only with mode "proxy", which the document itself must
+ * say (a flag cannot rescue a file that contradicts itself). */
+static int load_net_allow(struct glove_policy *p, const json_t *v, const struct jpath *net, char *err, size_t errlen) {
+        struct jpath ja = policy_jp_key(net, "allow");
+        size_t i;
+        json_t *e;
+        int r;
+
+        r = get_array(v, &ja, err, errlen);
+        if (r < 0)
+                return r;
+        if (json_array_size(v) > 0 && p->net != GLOVE_NET_PROXY)
+                return policy_error(err, errlen, EINVAL, ja.s, "needs \"mode\": \"proxy\" (the mode is \"%s\")",
+                                    glove_net_mode_to_string(p->net));
+        json_array_foreach (v, i, e) {
+                struct jpath je = policy_jp_index(&ja, i);
+                const char *s;
+
+                r = get_string(e, &je, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                r = relocate(glove_policy_add_net_allow(p, s, err, errlen), &je, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 typedef int (*add_string_fn)(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
@@ -383,8 +412,9 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "network");
         if (v) {
-                static const char *const nkeys[] = { "mode", NULL };
+                static const char *const nkeys[] = { "mode", "allow", NULL };
                 struct jpath j = policy_jp_key(&root, "network"), jm = policy_jp_key(&j, "mode");
+                json_t *allow = json_object_get(v, "allow");
 
                 r = policy_check_keys(v, &j, nkeys, err, errlen);
                 if (r < 0)
@@ -397,10 +427,11 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                         if (glove_policy_parse_net(s, &p->net) < 0)
                                 return policy_error(err, errlen, EINVAL, jm.s,
                                                     "must be \"offline\", \"loopback\" or \"proxy\"");
-                        if (p->net == GLOVE_NET_PROXY)
-                                return policy_error(err, errlen, EOPNOTSUPP, jm.s,
-                                                    "\"proxy\" is not implemented yet; use \"offline\" or "
-                                                    "\"loopback\"");
+                }
+                if (allow) {
+                        r = load_net_allow(p, allow, &j, err, errlen);
+                        if (r < 0)
+                                return r;
                 }
         }
         v = json_object_get(doc, "cwd");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "glove/mcp-policy.h"
+#include "glove/net.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "path-util.h"
@@ -127,6 +128,7 @@ void glove_policy_free(struct glove_policy *p) {
                 free(p->env_set[i].value);
         }
         free(p->env_set);
+        free(p->net_allow);
         free(p->cwd);
         free(p->hostname);
         free(p->source);
@@ -572,6 +574,21 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                 json_integer((json_int_t) p->transcript_tail)) < 0) {
                 json_decref(doc);
                 return -ENOMEM;
+        }
+        if (p->n_net_allow > 0) {
+                json_t *allow = json_array();
+
+                for (size_t i = 0; allow && i < p->n_net_allow; i++) {
+                        char d[GLOVE_NET_DEST_MAX];
+
+                        glove_net_dest_format(&p->net_allow[i], d);
+                        if (json_array_append_new(allow, json_string(d)) < 0)
+                                allow = (json_decref(allow), NULL);
+                }
+                if (!allow || json_object_set_new(json_object_get(doc, "network"), "allow", allow) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
         }
         *ret = doc;
         return 0;

@@ -264,16 +264,22 @@ static int record_env(const struct plan *plan, const struct glove_sandbox_option
 }
 
 static int record_network(const struct plan *plan, struct glove_audit *a) {
-        bool offline = plan->policy->net == GLOVE_NET_OFFLINE;
+        bool offline = plan->policy->net == GLOVE_NET_OFFLINE, proxy = plan->policy->net == GLOVE_NET_PROXY;
+        _cleanup_json_ json_t *extra = proxy ? net_audit_extra(plan) : NULL;
 
+        if (proxy && !extra)
+                return -ENOMEM;
         return append(a, &(struct glove_audit_event) {
                 .component = "sandbox",
                 .event = "network",
                 .decision = offline ? "deny" : "allow",
                 .rule = "network.mode",
                 .reason = offline ? "offline: own network namespace, no inet sockets"
+                          : proxy ? "proxy: own network namespace with only lo; the audited proxy at 127.0.0.1:3128 "
+                                    "reaches the network.allow destinations"
                                   : "loopback: own network namespace with only lo; nothing outside reachable",
                 .subject = glove_net_mode_to_string(plan->policy->net),
+                .extra = extra,
         });
 }
 

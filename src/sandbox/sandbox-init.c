@@ -230,6 +230,9 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                 if (r < 0)
                         sync_fail(sync_fd, STAGE_TERMINAL, -r, "hand the pty to the supervisor");
         }
+        r = net_helper_start(plan, detail, sizeof(detail));
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_NET, -r, detail);
 
         /* The supervisor syncs the run's audit records while we built the
          * root; the agent exists only once they are on disk. */

@@ -44,6 +44,7 @@ enum stage {
         STAGE_SECCOMP,
         STAGE_EXEC,
         STAGE_TERMINAL,
+        STAGE_NET,
         _STAGE_MAX,
 };
 
@@ -146,6 +147,7 @@ struct plan {
         bool have_termios;
         struct termios termios;
         struct winsize winsize;
+        int net_fd;                 /* proxy mode: the helper's end of the proxy channel, else -EBADF */
 };
 
 /* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */
@@ -196,6 +198,27 @@ int seccomp_apply(const struct plan *plan);
 
 /* sandbox-init.c: steps 5-7, PID 1 of the sandbox. Never returns. */
 _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);
+
+/* sandbox-net.c: proxy mode. The supervisor starts the proxy process
+ * after the setup decisions are recorded and before the clone (a proxy
+ * that cannot start means no sandbox); it sets plan->net_fd and the
+ * agent's proxy variables. Init starts the helper before the agent. */
+struct net_proxy_proc {
+        pid_t pid;
+        int stop_fd;  /* closing it ends the proxy */
+        int chan_fd;  /* the sandbox's end until the clone */
+};
+#define NET_PROXY_PROC_NULL { .pid = 0, .stop_fd = -EBADF, .chan_fd = -EBADF }
+int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np);
+void net_proxy_after_clone(struct net_proxy_proc *np);
+void net_proxy_stop(struct net_proxy_proc *np);
+/* In the cloned child: moves the channel to sync_fd + 1; returns the first
+ * descriptor that is not to be kept. */
+int net_child_keep_fd(struct plan *plan, int sync_fd);
+int net_helper_start(const struct plan *plan, char *detail, size_t len);
+/* The network record's extra members in proxy mode (allow list, listener,
+ * the variables set); NULL when out of memory. */
+json_t *net_audit_extra(const struct plan *plan);
 
 /* sync channel */
 int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds);

@@ -60,6 +60,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_SECCOMP] = "seccomp",
         [STAGE_EXEC] = "exec",
         [STAGE_TERMINAL] = "terminal",
+        [STAGE_NET] = "network-helper",
 };
 
 const char *stage_to_string(enum stage s) {
@@ -500,6 +501,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
         };
         struct relay relay;
+        struct net_proxy_proc np = NET_PROXY_PROC_NULL;
         struct plan plan;
         sigset_t mask, old;
         struct sigaction old_pipe;
@@ -548,6 +550,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         goto out;
                 }
         }
+        if (net_proxy_start(&plan, opts, &np) < 0)
+                goto out;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
                 log_error_errno(negative_errno(), "socketpair: %m");
                 goto out;
@@ -607,11 +611,12 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * grant descriptors are needed (the latter only in root mode,
                  * and they come over the socket). The audit log's descriptor
                  * goes too. */
-                int fd = pair[1];
+                int fd = pair[1], keep_end;
                 pair[0] = safe_close(pair[0]);
                 relay_child_fds(&relay);
+                keep_end = net_child_keep_fd(&plan, fd);
                 (void) close_range(3, (unsigned) fd - 1, 0);
-                (void) close_range((unsigned) fd + 1, ~0U, 0);
+                (void) close_range((unsigned) keep_end, ~0U, 0);
                 for (size_t i = 0; i < plan.n_grants; i++)
                         plan.grants[i].fd = plan.grants[i].tree_fd = -EBADF;
                 child_wait_go(&plan, fd);
@@ -622,6 +627,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         /* a reader of glove's output that went away is an error to relay,
          * not a reason for glove to die unrecorded */
         pipe_ignored = sigaction(SIGPIPE, &(struct sigaction) { .sa_handler = SIG_IGN }, &old_pipe) == 0;
+        net_proxy_after_clone(&np);
 
         r = write_maps(&plan, pid);
         if (r >= 0 && plan.root_mode) {
@@ -697,6 +703,7 @@ out:
         relay_done(&relay);
         if (pipe_ignored)
                 (void) sigaction(SIGPIPE, &old_pipe, NULL);
+        net_proxy_stop(&np);
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);

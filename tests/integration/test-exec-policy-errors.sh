@@ -112,7 +112,8 @@ for id in $IDS; do
 
     # --- flags ---
     bad "$id" "an unknown flag" "frobnicate" --frobnicate
-    bad "$id" "--net proxy (not implemented)" "proxy" --net proxy
+    bad "$id" "--allow without --net proxy" "only with mode \"proxy\"" --allow example.com:443
+    bad "$id" "--allow with a scheme (names the entry)" "https://example.com:443" --net loopback --allow https://example.com:443
     bad "$id" "--net bogus" "bogus" --net bogus
     bad "$id" "--tmpfs with a bad size" "12Q" --tmpfs /x:12Q
     bad "$id" "--setenv without =" "NOEQUALS" --setenv NOEQUALS

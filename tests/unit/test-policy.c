@@ -464,8 +464,8 @@ static void test_not_implemented(void **state) {
                       -EOPNOTSUPP,
                       "/filesystem/write/0: overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for "
                       "/work/p");
-        check_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\"}}", -EOPNOTSUPP,
-                      "/network/mode: \"proxy\" is not implemented yet; use \"offline\" or \"loopback\"");
+        check_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"allow\":[\"a.example:443\"]}}",
+                      -EINVAL, "/network/allow: needs \"mode\": \"proxy\" (the mode is \"loopback\")");
 
         assert_int_equal(glove_policy_new("t", &p), 0);
         assert_int_equal(glove_policy_add_grant(p, &ctx, "/o", GLOVE_GRANT_OVERLAY, 0, "--overlay", err, sizeof(err)),

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/* Proxy mode's two halves around the sandbox (docs/network.md):
+ *
+ *   the proxy   a host process forked by the supervisor before the clone,
+ *               holding one end of a SOCK_SEQPACKET pair (src/net/net-proxy.c)
+ *   the helper  forked by the sandbox's init before the agent: it listens
+ *               on 127.0.0.1:3128 in the sandbox's network namespace and
+ *               passes each accepted connection to the proxy over the other
+ *               end (SCM_RIGHTS). Non-dumpable, no capabilities; the agent
+ *               never holds the channel (init closes its copy, and the
+ *               agent's own descriptors above the sync socket are closed).
+ *
+ * The agent gets the proxy's URL, with the run's token as the password, in
+ * the variables common tools read. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "glove/audit.h"
+#include "glove/json.h"
+#include "glove/net.h"
+#include "log.h"
+#include "macro.h"
+#include "net-internal.h"
+#include "sandbox-internal.h"
+
+static int env_add(char ***envp, const char *name, const char *value) {
+        size_t n = 0, k = strlen(name);
+        char *s, **nv;
+
+        if (asprintf(&s, "%s=%s", name, value) < 0)
+                return -ENOMEM;
+        for (; *envp && (*envp)[n]; n++)
+                if (strncmp((*envp)[n], name, k) == 0 && (*envp)[n][k] == '=') {
+                        free((*envp)[n]);
+                        (*envp)[n] = s;
+                        return 0;
+                }
+        nv = reallocarray(*envp, n + 2, sizeof(char *));
+        if (!nv) {
+                free(s);
+                return -ENOMEM;
+        }
+        nv[n] = s;
+        nv[n + 1] = NULL;
+        *envp = nv;
+        return 0;
+}
+
+/* The variables, in the order docs/network.md lists them. */
+static const char *const url_vars[] = {
+        "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",
+        "npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY",
+        "PIP_PROXY", "CARGO_HTTP_PROXY", "GIT_CONFIG_VALUE_0",
+};
+
+static int proxy_env(struct plan *plan, const char *token) {
+        char url[128];
+        int r = 0;
+
+        (void) snprintf(url, sizeof(url), "http://glove:%s@127.0.0.1:%u", token, (unsigned) GLOVE_NET_PROXY_PORT);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(url_vars); i++)
+                r = env_add(&plan->envp, url_vars[i], url);
+        if (r >= 0)
+                r = env_add(&plan->envp, "NO_PROXY", "localhost,127.0.0.1,::1");
+        if (r >= 0)
+                r = env_add(&plan->envp, "no_proxy", "localhost,127.0.0.1,::1");
+        if (r >= 0)
+                r = env_add(&plan->envp, "GIT_CONFIG_COUNT", "1");
+        if (r >= 0)
+                r = env_add(&plan->envp, "GIT_CONFIG_KEY_0", "http.proxy");
+        if (r >= 0)
+                r = env_add(&plan->envp, "NODE_USE_ENV_PROXY", "1");
+        explicit_bzero(url, sizeof(url));
+        return r;
+}
+
+json_t *net_audit_extra(const struct plan *plan) {
+        json_t *allow = json_array(), *vars = json_array();
+
+        for (size_t i = 0; allow && i < plan->policy->n_net_allow; i++) {
+                char d[GLOVE_NET_DEST_MAX];
+
+                glove_net_dest_format(&plan->policy->net_allow[i], d);
+                (void) json_array_append_new(allow, json_string(d));
+        }
+        for (size_t i = 0; vars && i < ELEMENTSOF(url_vars); i++)
+                (void) json_array_append_new(vars, json_string(url_vars[i]));
+        if (vars) {
+                (void) json_array_append_new(vars, json_string("NO_PROXY"));
+                (void) json_array_append_new(vars, json_string("no_proxy"));
+                (void) json_array_append_new(vars, json_string("GIT_CONFIG_COUNT"));
+                (void) json_array_append_new(vars, json_string("GIT_CONFIG_KEY_0"));
+                (void) json_array_append_new(vars, json_string("NODE_USE_ENV_PROXY"));
+        }
+        if (!allow || !vars) {
+                json_decref(allow);
+                json_decref(vars);
+                return NULL;
+        }
+        return json_pack("{s:o,s:s,s:o}", "allow", allow, "listen", "127.0.0.1:3128", "env_set", vars);
+}
+
+/* Closes every descriptor above 2 but those in |keep| (ascending). */
+static void close_all_but(const int *keep, size_t n) {
+        unsigned from = 3;
+
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] < 0)
+                        continue;
+                if ((unsigned) keep[i] > from)
+                        (void) close_range(from, (unsigned) keep[i] - 1, 0);
+                if ((unsigned) keep[i] + 1 > from)
+                        from = (unsigned) keep[i] + 1;
+        }
+        (void) close_range(from, ~0U, 0);
+}
+
+static void sort3(int *v) {
+        for (int i = 0; i < 3; i++)
+                for (int j = i + 1; j < 3; j++)
+                        if (v[j] < v[i]) {
+                                int t = v[i];
+                                v[i] = v[j];
+                                v[j] = t;
+                        }
+}
+
+_Noreturn static void proxy_main(const struct plan *plan, const struct glove_sandbox_options *opts, int chan,
+                                 int stop, int ready, const char *token) {
+        struct glove_audit *audit = NULL;
+        char own_id[GLOVE_RUN_ID_CHARS + 1], err[512] = "";
+        const char *session = opts->audit ? glove_audit_run_id(opts->audit) : NULL;
+        int keep[3] = { chan, stop, ready };
+        int r = 0;
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        (void) prctl(PR_SET_NAME, "glove-proxy", 0, 0, 0);
+        /* the terminal's signals are the agent's; the supervisor ends us */
+        (void) signal(SIGINT, SIG_IGN);
+        (void) signal(SIGQUIT, SIG_IGN);
+        (void) signal(SIGHUP, SIG_IGN);
+        (void) signal(SIGTSTP, SIG_IGN);
+        sort3(keep);
+        close_all_but(keep, 3);
+
+        if (opts->audit) {
+                /* its own run id in the audit log; the session's names it */
+                glove_run_id_new(own_id);
+                r = glove_audit_open(&(const struct glove_audit_options) {
+                        .path = glove_audit_path(opts->audit),
+                        .run_id = own_id,
+                        .raw_values = plan->policy->audit_raw_values,
+                        .raw_max_bytes = plan->policy->audit_raw_max,
+                }, &audit, err, sizeof(err));
+                if (r >= 0) {
+                        _cleanup_json_ json_t *extra = net_audit_extra(plan);
+                        if (extra && session)
+                                (void) json_object_set_new(extra, "session_run", json_string(session));
+                        r = extra ? glove_audit_append(audit, &(struct glove_audit_event) {
+                                .component = "proxy",
+                                .event = "proxy_start",
+                                .decision = "info",
+                                .reason = "proxy mode's egress proxy",
+                                .subject = "127.0.0.1:3128",
+                                .extra = extra,
+                        }) : -ENOMEM;
+                }
+                if (r >= 0)
+                        r = glove_audit_sync(audit);
+                if (r < 0) {
+                        log_error("The network proxy cannot write the audit log: %s", err[0] ? err : strerror(-r));
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+        }
+        /* Root needs nothing of root's to relay: from here on the proxy is
+         * the agent's host identity (as it is in a normal user's run), its
+         * audit log already open. */
+        if (plan->root_mode) {
+                pid_t parent = getppid();
+
+                if (setgroups(0, NULL) < 0 || setresgid(plan->host_gid, plan->host_gid, plan->host_gid) < 0 ||
+                    setresuid(plan->host_uid, plan->host_uid, plan->host_uid) < 0 ||
+                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
+                        log_error_errno(negative_errno(), "The network proxy cannot drop root: %m");
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+                if (getppid() != parent) /* the death signal was re-armed too late */
+                        _exit(GLOVE_EXIT_FAILED);
+        }
+        if (write(ready, "1", 1) != 1)
+                _exit(GLOVE_EXIT_FAILED);
+        safe_close(ready);
+        r = net_proxy_run(&(const struct net_proxy_config) {
+                .chan_fd = chan,
+                .stop_fd = stop,
+                .token = token,
+                .allow = plan->policy->net_allow,
+                .n_allow = plan->policy->n_net_allow,
+                .audit = audit,
+                .session_run = session,
+        });
+        if (audit) {
+                _cleanup_json_ json_t *extra = session ? json_pack("{s:s}", "session_run", session) : NULL;
+                (void) glove_audit_append(audit, &(struct glove_audit_event) {
+                        .component = "proxy",
+                        .event = "proxy_end",
+                        .decision = "info",
+                        .reason = r < 0 ? "the proxy failed" : "the session ended",
+                        .subject = "127.0.0.1:3128",
+                        .extra = extra,
+                });
+                (void) glove_audit_sync(audit);
+                glove_audit_close(audit);
+        }
+        _exit(r < 0 ? GLOVE_EXIT_FAILED : 0);
+}
+
+int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np) {
+        _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF }, stop[2] = { -EBADF, -EBADF },
+                                 ready[2] = { -EBADF, -EBADF };
+        char token[GLOVE_RUN_ID_CHARS + 1], c;
+        ssize_t n;
+        int r;
+
+        plan->net_fd = -EBADF;
+        if (plan->policy->net != GLOVE_NET_PROXY)
+                return 0;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 || pipe2(stop, O_CLOEXEC) < 0 ||
+            pipe2(ready, O_CLOEXEC) < 0)
+                return log_error_errno(negative_errno(), "Cannot set up the network proxy's channel: %m");
+        glove_run_id_new(token); /* 128 random bits */
+        np->pid = fork();
+        if (np->pid < 0) {
+                np->pid = 0;
+                return log_error_errno(negative_errno(), "Cannot start the network proxy: %m");
+        }
+        if (np->pid == 0)
+                proxy_main(plan, opts, chan[0], stop[0], ready[1], token);
+        chan[0] = safe_close(chan[0]);
+        stop[0] = safe_close(stop[0]);
+        ready[1] = safe_close(ready[1]);
+        np->stop_fd = TAKE_FD(stop[1]);
+        do
+                n = read(ready[0], &c, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1) {
+                explicit_bzero(token, sizeof(token));
+                return log_error_errno(-ECHILD, "The network proxy did not start (it said why); the agent does not "
+                                                "run");
+        }
+        r = proxy_env(plan, token);
+        explicit_bzero(token, sizeof(token));
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
+        np->chan_fd = plan->net_fd = TAKE_FD(chan[1]);
+        return 0;
+}
+
+void net_proxy_after_clone(struct net_proxy_proc *np) {
+        np->chan_fd = safe_close(np->chan_fd);
+}
+
+void net_proxy_stop(struct net_proxy_proc *np) {
+        int status = 0;
+
+        np->chan_fd = safe_close(np->chan_fd);
+        np->stop_fd = safe_close(np->stop_fd);
+        if (np->pid <= 0)
+                return;
+        while (waitpid(np->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        np->pid = 0;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                log_warning("The network proxy ended with status %d",
+                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+int net_child_keep_fd(struct plan *plan, int sync_fd) {
+        if (plan->net_fd < 0)
+                return sync_fd + 1;
+        if (plan->net_fd != sync_fd + 1) {
+                if (dup3(plan->net_fd, sync_fd + 1, O_CLOEXEC) < 0)
+                        _exit(GLOVE_EXIT_FAILED);
+                plan->net_fd = sync_fd + 1;
+        }
+        return sync_fd + 2;
+}
+
+/* In init, before the agent exists: the listener and the helper. */
+int net_helper_start(const struct plan *plan, char *detail, size_t len) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(GLOVE_NET_PROXY_PORT),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        _cleanup_close_ int lfd = -EBADF;
+        pid_t pid;
+
+        if (plan->net_fd < 0)
+                return 0;
+        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0) {
+                (void) snprintf(detail, len, "listen on 127.0.0.1:%u", (unsigned) GLOVE_NET_PROXY_PORT);
+                return negative_errno();
+        }
+        pid = fork();
+        if (pid < 0) {
+                (void) snprintf(detail, len, "fork the network helper");
+                return negative_errno();
+        }
+        if (pid == 0) {
+                int keep[2] = { lfd < plan->net_fd ? lfd : plan->net_fd, lfd < plan->net_fd ? plan->net_fd : lfd };
+                sigset_t none;
+
+                (void) prctl(PR_SET_NAME, "glove-net", 0, 0, 0);
+                (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+                close_all_but(keep, 2);
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                for (;;) {
+                        char byte = 'c';
+                        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+                        union {
+                                char buf[CMSG_SPACE(sizeof(int))];
+                                struct cmsghdr align;
+                        } u = {};
+                        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                                             .msg_controllen = sizeof(u.buf) };
+                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                        ssize_t n;
+
+                        if (c < 0) {
+                                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                                        (void) usleep(10000);
+                                continue;
+                        }
+                        cm->cmsg_level = SOL_SOCKET;
+                        cm->cmsg_type = SCM_RIGHTS;
+                        cm->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cm), &c, sizeof(int));
+                        do
+                                n = sendmsg(plan->net_fd, &mh, MSG_NOSIGNAL);
+                        while (n < 0 && errno == EINTR);
+                        safe_close(c);
+                        if (n < 0)
+                                _exit(0); /* the proxy is gone */
+                }
+        }
+        /* init keeps neither: the helper alone holds the channel */
+        (void) close(plan->net_fd);
+        return 0;
+}

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/* src/net: allow entries (what is refused and why), matching, the address
+ * classes the proxy refuses, the policy's network section, and the proxy's
+ * request parser. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "glove/json.h"
+#include "glove/net.h"
+#include "glove/policy.h"
+#include "macro.h"
+#include "net-internal.h"
+
+static struct glove_net_dest parse_ok(const char *s, bool wildcard) {
+        struct glove_net_dest d;
+        char err[256] = "";
+
+        if (glove_net_dest_parse(s, wildcard, &d, err, sizeof(err)) != 0)
+                fail_msg("\"%s\" refused: %s", s, err);
+        return d;
+}
+
+static void refused(const char *s, bool wildcard, const char *why) {
+        struct glove_net_dest d;
+        char err[256] = "";
+
+        if (glove_net_dest_parse(s, wildcard, &d, err, sizeof(err)) != -EINVAL)
+                fail_msg("\"%s\" accepted", s);
+        if (!strstr(err, why))
+                fail_msg("\"%s\": \"%s\" does not say \"%s\"", s, err, why);
+}
+
+static void test_parse_accepts(void **state) {
+        struct glove_net_dest d;
+        char buf[GLOVE_NET_DEST_MAX];
+
+        d = parse_ok("API.Example.COM:443", false);
+        assert_int_equal(d.kind, GLOVE_NET_HOST_NAME);
+        assert_string_equal(d.host, "api.example.com");
+        assert_int_equal(d.port, 443);
+        d = parse_ok("localhost:1", false);
+        assert_string_equal(d.host, "localhost");
+        assert_int_equal(d.port, 1);
+        d = parse_ok("x_y-z.example:65535", false);
+        assert_int_equal(d.port, 65535);
+        d = parse_ok("127.0.0.1:8080", false);
+        assert_int_equal(d.kind, GLOVE_NET_HOST_IPV4);
+        assert_memory_equal(d.addr, "\x7f\0\0\x01", 4);
+        d = parse_ok("[::1]:443", false);
+        assert_int_equal(d.kind, GLOVE_NET_HOST_IPV6);
+        assert_string_equal(d.host, "::1");
+        d = parse_ok("[2001:DB8:0:0::1]:80", false);
+        glove_net_dest_format(&d, buf);
+        assert_string_equal(buf, "[2001:db8::1]:80");
+        d = parse_ok("*.Example.com:443", true);
+        assert_int_equal(d.kind, GLOVE_NET_HOST_WILDCARD);
+        assert_string_equal(d.host, "example.com");
+        glove_net_dest_format(&d, buf);
+        assert_string_equal(buf, "*.example.com:443");
+        d = parse_ok("registry.npmjs.org:443", false);
+        glove_net_dest_format(&d, buf);
+        assert_string_equal(buf, "registry.npmjs.org:443");
+}
+
+static void test_parse_refuses(void **state) {
+        refused("", true, "empty");
+        refused("example.com", true, "no port");
+        refused("example.com:", true, "no port");
+        refused("example.com:0", true, "out of range");
+        refused("example.com:65536", true, "out of range");
+        refused("example.com:99999999", true, "out of range");
+        refused("example.com:080", true, "leading zeros");
+        refused("example.com:+80", true, "decimal");
+        refused("example.com:8a", true, "decimal");
+        refused("*", true, "bare '*'");
+        refused("*:443", true, "bare '*'");
+        refused("*.com:443", true, "two labels");
+        refused("*.example.com:443", false, "not a destination");
+        refused("a.*.example.com:443", true, "leading \"*.\"");
+        refused("*example.com:443", true, "leading \"*.\"");
+        refused("**.example.com:443", true, "leading \"*.\"");
+        refused("https://example.com:443", true, "scheme");
+        refused("example.com:443/path", true, "path");
+        refused("example.com:443?q", true, "path");
+        refused("user@example.com:443", true, "user information");
+        refused("user:pw@example.com:443", true, "user information");
+        refused("exa mple.com:443", true, "white space");
+        refused("example.com:443\n", true, "white space");
+        refused("ex\xc3\xa4mple.com:443", true, "non-ASCII");
+        refused("::1:443", true, "brackets");
+        refused("[::1]", true, "no port");
+        refused("[::1]443", true, "expected ':'");
+        refused("[::1:443", true, "without ']'");
+        refused("[fe80::1%eth0]:443", true, "zone");
+        refused("[1.2.3.4]:443", true, "IPv6");
+        refused("[*.example.com]:443", true, "IPv6");
+        refused("1.2.3:80", true, "IPv4");
+        refused("1.2.3.256:80", true, "IPv4");
+        refused("01.2.3.4:80", true, "IPv4");
+        refused("1.2.3.4.5:80", true, "IPv4");
+        refused("example.123:80", true, "all digits");
+        refused(".example.com:80", true, "empty label");
+        refused("example..com:80", true, "empty label");
+        refused("example.com.:80", true, "empty label");
+        refused("-example.com:80", true, "'-'");
+        refused("example-.com:80", true, "'-'");
+        refused(":443", true, "no host");
+        refused("exa$mple.com:443", true, "character");
+        {
+                char big[400];
+                memset(big, 'a', sizeof(big) - 1);
+                big[sizeof(big) - 1] = 0;
+                refused(big, true, "longer than 300");
+                memset(big, 'a', 70);
+                (void) snprintf(big + 70, sizeof(big) - 70, ".com:443");
+                refused(big, true, "longer than 63");
+        }
+}
+
+static bool matches(const struct glove_net_dest *entry, const char *req) {
+        struct glove_net_dest d = parse_ok(req, false);
+        return glove_net_allow_match(entry, &d);
+}
+
+static void test_match(void **state) {
+        struct glove_net_dest name = parse_ok("api.example.com:443", true), wild = parse_ok("*.example.com:443", true),
+                              v4 = parse_ok("127.0.0.1:80", true), v6 = parse_ok("[::1]:80", true);
+
+        assert_true(matches(&name, "API.example.com:443"));
+        assert_false(matches(&name, "api.example.com:444"));
+        assert_false(matches(&name, "x.api.example.com:443"));
+        assert_false(matches(&name, "example.com:443"));
+        assert_true(matches(&wild, "a.example.com:443"));
+        assert_true(matches(&wild, "a.b.example.com:443"));
+        assert_false(matches(&wild, "example.com:443"));
+        assert_false(matches(&wild, "badexample.com:443"));
+        assert_false(matches(&wild, "a.example.com.evil:443"));
+        assert_true(matches(&v4, "127.0.0.1:80"));
+        assert_false(matches(&v4, "127.0.0.2:80"));
+        assert_false(matches(&v4, "localhost:80"));
+        assert_true(matches(&v6, "[0:0::1]:80"));
+        assert_false(matches(&v6, "127.0.0.1:80"));
+}
+
+static const char *refused_v4(const char *s) {
+        uint8_t a[4];
+        assert_int_equal(inet_pton(AF_INET, s, a), 1);
+        return glove_net_addr_refused(AF_INET, a);
+}
+
+static const char *refused_v6(const char *s) {
+        uint8_t a[16];
+        assert_int_equal(inet_pton(AF_INET6, s, a), 1);
+        return glove_net_addr_refused(AF_INET6, a);
+}
+
+static void test_address_classes(void **state) {
+        assert_string_equal(refused_v4("127.0.0.1"), "loopback");
+        assert_string_equal(refused_v4("127.255.0.9"), "loopback");
+        assert_string_equal(refused_v4("10.1.2.3"), "private");
+        assert_string_equal(refused_v4("172.16.0.1"), "private");
+        assert_string_equal(refused_v4("172.31.255.255"), "private");
+        assert_null(refused_v4("172.32.0.1"));
+        assert_string_equal(refused_v4("192.168.1.1"), "private");
+        assert_string_equal(refused_v4("169.254.169.254"), "link-local");
+        assert_non_null(refused_v4("0.0.0.0"));
+        assert_non_null(refused_v4("100.64.0.1"));
+        assert_string_equal(refused_v4("224.0.0.1"), "multicast");
+        assert_non_null(refused_v4("255.255.255.255"));
+        assert_null(refused_v4("93.184.216.34"));
+        assert_null(refused_v4("8.8.8.8"));
+        assert_string_equal(refused_v6("::1"), "loopback");
+        assert_non_null(refused_v6("::"));
+        assert_string_equal(refused_v6("fe80::1"), "link-local");
+        assert_non_null(refused_v6("fd00::1"));
+        assert_string_equal(refused_v6("::ffff:127.0.0.1"), "loopback");
+        assert_string_equal(refused_v6("::ffff:10.0.0.1"), "private");
+        assert_null(refused_v6("::ffff:8.8.8.8"));
+        assert_non_null(refused_v6("64:ff9b::a00:1"));
+        assert_non_null(refused_v6("2002:a00:1::"));
+        assert_string_equal(refused_v6("ff02::1"), "multicast");
+        assert_null(refused_v6("2606:4700::1111"));
+}
+
+static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
+
+static int load_text(const char *text, struct glove_policy **ret, char *err, size_t errlen) {
+        _cleanup_json_ json_t *doc = NULL;
+        char jerr[256] = "";
+
+        if (glove_json_parse(text, strlen(text), NULL, &doc, jerr, sizeof(jerr)) < 0)
+                fail_msg("not JSON: %s", jerr);
+        return glove_policy_load_json(doc, "t.json", &ctx, ret, err, errlen);
+}
+
+static void policy_refused(const char *text, const char *msg) {
+        struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        if (load_text(text, &p, err, sizeof(err)) >= 0)
+                fail_msg("accepted: %s", text);
+        if (strcmp(err, msg) != 0)
+                fail_msg("%s\n  got:  %s\n  want: %s", text, err, msg);
+}
+
+static void test_policy_section(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char err[512] = "";
+
+        assert_int_equal(load_text("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"A.example:443\","
+                                   "\"*.b.example:443\",\"[::1]:8080\",\"a.example:443\"]}}",
+                                   &p, err, sizeof(err)),
+                         0);
+        assert_int_equal(p->net, GLOVE_NET_PROXY);
+        assert_int_equal(p->n_net_allow, 3); /* the repeat is kept once */
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(json_object_get(j, "network"), &text, NULL), 0);
+        assert_string_equal(text, "{\"allow\":[\"a.example:443\",\"*.b.example:443\",\"[::1]:8080\"],\"mode\":\"proxy\"}");
+
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"ok.example:443\",\"https://x:443\"]}}",
+                       "/network/allow/1: \"https://x:443\": must not include a scheme (write host:port, e.g. "
+                       "api.example.com:443)");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"*\"]}}",
+                       "/network/allow/0: \"*\": a bare '*' is never allowed: name the hosts");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"x.example:0\"]}}",
+                       "/network/allow/0: \"x.example:0\": port out of range (1..65535)");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"x.example\"]}}",
+                       "/network/allow/0: \"x.example\": has no port (write host:port)");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[443]}}",
+                       "/network/allow/0: must be a string");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":\"x.example:443\"}}",
+                       "/network/allow: must be an array");
+        policy_refused("{\"version\":1,\"network\":{\"allow\":[\"x.example:443\"]}}",
+                       "/network/allow: needs \"mode\": \"proxy\" (the mode is \"offline\")");
+}
+
+static void test_flag_rules(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char err[512] = "";
+
+        assert_int_equal(glove_policy_new("t", &p), 0);
+        assert_int_equal(glove_policy_add_net_allow(p, "x.example:443", err, sizeof(err)), 0);
+        /* allow entries without proxy mode: an error, once the policy is whole */
+        assert_int_equal(glove_policy_check_net(p, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "only with mode \"proxy\""));
+        p->net = GLOVE_NET_PROXY;
+        assert_int_equal(glove_policy_add_net_allow(p, "x.example:99999", err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"x.example:99999\": port out of range (1..65535)");
+        for (int i = 0; i < GLOVE_POLICY_MAX_ENTRIES; i++) {
+                char e[64];
+                (void) snprintf(e, sizeof(e), "h%d.example:443", i);
+                (void) glove_policy_add_net_allow(p, e, err, sizeof(err));
+        }
+        assert_int_equal(glove_policy_add_net_allow(p, "last.example:443", err, sizeof(err)), -E2BIG);
+}
+
+/* ---- the proxy's request parser ---- */
+
+static int req(const char *text, struct net_request *r) {
+        return net_request_parse(text, strlen(text), r);
+}
+
+static void test_request_connect(void **state) {
+        struct net_request r;
+
+        assert_int_equal(req("CONNECT Api.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n"
+                             "Proxy-Authorization: Basic Z2xvdmU6c2VjcmV0\r\n\r\nextra",
+                             &r),
+                         0);
+        assert_true(r.connect);
+        assert_string_equal(r.dest.host, "api.example.com");
+        assert_int_equal(r.dest.port, 443);
+        assert_int_equal(r.header_len, strlen("CONNECT Api.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n"
+                                              "Proxy-Authorization: Basic Z2xvdmU6c2VjcmV0\r\n\r\n"));
+        assert_true(net_request_auth_ok(&r, "secret"));
+        assert_false(net_request_auth_ok(&r, "secreT"));
+        assert_false(net_request_auth_ok(&r, "secre"));
+
+        assert_int_equal(req("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n", &r), 0);
+        assert_int_equal(r.dest.kind, GLOVE_NET_HOST_IPV6);
+        assert_false(net_request_auth_ok(&r, "secret")); /* no header */
+        assert_int_equal(req("CONNECT x.example:443 HTTP/1.1\r\nProxy-Authorization: Bearer secret\r\n\r\n", &r), 0);
+        assert_false(net_request_auth_ok(&r, "secret"));
+        /* "glove:secret" with no colon, and "secret" alone */
+        assert_int_equal(req("CONNECT x.example:443 HTTP/1.1\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n", &r), 0);
+        assert_false(net_request_auth_ok(&r, "secret"));
+
+        assert_int_equal(req("CONNECT x.example:443 HTTP/1.1\r\nHost: x", &r), -EAGAIN);
+        assert_int_equal(req("CONNECT x.example:443 HTTP/1.1\r\n\r", &r), -EAGAIN);
+}
+
+static void test_request_absolute(void **state) {
+        struct net_request r;
+        char out[512];
+        size_t n;
+
+        const char *t = "GET http://Host.example:8080/a/b?c=d HTTP/1.1\r\nHost: host.example:8080\r\n"
+                        "Proxy-Authorization: Basic eDpzZWNyZXQ=\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n";
+        assert_int_equal(req(t, &r), 0);
+        assert_false(r.connect);
+        assert_string_equal(r.dest.host, "host.example");
+        assert_int_equal(r.dest.port, 8080);
+        assert_true(net_request_auth_ok(&r, "secret"));
+        assert_int_equal(net_request_rewrite(t, &r, out, sizeof(out), &n), 0);
+        out[n] = 0;
+        assert_string_equal(out, "GET /a/b?c=d HTTP/1.1\r\nHost: host.example:8080\r\nAccept: */*\r\n\r\n");
+
+        assert_int_equal(req("GET http://h.example HTTP/1.1\r\n\r\n", &r), 0);
+        assert_int_equal(r.dest.port, 80);
+        assert_int_equal(net_request_rewrite("GET http://h.example HTTP/1.1\r\n\r\n", &r, out, sizeof(out), &n), 0);
+        out[n] = 0;
+        assert_string_equal(out, "GET / HTTP/1.1\r\n\r\n");
+        assert_int_equal(req("POST HTTP://h.example:81?x HTTP/1.0\r\n\r\n", &r), 0);
+        assert_int_equal(r.dest.port, 81);
+}
+
+static void test_request_malformed(void **state) {
+        struct net_request r;
+        static const char *const bad[] = {
+                "\r\n\r\n",
+                "GET\r\n\r\n",
+                "GET / HTTP/1.1\r\n\r\n",                         /* origin-form: not a proxy request */
+                "GET https://h.example/ HTTP/1.1\r\n\r\n",        /* https must use CONNECT */
+                "GET ftp://h.example/ HTTP/1.1\r\n\r\n",
+                "GET http://u:p@h.example/ HTTP/1.1\r\n\r\n",     /* user information */
+                "GET http:///x HTTP/1.1\r\n\r\n",
+                "CONNECT h.example HTTP/1.1\r\n\r\n",             /* no port */
+                "CONNECT h.example:0 HTTP/1.1\r\n\r\n",
+                "CONNECT *.h.example:443 HTTP/1.1\r\n\r\n",
+                "CONNECT h.example:443 HTTP/2.0\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1 \r\n\r\n",
+                "CONNECT  h.example:443 HTTP/1.1\r\n\r\n",
+                "connect h.example:443 HTTP/1.1\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1\n\n",              /* bare LF */
+                "CONNECT h.example:443 HTTP/1.1\r\nX: a\nY: b\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1\r\n folded\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1\r\nNoColon\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1\r\nBad Name: x\r\n\r\n",
+                "CONNECT h.example:443 HTTP/1.1\r\n: empty\r\n\r\n",
+                ("CONNECT h.example:443 HTTP/1.1\r\nProxy-Authorization: Basic eDp5\r\n"
+                 "Proxy-Authorization: Basic eDp5\r\n\r\n"), /* twice */
+        };
+
+        static const char nul[] = "CONNECT h.example:443 HTTP/1.1\r\nX: a\0b\r\n\r\n";
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int k = net_request_parse(bad[i], strlen(bad[i]), &r);
+                if (k != -EINVAL)
+                        fail_msg("accepted (%d): %s", k, bad[i]);
+                assert_non_null(r.error);
+        }
+        assert_int_equal(net_request_parse(nul, sizeof(nul) - 1, &r), -EINVAL);
+}
+
+static void test_request_limits(void **state) {
+        struct net_request r;
+        char *big = malloc(NET_HEADER_MAX + 64);
+        size_t n = 0;
+
+        assert_non_null(big);
+        n += (size_t) snprintf(big, NET_HEADER_MAX, "CONNECT h.example:443 HTTP/1.1\r\n");
+        while (n < NET_HEADER_MAX + 10) {
+                memcpy(big + n, "X: y\r\n", 6);
+                n += 6;
+        }
+        /* no end in sight past the limit: too large, not "more to come" */
+        assert_int_equal(net_request_parse(big, n, &r), -E2BIG);
+        free(big);
+
+        {
+                char many[8192];
+                size_t k = (size_t) snprintf(many, sizeof(many), "CONNECT h.example:443 HTTP/1.1\r\n");
+                for (int i = 0; i <= NET_HEADERS_MAX; i++)
+                        k += (size_t) snprintf(many + k, sizeof(many) - k, "X%d: y\r\n", i);
+                k += (size_t) snprintf(many + k, sizeof(many) - k, "\r\n");
+                assert_int_equal(net_request_parse(many, k, &r), -E2BIG);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_accepts),
+                cmocka_unit_test(test_parse_refuses),
+                cmocka_unit_test(test_match),
+                cmocka_unit_test(test_address_classes),
+                cmocka_unit_test(test_policy_section),
+                cmocka_unit_test(test_flag_rules),
+                cmocka_unit_test(test_request_connect),
+                cmocka_unit_test(test_request_absolute),
+                cmocka_unit_test(test_request_malformed),
+                cmocka_unit_test(test_request_limits),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
