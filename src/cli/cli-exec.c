@@ -62,6 +62,13 @@ static void help(FILE *f, bool run) {
                 "                         (default 65534:65534)\n"
                 "  --wall-time DURATION   end COMMAND after DURATION (\"90s\", \"30m\"): SIGTERM, then\n"
                 "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
+                "  --memory SIZE          memory limit (\"2G\"): of the whole sandbox with cgroup v2, of\n"
+                "                         each process with rlimits (see --require-cgroup)\n"
+                "  --pids N               at most N processes and threads in the sandbox (its init included)\n"
+                "  --cpu CORES            CPU bandwidth in cores (\"0.5\", \"2\"); needs cgroup v2\n"
+                "  --open-files N         at most N open files per process (RLIMIT_NOFILE)\n"
+                "  --require-cgroup       refuse to run unless the limits are enforced by cgroup v2\n"
+                "                         (not per-process rlimits); 'glove doctor' says which you get\n"
                 "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
                 "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
                 "                         not only their SHA-256\n"
@@ -97,6 +104,11 @@ enum {
         OPT_RECEIPT,
         OPT_RECEIPT_FD,
         OPT_DRY_RUN,
+        OPT_MEMORY,
+        OPT_PIDS,
+        OPT_CPU,
+        OPT_OPEN_FILES,
+        OPT_REQUIRE_CGROUP,
 };
 
 static const struct option options[] = {
@@ -119,6 +131,11 @@ static const struct option options[] = {
         { "receipt", required_argument, NULL, OPT_RECEIPT },
         { "receipt-fd", required_argument, NULL, OPT_RECEIPT_FD },
         { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "memory", required_argument, NULL, OPT_MEMORY },
+        { "pids", required_argument, NULL, OPT_PIDS },
+        { "cpu", required_argument, NULL, OPT_CPU },
+        { "open-files", required_argument, NULL, OPT_OPEN_FILES },
+        { "require-cgroup", no_argument, NULL, OPT_REQUIRE_CGROUP },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         {},
@@ -193,6 +210,17 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return glove_policy_set_hostname(p, arg, err, errlen);
         case OPT_WALL_TIME:
                 return glove_policy_set_wall(p, arg, err, errlen);
+        case OPT_MEMORY:
+                return glove_policy_set_memory(p, arg, err, errlen);
+        case OPT_PIDS:
+                return glove_policy_set_pids(p, arg, err, errlen);
+        case OPT_CPU:
+                return glove_policy_set_cpu(p, arg, err, errlen);
+        case OPT_OPEN_FILES:
+                return glove_policy_set_open_files(p, arg, err, errlen);
+        case OPT_REQUIRE_CGROUP:
+                p->require_cgroup = true;
+                return 0;
         case OPT_AUDIT_LOG:
                 return glove_policy_set_audit_path(p, ctx, arg, err, errlen);
         case OPT_AUDIT_RAW:
@@ -563,6 +591,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 .policy_source = policy->source,
                 .net = policy->net,
                 .wall_ms = policy->wall_ms,
+                .policy = policy,
                 .result = &res,
                 .audit = audit,
                 .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL

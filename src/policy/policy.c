@@ -542,6 +542,10 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         return -ENOMEM;
                 }
         }
+        if (policy_limits_to_json(p, doc) < 0) {
+                json_decref(doc);
+                return -ENOMEM;
+        }
         *ret = doc;
         return 0;
 oom:

@@ -12,6 +12,7 @@
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "time-util.h"
 
@@ -287,6 +288,8 @@ int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_op
                 r = record_env(plan, opts);
         if (r >= 0)
                 r = record_network(plan, opts->audit);
+        if (r >= 0)
+                r = limits_audit(plan, opts->audit);
         if (r < 0) {
                 glove_audit_batch_abort(opts->audit);
                 return r;
@@ -373,6 +376,9 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 if (!l || json_object_set_new(r, "limits", l) < 0)
                         return -ENOMEM;
         }
+        /* the other limits, the mechanism (replacing "resources": "none") and the cgroup's figures */
+        if (limits_receipt(in, r) < 0)
+                return -ENOMEM;
         if (res->have_rusage) {
                 json_t *u = json_pack("{s:I,s:I,s:I}", "user_cpu_us", (json_int_t) res->utime_us, "system_cpu_us",
                                       (json_int_t) res->stime_us, "max_rss_kib", (json_int_t) res->maxrss_kib);

@@ -41,6 +41,7 @@ enum stage {
         STAGE_LANDLOCK,
         STAGE_SECCOMP,
         STAGE_EXEC,
+        STAGE_LIMITS,
         _STAGE_MAX,
 };
 
@@ -136,6 +137,7 @@ struct plan {
         bool stdin_tty;
         int landlock_abi;
         char *mountinfo;            /* /proc/self/mountinfo, read once while planning */
+        const struct limits_state *limits; /* sandbox-cgroup.h: the mechanism chosen */
 };
 
 /* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */

@@ -25,6 +25,7 @@
 #include "glove/audit.h"
 #include "log.h"
 #include "macro.h"
+#include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 
 #ifndef P_PIDFD
@@ -58,6 +59,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_LANDLOCK] = "landlock",
         [STAGE_SECCOMP] = "seccomp",
         [STAGE_EXEC] = "exec",
+        [STAGE_LIMITS] = "limits",
 };
 
 const char *stage_to_string(enum stage s) {
@@ -476,6 +478,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         struct glove_session_result res = {
                 .reason = "setup_failed", .status = GLOVE_EXIT_FAILED, .exit_code = -1,
         };
+        struct limits_state limits = LIMITS_STATE_INIT;
         struct saved_tty tty;
         struct plan plan;
         sigset_t mask, old;
@@ -498,6 +501,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         res.host_uid = plan.host_uid;
         res.host_gid = plan.host_gid;
         res.landlock_abi = plan.landlock_abi;
+        /* the session cgroup, or rlimits: chosen (and recorded) before anything runs */
+        r = limits_setup(&limits, opts->policy, &res);
+        if (r < 0)
+                goto out;
+        plan.limits = &limits;
         /* the agent's argv must survive init wiping the supervisor's */
         argv_copy = strv_copy(opts->argv);
         if (!argv_copy) {
@@ -558,6 +566,10 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         .pidfd = (uint64_t) (uintptr_t) &pidfd,
                         .exit_signal = SIGCHLD,
                 };
+                if (limits.cgroup) {
+                        ca.flags |= CLONE_INTO_CGROUP;
+                        ca.cgroup = (uint64_t) limits.fd;
+                }
                 pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
         }
         if (pid < 0) {
@@ -640,6 +652,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 goto restore;
         }
         supervise(pair[0], pidfd, sfd, tfd, &res);
+        limits_collect(&limits, &res);
         tty_restore(&tty);
         /* signals work again before we report (a report may block on a
          * terminal; Ctrl-C must still end glove) */
@@ -649,6 +662,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
 restore:
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
 out:
+        limits_done(&limits);
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);
