@@ -15,7 +15,9 @@
  *   limits-hog fill PATH    write 64 KiB blocks to PATH until an error;
  *                           "wrote N bytes" and 7 on ENOSPC
  *   limits-hog raise        try to raise every hard rlimit: "raised NAME" for
- *                           each that could be (and exit 8), else 0 */
+ *                           each that could be (and exit 8), else 0
+ *   limits-hog as UID CMD...  (root) drop to uid and gid UID, no groups, and
+ *                           exec CMD: the VM's busybox setpriv cannot */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -172,8 +175,21 @@ static int hog_raise(void) {
         return rc;
 }
 
+static int run_as(long uid, char **argv) {
+        if (setgroups(0, NULL) < 0 || setresgid((gid_t) uid, (gid_t) uid, (gid_t) uid) < 0 ||
+            setresuid((uid_t) uid, (uid_t) uid, (uid_t) uid) < 0) {
+                fprintf(stderr, "limits-hog as: %s\n", strerror(errno));
+                return 2;
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "limits-hog as: cannot execute %s: %s\n", argv[0], strerror(errno));
+        return 127;
+}
+
 int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc >= 4 && strcmp(argv[1], "as") == 0)
+                return run_as(number(argv[2]), argv + 3);
         if (argc == 3 && strcmp(argv[1], "mem") == 0)
                 return hog_mem(number(argv[2]));
         if (argc == 3 && strcmp(argv[1], "fork") == 0)
@@ -188,6 +204,6 @@ int main(int argc, char **argv) {
                 return hog_fill(argv[2]);
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise\n");
+        fprintf(stderr, "usage: limits-hog mem MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD...\n");
         return 2;
 }

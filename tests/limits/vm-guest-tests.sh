@@ -1,0 +1,160 @@
+#!/bin/sh
+# The limit tests with real cgroup v2, inside the VM (busybox sh; Glove and
+# limits-hog are static). Glove runs as root, in the hierarchy's root cgroup
+# (layout "top": the session cgroup is /sys/fs/cgroup/glove-PID), and as uid
+# 65534 in a subtree delegated to it (layout "move": it moves itself into
+# <cgroup>/supervisor first; then "sibling"). Prints "ok -"/"not ok -" lines and a
+# VM-RESULT line the host side reads.
+G=/glove/glove
+HOG=/glove/limits-hog
+PASSED=0
+FAILED=0
+check() {
+        desc=$1
+        shift
+        if eval "$@"; then
+                PASSED=$((PASSED + 1))
+                echo "ok - $desc"
+        else
+                FAILED=$((FAILED + 1))
+                echo "not ok - $desc"
+                echo "#   status $RC; stdout: $(head -c 300 /tmp/out | tr '\n' ' ')"
+                echo "#   stderr: $(head -c 600 /tmp/err | tr '\n' ' ')"
+                echo "#   receipt: $(head -c 1500 /tmp/receipt)"
+        fi
+}
+# the receipt's number or string at KEY (its JSON is canonical and flat enough for sed)
+num() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" /tmp/receipt | head -n 1; }
+str() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" /tmp/receipt | head -n 1; }
+out_num() { sed -n "s/^$1 \([0-9][0-9]*\).*/\1/p" /tmp/out | head -n 1; }
+between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# A policy without the default's ${PWD} grant: everything the tests need
+# is in the initramfs; /tmp is the sandbox's own tmpfs.
+cat >/glove/policy.json <<'P'
+{"version": 1, "filesystem": {"read": ["/bin", "/glove"], "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]},
+ "cwd": "/tmp"}
+P
+chmod 644 /glove/policy.json
+
+# gx ARGS...: glove exec with the policy and a fresh receipt, as $AS
+AS=
+gx() {
+        rm -f /tmp/receipt
+        if [ -n "$AS" ]; then
+                # shellcheck disable=SC2086
+                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
+        else
+                HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
+        fi
+        RC=$?
+        chmod 644 /tmp/receipt 2>/dev/null
+}
+
+suite() {
+        who=$1
+        gx -- true
+        check "$who: the mechanism is cgroup; the session cgroup is gone afterwards" \
+                '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ ! -e "$(str cgroup)" ]'
+        echo "#   session cgroup was $(str cgroup)"
+
+        gx --memory 64M -- "$HOG" mem 512
+        check "$who: a memory hog past --memory 64M is OOM-killed: 137, reason memory, oom_kills >= 1" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(num oom_kills)" -ge 1 ]'
+        check "$who: its memory peak is within the limit (16M..64M)" \
+                'between "$(num memory_peak_bytes)" 16777216 67108864'
+        check "$who: the receipt has the limit" '[ "$(num memory_bytes)" = 67108864 ]'
+        gx --memory 128M -- "$HOG" mem 32
+        check "$who: a program within --memory runs normally, no OOM" \
+                '[ "$RC" = 0 ] && [ "$(str reason)" = exit ] && [ "$(num oom_kills)" = 0 ]'
+
+        gx --pids 12 -- "$HOG" fork 1000
+        check "$who: a fork flood stops at pids.max 12 (init and the agent count): at most 10 children" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10'
+        check "$who: its end is reason pids, with the pids.max event" \
+                '[ "$(str reason)" = pids ] && [ "$(num pids_max_events)" -ge 1 ] && [ "$(num pids)" = 12 ]'
+        # the host is unaffected: while the sandbox sits at its limit, the
+        # guest starts 30 processes of its own
+        rm -f /tmp/bg.out
+        if [ -n "$AS" ]; then
+                # shellcheck disable=SC2086
+                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" exec --policy /glove/policy.json --pids 8 -- "$HOG" fork 1000 3 >/tmp/bg.out 2>&1 &
+        else
+                HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --policy /glove/policy.json --pids 8 -- "$HOG" fork 1000 3 >/tmp/bg.out 2>&1 &
+        fi
+        bg=$!
+        for _ in $(seq 50); do grep -q '^forked' /tmp/bg.out 2>/dev/null && break; sleep 0.1; done
+        n=0
+        for _ in $(seq 30); do sleep 1 & n=$((n + 1)); done
+        wait_ok=0
+        wait "$bg" || wait_ok=$?
+        wait
+        check "$who: while a sandbox is at its pids limit, the host starts 30 more processes" \
+                '[ "$n" = 30 ] && [ "$wait_ok" = 5 ] && grep -q "^forked [1-6]$" /tmp/bg.out'
+
+        gx --cpu 0.5 -- "$HOG" spin 4
+        usage=$(num cpu_usage_us)
+        throttled=$(num cpu_nr_throttled)
+        echo "#   cpu 0.5, 4 s busy loop: cpu.stat usage_usec $usage, nr_throttled $throttled, throttled_usec $(num cpu_throttled_us)"
+        # about half a core over 4 s is 2 000 000 us; the bounds are wide
+        # (this is a behaviour check, not a timing one): well under a whole
+        # core, and the kernel says it throttled
+        check "$who: a busy loop with --cpu 0.5 gets about half a core (cpu.stat) and is throttled" \
+                '[ "$RC" = 0 ] && between "$usage" 800000 3000000 && [ "$throttled" -ge 5 ] && [ "$(str cpu)" = 0.5 ]'
+
+        gx --require-cgroup --memory 32M --pids 20 -- true
+        check "$who: --require-cgroup runs here" '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ]'
+
+        gx --wall-time 2s -- sleep 100
+        check "$who: sleep 100 with a 2 s wall limit ends with 124, reason timeout, nothing left in a cgroup" \
+                '[ "$RC" = 124 ] && [ "$(str reason)" = timeout ] && [ ! -e "$(str cgroup)" ]'
+}
+
+echo "# glove doctor (root):"
+HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" doctor 2>&1 | grep -E "cgroup-v2|resource-limits|landlock|user-namespace" | sed 's/^/#   /'
+HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" setup >/dev/null 2>&1 || echo "# glove setup as root failed"
+suite root
+check "root: no session cgroup is left in the root" '! ls -d /sys/fs/cgroup/glove-* >/dev/null 2>&1'
+
+# uid 65534 in a subtree delegated to it: the directory and its
+# cgroup.procs, cgroup.subtree_control and cgroup.threads are its own
+mkdir -p /home/nobody && chown 65534:65534 /home/nobody
+mkdir /sys/fs/cgroup/delegated
+chown 65534:65534 /sys/fs/cgroup/delegated /sys/fs/cgroup/delegated/cgroup.procs \
+        /sys/fs/cgroup/delegated/cgroup.subtree_control /sys/fs/cgroup/delegated/cgroup.threads
+echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
+# The first glove starts alone in the delegated cgroup (as in a delegated
+# scope) and moves itself into delegated/supervisor (layout "move"); later
+# ones start in that leaf, and their session cgroups go beside it
+# (layout "sibling"). The move into the subtree is root's (as systemd's).
+AS="sh /glove/in-delegated.sh $HOG as 65534"
+cat >/glove/in-delegated.sh <<'D'
+d=/sys/fs/cgroup/delegated
+if [ -d $d/supervisor ]; then echo $$ >$d/supervisor/cgroup.procs; else echo $$ >$d/cgroup.procs; fi && exec "$@"
+D
+if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" setup >/tmp/setup.err 2>&1; then
+        echo "# glove doctor (uid 65534, delegated):"
+        sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor 2>&1 |
+                grep -E "cgroup-v2|resource-limits|user-namespace" | sed 's/^/#   /'
+        suite nobody
+        check "nobody: glove moved itself into delegated/supervisor, and no session cgroup is left" \
+                '[ -d /sys/fs/cgroup/delegated/supervisor ] && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
+        sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor >/tmp/out 2>&1
+        RC=$?
+        check "nobody: started in delegated/supervisor, the next session cgroups go beside it (layout sibling)" \
+                'grep -q "resource-limits.*under /sys/fs/cgroup/delegated (beside glove" /tmp/out'
+        # the same uid without a delegated cgroup: rlimits, and --require-cgroup refuses
+        AS="$HOG as 65534"
+        gx --require-cgroup -- true
+        check "nobody, not delegated: --require-cgroup refuses with 125, why and the fix" \
+                '[ "$RC" = 125 ] && grep -q "needs cgroup v2" /tmp/err && grep -q "Fix:" /tmp/err'
+        gx --pids 12 -- "$HOG" fork 1000
+        check "nobody, not delegated: rlimits hold the fork flood, the receipt says rlimit" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10 && [ "$(str mechanism)" = rlimit ]'
+else
+        FAILED=$((FAILED + 1))
+        echo "not ok - glove setup as uid 65534 failed: $(head -c 500 /tmp/setup.err)"
+fi
+
+echo "VM-RESULT $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
