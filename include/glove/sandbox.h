@@ -85,5 +85,7 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);
 
 /* Which resource-limit mechanism a session would get here, without making
  * anything: 1 for cgroup v2 (|detail| says where), 0 for rlimits (|detail|
- * says why, |fix| what would give cgroup v2), -errno if it cannot tell. */
+ * says why, |fix| what would give cgroup v2), 2 when glove exec would ask
+ * the user's systemd manager for a delegated scope first (not tried here),
+ * -errno if it cannot tell. */
 int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen);

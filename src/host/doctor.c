@@ -1561,7 +1561,16 @@ static void probe_limits(struct doctor *d) {
                 d->oom = true;
                 return;
         }
-        check_extra(d, CHECK_LIMITS, "mechanism", json_string(r > 0 ? "cgroup" : "rlimit"));
+        check_extra(d, CHECK_LIMITS, "mechanism", json_string(r == 1 ? "cgroup" : r == 2 ? "scope" : "rlimit"));
+        if (r == 2) {
+                /* decided only when glove exec asks: the manager may refuse */
+                check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
+                check_detail(d, CHECK_LIMITS, "mechanism cgroup if the systemd user manager grants a delegated "
+                                              "scope, else rlimit: %s",
+                             detail);
+                check_fix(d, CHECK_LIMITS, "%s", fix);
+                return;
+        }
         if (r > 0) {
                 check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_AVAILABLE);
                 check_detail(d, CHECK_LIMITS, "mechanism cgroup: memory, pids and cpu limits hold for the whole "

@@ -376,15 +376,15 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 if (!l || json_object_set_new(r, "limits", l) < 0)
                         return -ENOMEM;
         }
-        /* the other limits, the mechanism (replacing "resources": "none") and the cgroup's figures */
-        if (limits_receipt(in, r) < 0)
-                return -ENOMEM;
         if (res->have_rusage) {
                 json_t *u = json_pack("{s:I,s:I,s:I}", "user_cpu_us", (json_int_t) res->utime_us, "system_cpu_us",
                                       (json_int_t) res->stime_us, "max_rss_kib", (json_int_t) res->maxrss_kib);
                 if (!u || json_object_set_new(r, "resources", u) < 0)
                         return -ENOMEM;
         }
+        /* the other limits, the mechanism (replacing "resources": "none") and the cgroup's figures */
+        if (limits_receipt(in, r) < 0)
+                return -ENOMEM;
         if (in->audit) {
                 char digest[GLOVE_SHA256_HEX_CHARS + 1];
                 json_t *a;

@@ -25,6 +25,7 @@
 #include "parse-util.h"
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
+#include "sandbox-scope.h"
 
 #define CPU_PERIOD_US 100000u
 
@@ -319,8 +320,17 @@ int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
         r = choose_layout(ret, rel, mnt);
         /* controllers bound to cgroup v1 are the first thing to fix,
          * whatever else is in the way */
-        if (r < 0 && missing_controllers(ret->own, p, ret) < 0)
-                return -EOPNOTSUPP;
+        if (r < 0) {
+                char why[sizeof(ret->why)], fix[sizeof(ret->fix)];
+
+                memcpy(why, ret->why, sizeof(why));
+                memcpy(fix, ret->fix, sizeof(fix));
+                if (missing_controllers(ret->own, p, ret) < 0)
+                        return -EOPNOTSUPP;
+                memcpy(ret->why, why, sizeof(why));
+                memcpy(ret->fix, fix, sizeof(fix));
+                ret->not_delegated = true;
+        }
         if (r < 0)
                 return r;
         /* what the base may enable for the session cgroup */
@@ -380,6 +390,25 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
         r = cgroup_probe(p, &pr);
         if (r == -ENOMEM)
                 return log_error_errno(r, "Out of memory");
+        if (r < 0 && pr.not_delegated && geteuid() != 0) {
+                /* an unprivileged user in a cgroup not its own: ask the
+                 * user's systemd manager for a delegated scope */
+                char unit[128], swhy[512];
+                int k = scope_enter(unit, sizeof(unit), swhy, sizeof(swhy));
+
+                if (k < 0) {
+                        (void) snprintf(why, sizeof(why), "%s; %s", pr.why, swhy);
+                        return no_cgroup(ls, p, why, pr.fix, res);
+                }
+                log_debug("In the delegated scope %s", unit);
+                r = cgroup_probe(p, &pr);
+                if (r == -ENOMEM)
+                        return log_error_errno(r, "Out of memory");
+                if (r < 0) {
+                        (void) snprintf(why, sizeof(why), "in the systemd scope %s: %s", unit, pr.why);
+                        return no_cgroup(ls, p, why, pr.fix, res);
+                }
+        }
         if (r < 0)
                 return no_cgroup(ls, p, pr.why, pr.fix, res);
 
@@ -679,6 +708,16 @@ int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                char mgr[512];
+                bool bus;
+
+                if (pr.not_delegated && geteuid() != 0 && scope_user_manager(mgr, sizeof(mgr), &bus) >= 0) {
+                        (void) snprintf(detail, dlen, "%s; glove exec asks the systemd user manager at %s for a "
+                                                      "delegated scope (not tried here)",
+                                        pr.why, mgr);
+                        (void) snprintf(fix, flen, "%s", pr.fix);
+                        return 2;
+                }
                 (void) snprintf(detail, dlen, "%s", pr.why);
                 (void) snprintf(fix, flen, "%s", pr.fix);
                 return 0;

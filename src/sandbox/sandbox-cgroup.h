@@ -28,6 +28,7 @@ struct cgroup_probe {
         char base[1024];       /* where the session cgroup is made */
         char why[512];         /* when unusable: why, in one line */
         char fix[256];         /* and what to do */
+        bool not_delegated;    /* unusable only because it is not ours to write: a scope would help */
 };
 
 struct limits_state {
