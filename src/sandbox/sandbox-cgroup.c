@@ -204,13 +204,15 @@ static bool writable(const char *dir, const char *file) {
         return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) >= 0;
 }
 
-/* The layout (sandbox-cgroup.h): the hierarchy's root; else beside our
- * leaf when its parent is ours to write (a glove that moved into
- * <cg>/supervisor before, root); else our own cgroup when we are alone in
- * it (a delegated scope). */
+/* The layout (sandbox-cgroup.h): the hierarchy's root; else beside a
+ * supervisor/ leaf an earlier glove made; else our own cgroup when we are
+ * alone in it and may write it (a delegated scope); else beside our leaf
+ * when its parent is ours to write (root, or a leaf holding other
+ * processes under a delegated parent). */
 static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *mnt) {
         char parent[1024];
         char *slash;
+        bool sibling_ok;
 
         if (strcmp(rel, "/") == 0) {
                 if (!writable(ret->own, "cgroup.subtree_control")) {
@@ -227,16 +229,26 @@ static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *
         slash = strrchr(parent, '/');
         if (slash && slash != parent)
                 *slash = 0;
-        if (strlen(parent) >= strlen(mnt) && strcmp(parent, ret->own) != 0 &&
-            writable(parent, "cgroup.subtree_control")) {
+        sibling_ok = strlen(parent) >= strlen(mnt) && strcmp(parent, ret->own) != 0 &&
+                     writable(parent, "cgroup.subtree_control");
+        /* a supervisor/ leaf an earlier glove made: its parent is ours */
+        if (sibling_ok && slash && strcmp(slash + 1, "supervisor") == 0) {
                 ret->layout = CGROUP_LAYOUT_SIBLING;
                 (void) snprintf(ret->base, sizeof(ret->base), "%s", parent);
                 return 0;
         }
+        /* alone in a cgroup of our own (a delegated scope): stay inside
+         * it, rather than add to a parent that is someone else's to
+         * manage (a slice of the systemd manager) */
         if (writable(ret->own, "cgroup.procs") && writable(ret->own, "cgroup.subtree_control") &&
             alone_in(ret->own)) {
                 ret->layout = CGROUP_LAYOUT_MOVE;
                 (void) snprintf(ret->base, sizeof(ret->base), "%s", ret->own);
+                return 0;
+        }
+        if (sibling_ok) {
+                ret->layout = CGROUP_LAYOUT_SIBLING;
+                (void) snprintf(ret->base, sizeof(ret->base), "%s", parent);
                 return 0;
         }
         (void) snprintf(ret->why, sizeof(ret->why),

@@ -39,11 +39,12 @@ chmod 644 /glove/policy.json
 
 # gx ARGS...: glove exec with the policy and a fresh receipt, as $AS
 AS=
+NOBODY_RUNTIME=/home/nobody/.run
 gx() {
         rm -f /tmp/receipt
         if [ -n "$AS" ]; then
                 # shellcheck disable=SC2086
-                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
+                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
         else
                 HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
         fi
@@ -154,6 +155,68 @@ if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" se
 else
         FAILED=$((FAILED + 1))
         echo "not ok - glove setup as uid 65534 failed: $(head -c 500 /tmp/setup.err)"
+fi
+
+# The systemd transient scope, for real: a systemd user manager (uid
+# 65534) in a cgroup delegated to it, and glove as uid 65534 started in a
+# root-owned leaf inside that tree (as a session scope is), so it cannot
+# write its cgroup or the parent: it must ask the manager over D-Bus
+# ($XDG_RUNTIME_DIR/systemd/private; no bus daemon here) for a scope with
+# Delegate=yes. The manager moves it (it may write their common ancestor).
+if [ -x /lib/systemd/systemd ]; then
+        um=/sys/fs/cgroup/user-manager
+        mkdir $um
+        chown 65534:65534 $um $um/cgroup.procs $um/cgroup.subtree_control $um/cgroup.threads
+        mkdir -p /run/systemd/system /run/user/65534
+        chown 65534:65534 /run/user/65534
+        chmod 700 /run/user/65534
+        head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >/etc/machine-id
+        echo >>/etc/machine-id
+        sh -c "echo \$\$ >$um/cgroup.procs && exec $HOG as 65534 env -i HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
+                /lib/systemd/systemd --user --log-target=console --log-level=info" >/tmp/systemd.log 2>&1 &
+        for _ in $(seq 100); do [ -S /run/user/65534/systemd/private ] && break; sleep 0.1; done
+        # the manager leaves the top of its tree for init.scope; then the
+        # controllers can go down to the "session" leaf
+        for _ in $(seq 50); do [ -z "$(cat $um/cgroup.procs)" ] && break; sleep 0.1; done
+        mkdir -p $um/outer.slice/session.scope
+        echo "+memory +pids +cpu" >$um/cgroup.subtree_control
+        echo "+memory +pids +cpu" >$um/outer.slice/cgroup.subtree_control
+        if [ -S /run/user/65534/systemd/private ]; then
+                AS="sh /glove/in-session.sh $HOG as 65534"
+                NOBODY_RUNTIME=/run/user/65534
+                cat >/glove/in-session.sh <<D
+echo \$\$ >$um/outer.slice/session.scope/cgroup.procs && exec "\$@"
+D
+                rm -f /tmp/receipt
+                sh /glove/in-session.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 \
+                        "$G" exec --policy /glove/policy.json --receipt /tmp/receipt --memory 64M -- "$HOG" mem 512 \
+                        >/tmp/out 2>/tmp/err </dev/null
+                RC=$?
+                chmod 644 /tmp/receipt 2>/dev/null
+                echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
+                echo "#   /proc/self/cgroup of a shell there: $(sh /glove/in-session.sh cat /proc/self/cgroup)"
+                check "nobody, in a session scope not its own: glove asks systemd for a delegated scope; the memory hog ends reason memory" \
+                        '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
+                         case "$(str cgroup)" in $um/*glove-*.scope/glove-*) true ;; *) false ;; esac'
+                gx --pids 12 -- "$HOG" fork 1000
+                echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
+                check "nobody, via a systemd scope: a fork flood stops at pids.max, reason pids" \
+                        '[ "$RC" = 5 ] && [ "$(str reason)" = pids ] && between "$(out_num forked)" 1 10'
+                for _ in $(seq 50); do ls -d $um/*/glove-*.scope >/dev/null 2>&1 || break; sleep 0.1; done
+                check "nobody, via a systemd scope: once glove is gone, systemd removes its scope" \
+                        '! ls -d $um/*/glove-*.scope >/dev/null 2>&1'
+                if [ "$FAILED" != 0 ]; then
+                        echo "# systemd --user said:"
+                        tail -n 30 /tmp/systemd.log | sed 's/^/#   /'
+                        find $um -maxdepth 3 -type d | sed 's/^/#   cgroup /'
+                fi
+        else
+                FAILED=$((FAILED + 1))
+                echo "not ok - the systemd user manager did not start"
+                tail -n 30 /tmp/systemd.log | sed 's/^/#   /'
+        fi
+else
+        echo "# no systemd on the build host: the transient-scope check did not run"
 fi
 
 echo "VM-RESULT $PASSED passed, $FAILED failed"

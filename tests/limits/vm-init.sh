@@ -8,7 +8,7 @@
 /bin/busybox mkdir -p /proc /sys /dev /tmp /newroot
 if [ ! -e /.stage2 ]; then
         /bin/busybox mount -t tmpfs -o size=256M,mode=0755 root /newroot
-        for d in bin etc glove root; do /bin/busybox cp -a "/$d" /newroot/; done
+        for d in bin etc glove root lib lib64 usr; do [ -e "/$d" ] && /bin/busybox cp -a "/$d" /newroot/; done
         /bin/busybox cp -a /init /newroot/init
         /bin/busybox mkdir -p /newroot/proc /newroot/sys /newroot/dev /newroot/tmp
         /bin/busybox touch /newroot/.stage2
@@ -20,6 +20,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs -o mode=1777 tmp /tmp
+mkdir -p /run && mount -t tmpfs -o mode=0755 run /run
 mount -t cgroup2 none /sys/fs/cgroup
 echo "VM-BOOTED kernel $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 sh /glove/vm-guest-tests.sh
