@@ -32,6 +32,13 @@ for id in $IDS; do
     mech=$( (cd "$ws" && as "$id" "$GLOVE" doctor --json) | "$PY" -c 'import json, sys
 print(next(c for c in json.load(sys.stdin)["checks"] if c["name"] == "resource-limits")["mechanism"])')
     echo "# $id: glove doctor says the mechanism is $mech"
+    # "scope": glove exec asks the systemd user manager first; what it got
+    # is in the receipt
+    run "$id" "$ws" -- true
+    got=$(rfield "$id" mechanisms.resources.mechanism)
+    check "$id: a run gets the mechanism glove doctor names ($mech: $got)" \
+        eval 'rc_is 0 && { [ "$got" = "$mech" ] || { [ "$mech" = scope ] && { [ "$got" = cgroup ] || [ "$got" = rlimit ]; }; }; }'
+    mech=$got
 
     # --- memory ---
     run "$id" "$ws" --ro "$T/bin" --memory 64M -- "$HOG" mem 512
