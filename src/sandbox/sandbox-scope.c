@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "macro.h"
 #include "sandbox-scope.h"
 
@@ -469,28 +470,21 @@ int scope_user_manager(char *ret_path, size_t len, bool *ret_bus) {
         return -ENOENT;
 }
 
-int scope_enter(char *ret_unit, size_t unit_len, char *why, size_t len) {
+/* One attempt, at |path|: the bus (|bus|) or the manager's own socket. */
+static int ask_at(const char *path, bool bus, const struct timespec *deadline_in, char *ret_unit, size_t unit_len,
+                  char *why, size_t len) {
         static uint8_t in[DBUS_MAX_MESSAGE];
         struct wbuf body = {}, msg = {};
         struct scope_dbus_msg m;
-        struct timespec deadline;
-        char path[512], line[512], auth[64], hex[32];
+        struct timespec deadline = *deadline_in;
+        char line[512], auth[64], hex[32];
         _cleanup_close_ int fd = -EBADF;
         size_t len_at, start, alen_at, astart;
         uint32_t serial = 1;
-        bool bus;
         int r;
 
-        r = scope_user_manager(path, sizeof(path), &bus);
-        if (r < 0) {
-                (void) snprintf(why, len, "no systemd user manager to ask for a delegated scope (%s)",
-                                r == -ENXIO ? "XDG_RUNTIME_DIR is not set"
-                                            : "neither $XDG_RUNTIME_DIR/bus nor $XDG_RUNTIME_DIR/systemd/private "
-                                              "exists");
-                return -ENOENT;
-        }
-        (void) clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += DBUS_TIMEOUT_MS / 1000;
+        log_debug("Asking the systemd user manager at %s (%s) for a delegated scope", path,
+                  bus ? "session bus" : "its own socket");
 
         fd = connect_unix(path);
         if (fd < 0) {
@@ -591,4 +585,44 @@ int scope_enter(char *ret_unit, size_t unit_len, char *why, size_t len) {
                 (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
         }
         return 0;
+}
+
+int scope_enter(char *ret_unit, size_t unit_len, char *why, size_t len) {
+        const char *rt = getenv("XDG_RUNTIME_DIR");
+        struct timespec deadline;
+        char path[512], first[512] = "";
+        bool bus;
+        int r;
+
+        r = scope_user_manager(path, sizeof(path), &bus);
+        if (r < 0) {
+                (void) snprintf(why, len, "no systemd user manager to ask for a delegated scope (%s)",
+                                r == -ENXIO ? "XDG_RUNTIME_DIR is not set"
+                                            : "neither $XDG_RUNTIME_DIR/bus nor $XDG_RUNTIME_DIR/systemd/private "
+                                              "exists");
+                return -ENOENT;
+        }
+        (void) clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += DBUS_TIMEOUT_MS / 1000;
+        r = ask_at(path, bus, &deadline, ret_unit, unit_len, why, len);
+        if (r >= 0 || !bus || r == -ETIMEDOUT)
+                return r;
+        /* the bus may be up before the manager joined it (or without it):
+         * its own socket still answers */
+        {
+                struct stat st;
+
+                (void) snprintf(path, sizeof(path), "%s/systemd/private", rt);
+                if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+                        return r;
+        }
+        (void) snprintf(first, sizeof(first), "%s", why);
+        r = ask_at(path, false, &deadline, ret_unit, unit_len, why, len);
+        if (r < 0) {
+                char second[512];
+
+                (void) snprintf(second, sizeof(second), "%s", why);
+                (void) snprintf(why, len, "%s; then %s", first, second);
+        }
+        return r;
 }

@@ -93,6 +93,21 @@ if [ -x "$systemd_bin" ]; then
                 shutdown.target app.slice background.slice session.slice; do
                 [ -e "/usr/lib/systemd/user/$u" ] && cp -L "/usr/lib/systemd/user/$u" "$root/usr/lib/systemd/user/"
         done
+        # a session bus too, when there is dbus-daemon: the manager starts
+        # it on demand (dbus.socket), as on a desktop, and the scope request
+        # goes over it (Hello, a destination)
+        if [ -x /usr/bin/dbus-daemon ] && [ -e /usr/lib/systemd/user/dbus.socket ] &&
+                [ -e /usr/share/dbus-1/session.conf ]; then
+                mkdir -p "$root/usr/bin" "$root/usr/share/dbus-1" "$root/usr/lib/systemd/user/sockets.target.wants"
+                cp -L /usr/lib/systemd/user/dbus.socket /usr/lib/systemd/user/dbus.service "$root/usr/lib/systemd/user/"
+                ln -s ../dbus.socket "$root/usr/lib/systemd/user/sockets.target.wants/dbus.socket"
+                cp -L /usr/share/dbus-1/session.conf "$root/usr/share/dbus-1/"
+                cp -L /usr/bin/dbus-daemon "$root/usr/bin/dbus-daemon"
+                for lib in $(ldd /usr/bin/dbus-daemon | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }'); do
+                        mkdir -p "$root$(dirname "$lib")"
+                        cp -L "$lib" "$root$lib"
+                done
+        fi
         # /lib is a directory of its own in the initramfs; /usr/lib holds the units
         [ -e "$root/lib64" ] || ln -s lib "$root/lib64" 2>/dev/null || true
 fi

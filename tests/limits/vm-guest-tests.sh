@@ -187,20 +187,44 @@ if [ -x /lib/systemd/systemd ]; then
                 cat >/glove/in-session.sh <<D
 echo \$\$ >$um/outer.slice/session.scope/cgroup.procs && exec "\$@"
 D
+                # the manager's own socket, with a runtime directory that
+                # has only that (a link to it)
+                mkdir -p /run/user/private-only/systemd
+                ln -s /run/user/65534/systemd/private /run/user/private-only/systemd/private
+                chown -R 65534:65534 /run/user/private-only
+                chmod 700 /run/user/private-only
                 rm -f /tmp/receipt
-                sh /glove/in-session.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 \
-                        "$G" exec --policy /glove/policy.json --receipt /tmp/receipt --memory 64M -- "$HOG" mem 512 \
+                sh /glove/in-session.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/private-only \
+                        "$G" exec -v --policy /glove/policy.json --receipt /tmp/receipt --memory 64M -- "$HOG" mem 512 \
                         >/tmp/out 2>/tmp/err </dev/null
                 RC=$?
                 chmod 644 /tmp/receipt 2>/dev/null
                 echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
+                grep "user manager" /tmp/err | sed 's/^/#   glove: /'
                 echo "#   /proc/self/cgroup of a shell there: $(sh /glove/in-session.sh cat /proc/self/cgroup)"
-                check "nobody, in a session scope not its own: glove asks systemd for a delegated scope; the memory hog ends reason memory" \
+                check "nobody, in a session scope not its own: glove asks systemd (its own socket) for a delegated scope; the memory hog ends reason memory" \
                         '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
                          case "$(str cgroup)" in $um/*glove-*.scope/glove-*) true ;; *) false ;; esac'
-                gx --pids 12 -- "$HOG" fork 1000
+                # the session bus, which the manager starts on the first
+                # connection and then joins: wait until it did (its name
+                # answers), then ask over it
+                bus_env=
+                if [ -S /run/user/65534/bus ]; then
+                        bus_env=yes
+                        for _ in $(seq 30); do
+                                gx -v -- true
+                                grep -q "user manager at /run/user/65534/bus" /tmp/err && ! grep -q "ServiceUnknown\|then " /tmp/err && break
+                                sleep 0.5
+                        done
+                fi
+                gx -v --pids 12 -- "$HOG" fork 1000
                 echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
-                check "nobody, via a systemd scope: a fork flood stops at pids.max, reason pids" \
+                grep "user manager" /tmp/err | sed 's/^/#   glove: /'
+                if [ -n "$bus_env" ]; then
+                        check "nobody, via a systemd scope: the request went over the session bus" \
+                                'grep -q "user manager at /run/user/65534/bus (session bus)" /tmp/err && ! grep -q "then " /tmp/err'
+                fi
+                check "nobody, via a systemd scope$([ -n "$bus_env" ] && echo " over the session bus"): a fork flood stops at pids.max, reason pids" \
                         '[ "$RC" = 5 ] && [ "$(str reason)" = pids ] && between "$(out_num forked)" 1 10'
                 for _ in $(seq 50); do ls -d $um/*/glove-*.scope >/dev/null 2>&1 || break; sleep 0.1; done
                 check "nobody, via a systemd scope: once glove is gone, systemd removes its scope" \
