@@ -78,9 +78,24 @@ struct glove_policy {
         uint64_t transcript_tail; /* audit.transcript_tail: bytes of output tail in the receipt, 0 for none */
         struct glove_net_dest *net_allow; /* network.allow / --allow (proxy mode), glove/net.h */
         size_t n_net_allow;
+        /* resource limits (src/policy/policy-limits.c, src/sandbox/sandbox-cgroup.c); 0 for none */
+        uint64_t memory_max;    /* limits.memory, bytes */
+        uint64_t pids_max;      /* limits.pids: tasks in the sandbox, its init included */
+        uint64_t cpu_milli;     /* limits.cpu, thousandths of a core */
+        uint64_t open_files;    /* limits.open_files: RLIMIT_NOFILE of the agent */
+        bool require_cgroup;    /* limits.require_cgroup: no cgroup v2, no run */
+        uint64_t shm_size;      /* limits.shm: the size of /dev/shm, 0 for the default */
 };
 
 #define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */
+#define GLOVE_POLICY_MIN_MEMORY ((uint64_t) 1 << 20)
+#define GLOVE_POLICY_MIN_PIDS 2u            /* the sandbox's init and the agent */
+#define GLOVE_POLICY_MAX_PIDS 4194304u      /* PID_MAX_LIMIT */
+#define GLOVE_POLICY_MIN_CPU_MILLI 10u      /* cpu.max: 1 ms per 100 ms period */
+#define GLOVE_POLICY_MAX_CPU_MILLI 1024000u /* 1024 cores */
+#define GLOVE_POLICY_MIN_OPEN_FILES 4u
+#define GLOVE_POLICY_MAX_OPEN_FILES 1048576u /* the default fs.nr_open */
+#define GLOVE_DEFAULT_SHM_SIZE ((uint64_t) 256 << 20)
 #define GLOVE_POLICY_MAX_TRANSCRIPT_TAIL ((uint64_t) 64 << 10)
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
@@ -137,6 +152,15 @@ int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *er
 int glove_policy_set_output_limit(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
 /* audit.transcript_tail / --transcript-tail: 0 (none) to 64 KiB. */
 int glove_policy_set_transcript_tail(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
+/* limits.memory / --memory ("2G", at least 1M), limits.pids / --pids
+ * (2 to 4194304), limits.cpu / --cpu (cores, "1.5", 0.01 to 1024),
+ * limits.open_files / --open-files (4 to 1048576), limits.shm (a size).
+ * Errors name the limit. */
+int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen);
+int glove_policy_set_pids(struct glove_policy *p, const char *n, char *err, size_t errlen);
+int glove_policy_set_cpu(struct glove_policy *p, const char *cores, char *err, size_t errlen);
+int glove_policy_set_open_files(struct glove_policy *p, const char *n, char *err, size_t errlen);
+int glove_policy_set_shm(struct glove_policy *p, const char *size, char *err, size_t errlen);
 /* Turns raw values on with |max| bytes kept of each (1..64 KiB). */
 int glove_policy_set_audit_raw(struct glove_policy *p, uint64_t max, char *err, size_t errlen);
 int glove_policy_parse_net(const char *s, enum glove_net_mode *ret);

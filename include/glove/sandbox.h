@@ -37,7 +37,8 @@ struct glove_sandbox_options {
 /* What happened, for the receipt. */
 struct glove_session_result {
         const char *reason;          /* "exit", "signal", "timeout" (124), "exec_failed" (126/127), "setup_failed",
-                                      * "audit_failed", "output_limit" (153) */
+                                      * "audit_failed", "output_limit" (153), "memory", "pids" (the cgroup saw the
+                                      * limit hit) */
         int status;                  /* what glove exits with (as glove_sandbox_run returns) */
         int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
         int signal;                  /* the signal that ended it (reason "signal"), else 0 */
@@ -60,6 +61,12 @@ struct glove_session_result {
         char *tail;                  /* the last audit.transcript_tail bytes of output, malloc'd: the caller frees
                                       * it; NULL for none */
         size_t tail_len;
+        /* resource limits (src/sandbox/sandbox-cgroup.c) */
+        const char *mechanism;       /* "cgroup" or "rlimit"; NULL before the choice was made */
+        char mechanism_note[512];    /* cgroup: the session cgroup; rlimit: why not cgroup v2 */
+        bool have_cgroup_stats;      /* the session cgroup's figures below were read */
+        uint64_t memory_peak, cpu_usage_us, cpu_user_us, cpu_system_us, cpu_nr_throttled, cpu_throttled_us;
+        uint64_t oom_kills, memory_max_events, pids_max_events;
 };
 
 /* Builds the sandbox, runs the command, waits for it. Reports every failure
@@ -83,6 +90,14 @@ struct glove_receipt_input {
         const char *error;           /* why the run failed, as glove reported it; NULL when it did not */
         uint64_t wall_ms;            /* the wall-time limit in force, 0 for none */
         uint64_t output_limit;       /* limits.output in force, 0 for none */
+        const struct glove_policy *policy; /* the other limits in force; may be NULL */
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);
+
+/* Which resource-limit mechanism a session would get here, without making
+ * anything: 1 for cgroup v2 (|detail| says where), 0 for rlimits (|detail|
+ * says why, |fix| what would give cgroup v2), 2 when glove exec would ask
+ * the user's systemd manager for a delegated scope first (not tried here),
+ * -errno if it cannot tell. */
+int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen);

@@ -127,3 +127,46 @@ void format_duration_ms(uint64_t ms, char buf[32]) {
                 (void) snprintf(buf, 32, "%jums", (uintmax_t) ms);
 }
 
+
+int parse_cpu_milli(const char *s, uint64_t *ret) {
+        uint64_t whole = 0, frac = 0;
+        const char *p = s;
+        size_t digits = 0, fdigits = 0;
+
+        if (!s)
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (++digits > 6)
+                        return -ERANGE;
+                whole = whole * 10 + (uint64_t) (*p - '0');
+        }
+        if (digits == 0)
+                return -EINVAL;
+        if (*p == '.') {
+                p++;
+                for (; *p >= '0' && *p <= '9'; p++) {
+                        if (++fdigits > 3)
+                                return -EINVAL; /* finer than a thousandth of a core */
+                        frac = frac * 10 + (uint64_t) (*p - '0');
+                }
+                if (fdigits == 0)
+                        return -EINVAL;
+                for (size_t i = fdigits; i < 3; i++)
+                        frac *= 10;
+        }
+        if (*p)
+                return -EINVAL;
+        *ret = whole * 1000 + frac;
+        return 0;
+}
+
+void format_cpu_milli(uint64_t milli, char buf[32]) {
+        if (milli % 1000 == 0)
+                (void) snprintf(buf, 32, "%ju", (uintmax_t) (milli / 1000));
+        else if (milli % 100 == 0)
+                (void) snprintf(buf, 32, "%ju.%ju", (uintmax_t) (milli / 1000), (uintmax_t) (milli % 1000 / 100));
+        else if (milli % 10 == 0)
+                (void) snprintf(buf, 32, "%ju.%02ju", (uintmax_t) (milli / 1000), (uintmax_t) (milli % 1000 / 10));
+        else
+                (void) snprintf(buf, 32, "%ju.%03ju", (uintmax_t) (milli / 1000), (uintmax_t) (milli % 1000));
+}

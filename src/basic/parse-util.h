@@ -19,3 +19,9 @@ int parse_u64(const char *s, uint64_t max, uint64_t *ret);
 int parse_duration_ms(const char *s, uint64_t *ret);
 /* The largest exact unit: 90000 -> "90s", 120000 -> "2m". */
 void format_duration_ms(uint64_t ms, char buf[32]);
+
+/* A number of cores: "2", "1.5", "0.25" (at most three decimals) into
+ * thousandths of a core. */
+int parse_cpu_milli(const char *s, uint64_t *ret);
+/* 1500 -> "1.5", 2000 -> "2", 250 -> "0.25". */
+void format_cpu_milli(uint64_t milli, char buf[32]);

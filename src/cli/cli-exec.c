@@ -69,6 +69,13 @@ static void help(FILE *f, bool run) {
                 "                         terminal or its stdout and stderr together; exit 153\n"
                 "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 64K) in the\n"
                 "                         receipt\n"
+                "  --memory SIZE          memory limit (\"2G\"): of the whole sandbox with cgroup v2, of\n"
+                "                         each process with rlimits (see --require-cgroup)\n"
+                "  --pids N               at most N processes and threads in the sandbox (its init included)\n"
+                "  --cpu CORES            CPU bandwidth in cores (\"0.5\", \"2\"); needs cgroup v2\n"
+                "  --open-files N         at most N open files per process (RLIMIT_NOFILE)\n"
+                "  --require-cgroup       refuse to run unless the limits are enforced by cgroup v2\n"
+                "                         (not per-process rlimits); 'glove doctor' says which you get\n"
                 "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
                 "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
                 "                         not only their SHA-256\n"
@@ -107,6 +114,11 @@ enum {
         OPT_OUTPUT_LIMIT,
         OPT_TRANSCRIPT_TAIL,
         OPT_ALLOW,
+        OPT_MEMORY,
+        OPT_PIDS,
+        OPT_CPU,
+        OPT_OPEN_FILES,
+        OPT_REQUIRE_CGROUP,
 };
 
 static const struct option options[] = {
@@ -132,6 +144,11 @@ static const struct option options[] = {
         { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
         { "transcript-tail", required_argument, NULL, OPT_TRANSCRIPT_TAIL },
         { "allow", required_argument, NULL, OPT_ALLOW },
+        { "memory", required_argument, NULL, OPT_MEMORY },
+        { "pids", required_argument, NULL, OPT_PIDS },
+        { "cpu", required_argument, NULL, OPT_CPU },
+        { "open-files", required_argument, NULL, OPT_OPEN_FILES },
+        { "require-cgroup", no_argument, NULL, OPT_REQUIRE_CGROUP },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         {},
@@ -213,6 +230,17 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return glove_policy_set_hostname(p, arg, err, errlen);
         case OPT_WALL_TIME:
                 return glove_policy_set_wall(p, arg, err, errlen);
+        case OPT_MEMORY:
+                return glove_policy_set_memory(p, arg, err, errlen);
+        case OPT_PIDS:
+                return glove_policy_set_pids(p, arg, err, errlen);
+        case OPT_CPU:
+                return glove_policy_set_cpu(p, arg, err, errlen);
+        case OPT_OPEN_FILES:
+                return glove_policy_set_open_files(p, arg, err, errlen);
+        case OPT_REQUIRE_CGROUP:
+                p->require_cgroup = true;
+                return 0;
         case OPT_AUDIT_LOG:
                 return glove_policy_set_audit_path(p, ctx, arg, err, errlen);
         case OPT_AUDIT_RAW:
@@ -606,6 +634,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 .net = policy->net,
                 .wall_ms = policy->wall_ms,
                 .output_limit = policy->output_limit,
+                .policy = policy,
                 .result = &res,
                 .audit = audit,
                 .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL

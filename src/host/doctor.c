@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "glove/doctor.h"
+#include "glove/sandbox.h"
 #include "glove/json.h"
 #include "glove/policy.h"
 #include "log.h"
@@ -92,6 +93,7 @@ enum check_id {
         CHECK_PIDFD,
         CHECK_CLONE3,
         CHECK_CGROUP2,
+        CHECK_LIMITS,
         _CHECK_MAX,
 };
 
@@ -111,6 +113,7 @@ static const char *const check_names[_CHECK_MAX] = {
         [CHECK_PIDFD] = "pidfd",
         [CHECK_CLONE3] = "clone3",
         [CHECK_CGROUP2] = "cgroup-v2",
+        [CHECK_LIMITS] = "resource-limits",
 };
 
 /* The namespace kinds, in the order of CHECK_NS_*. */
@@ -1357,8 +1360,7 @@ static int own_cgroup_v2(char **ret) {
 }
 
 static void probe_cgroup(struct doctor *d) {
-        static const char fallback[] = "without it, resource limits can only use rlimits (the resource "
-                                       "limits themselves are not built yet)";
+        static const char fallback[] = "without it, resource limits use rlimits (see resource-limits)";
         _cleanup_(cgroup_mounts_done) struct cgroup_mounts mounts = {};
         _cleanup_free_ char *cg = NULL, *dir = NULL, *file = NULL, *controllers = NULL, *subtree = NULL;
         char missing[64] = "", v1[512] = "";
@@ -1547,6 +1549,43 @@ const struct glove_doctor_check *glove_doctor_report_find(const struct glove_doc
         return NULL;
 }
 
+/* ---- the resource-limit mechanism a session gets ---- */
+
+/* Asks the sandbox's own selection (src/sandbox/sandbox-cgroup.c), which
+ * changes nothing, so that doctor and glove exec cannot disagree. */
+static void probe_limits(struct doctor *d) {
+        char detail[700], fix[300];
+        int r = glove_sandbox_limits_probe(detail, sizeof(detail), fix, sizeof(fix));
+
+        if (r == -ENOMEM) {
+                d->oom = true;
+                return;
+        }
+        check_extra(d, CHECK_LIMITS, "mechanism", json_string(r == 1 ? "cgroup" : r == 2 ? "scope" : "rlimit"));
+        if (r == 2) {
+                /* decided only when glove exec asks: the manager may refuse */
+                check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
+                check_detail(d, CHECK_LIMITS, "mechanism cgroup if the systemd user manager grants a delegated "
+                                              "scope, else rlimit: %s",
+                             detail);
+                check_fix(d, CHECK_LIMITS, "%s", fix);
+                return;
+        }
+        if (r > 0) {
+                check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_AVAILABLE);
+                check_detail(d, CHECK_LIMITS, "mechanism cgroup: memory, pids and cpu limits hold for the whole "
+                                              "sandbox; %s",
+                             detail);
+                return;
+        }
+        check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
+        check_detail(d, CHECK_LIMITS, "mechanism rlimit: --memory and --pids bound each process (RLIMIT_DATA, "
+                                      "RLIMIT_NPROC), --cpu and --require-cgroup make glove exec refuse to run, and an end by a limit "
+                                      "cannot be told from others; no cgroup v2 because %s",
+                     detail);
+        check_fix(d, CHECK_LIMITS, "%s", fix);
+}
+
 int glove_doctor_run(struct glove_doctor_report **ret) {
         _cleanup_doctor_report_ struct glove_doctor_report *report = NULL;
         struct doctor d = {};
@@ -1566,7 +1605,7 @@ int glove_doctor_run(struct glove_doctor_report **ret) {
         for (size_t i = 0; i < _CHECK_MAX; i++) {
                 report->checks[i].name = check_names[i];
                 report->checks[i].status = GLOVE_DOCTOR_UNAVAILABLE;
-                report->checks[i].required = i != CHECK_OVERLAY && i != CHECK_CGROUP2 &&
+                report->checks[i].required = i != CHECK_OVERLAY && i != CHECK_CGROUP2 && i != CHECK_LIMITS &&
                                              (i != CHECK_IDMAP || report->uid == 0);
         }
         d.report = report;
@@ -1583,6 +1622,7 @@ int glove_doctor_run(struct glove_doctor_report **ret) {
         probe_pidfd(&d);
         probe_clone3(&d);
         probe_cgroup(&d);
+        probe_limits(&d);
 
         if (d.oom)
                 return -ENOMEM;

@@ -30,3 +30,9 @@ struct jpath policy_jp_index(const struct jpath *base, size_t i);
 /* |obj| must be an object whose keys are all in |allowed| (NULL-terminated). */
 int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
                       size_t errlen);
+
+/* policy-limits.c: the resource limits of the "limits" object at |at|
+ * (its keys already checked), and their part of glove_policy_to_json(). */
+int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
+                       size_t errlen);
+int policy_limits_to_json(const struct glove_policy *p, json_t *doc);

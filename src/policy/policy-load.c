@@ -480,22 +480,17 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "limits");
         if (v) {
-                /* the others come with the resources work (cgroups, rlimits) */
-                static const char *const lkeys[] = { "wall", "memory", "pids", "cpu", "output", "open_files", NULL };
+                static const char *const lkeys[] = { "wall",      "memory",         "pids", "cpu", "output",
+                                                     "open_files", "require_cgroup", "shm",  NULL };
                 struct jpath j = policy_jp_key(&root, "limits"), jw = policy_jp_key(&j, "wall");
-                const char *key;
                 json_t *m;
 
                 r = policy_check_keys(v, &j, lkeys, err, errlen);
                 if (r < 0)
                         return r;
-                json_object_foreach (v, key, m)
-                        if (strcmp(key, "wall") != 0 && strcmp(key, "output") != 0) {
-                                struct jpath jk = policy_jp_key(&j, key);
-                                return policy_error(err, errlen, EOPNOTSUPP, jk.s,
-                                                    "is not implemented yet (only limits.wall and limits.output "
-                                                    "are)");
-                        }
+                r = policy_load_limits(p, v, &j, err, errlen);
+                if (r < 0)
+                        return r;
                 m = json_object_get(v, "wall");
                 if (m) {
                         r = get_string(m, &jw, &s, err, errlen);

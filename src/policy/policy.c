@@ -559,6 +559,10 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         return -ENOMEM;
                 }
         }
+        if (policy_limits_to_json(p, doc) < 0) {
+                json_decref(doc);
+                return -ENOMEM;
+        }
         if (p->output_limit > 0) {
                 json_t *l = json_object_get(doc, "limits");
 

@@ -14,6 +14,7 @@
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "time-util.h"
 
@@ -295,6 +296,8 @@ int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_op
                 r = record_env(plan, opts);
         if (r >= 0)
                 r = record_network(plan, opts->audit);
+        if (r >= 0)
+                r = limits_audit(plan, opts->audit);
         if (r < 0) {
                 glove_audit_batch_abort(opts->audit);
                 return r;
@@ -421,6 +424,9 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 if (!u || json_object_set_new(r, "resources", u) < 0)
                         return -ENOMEM;
         }
+        /* the other limits, the mechanism (replacing "resources": "none") and the cgroup's figures */
+        if (limits_receipt(in, r) < 0)
+                return -ENOMEM;
         if (in->audit) {
                 char digest[GLOVE_SHA256_HEX_CHARS + 1];
                 json_t *a;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
 
@@ -139,6 +140,10 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
         if (fcntl(sync_fd, F_SETFD, FD_CLOEXEC) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "cloexec");
+
+        r = limits_apply_rlimits(plan, detail, sizeof(detail));
+        if (r < 0)
+                sync_fail(sync_fd, STAGE_LIMITS, -r, detail);
 
         r = landlock_apply(plan, detail, sizeof(detail));
         if (r < 0)

@@ -45,6 +45,7 @@ enum stage {
         STAGE_EXEC,
         STAGE_TERMINAL,
         STAGE_NET,
+        STAGE_LIMITS,
         _STAGE_MAX,
 };
 
@@ -148,6 +149,7 @@ struct plan {
         struct termios termios;
         struct winsize winsize;
         int net_fd;                 /* proxy mode: the helper's end of the proxy channel, else -EBADF */
+        const struct limits_state *limits; /* sandbox-cgroup.h: the mechanism chosen */
 };
 
 /* O_PATH|O_NOFOLLOW open without magic links, plus |resolve| flags. */

@@ -21,7 +21,7 @@
 #define STAGING "/tmp"
 #define ROOT_TMPFS_SIZE "4m"
 #define DEV_TMPFS_SIZE "64k"
-#define SHM_SIZE ((uint64_t) 256 << 20)
+#define SHM_SIZE GLOVE_DEFAULT_SHM_SIZE /* limits.shm overrides it */
 
 static int openat2_beneath(int dirfd, const char *path, int flags) {
         struct open_how how = {
@@ -216,7 +216,7 @@ static int build_proc(int root, char *detail, size_t len) {
         return 0;
 }
 
-static int build_dev(int root, char *detail, size_t len) {
+static int build_dev(int root, uint64_t shm_size, char *detail, size_t len) {
         static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty", NULL };
         static const struct {
                 const char *path, *target;
@@ -258,7 +258,7 @@ static int build_dev(int root, char *detail, size_t len) {
                 return negative_errno();
         }
         mnt = safe_close(mnt);
-        mnt = make_tmpfs(SHM_SIZE, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        mnt = make_tmpfs(shm_size ? shm_size : SHM_SIZE, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0 || (r = attach(mnt, root, "dev/shm", false)) < 0) {
                 (void) snprintf(detail, len, "mount /dev/shm");
                 return mnt < 0 ? mnt : r;
@@ -407,7 +407,7 @@ int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage
                 *ret_stage = STAGE_PROC;
                 return r;
         }
-        r = build_dev(root, detail, len);
+        r = build_dev(root, plan->policy->shm_size, detail, len);
         if (r < 0) {
                 *ret_stage = STAGE_DEV;
                 return r;

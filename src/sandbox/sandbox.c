@@ -25,6 +25,7 @@
 #include "glove/audit.h"
 #include "log.h"
 #include "macro.h"
+#include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
 
@@ -61,6 +62,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_EXEC] = "exec",
         [STAGE_TERMINAL] = "terminal",
         [STAGE_NET] = "network-helper",
+        [STAGE_LIMITS] = "limits",
 };
 
 const char *stage_to_string(enum stage s) {
@@ -502,6 +504,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         };
         struct relay relay;
         struct net_proxy_proc np = NET_PROXY_PROC_NULL;
+        struct limits_state limits = LIMITS_STATE_INIT;
         struct plan plan;
         sigset_t mask, old;
         struct sigaction old_pipe;
@@ -525,6 +528,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         res.host_uid = plan.host_uid;
         res.host_gid = plan.host_gid;
         res.landlock_abi = plan.landlock_abi;
+        /* the session cgroup, or rlimits: chosen (and recorded) before anything runs */
+        r = limits_setup(&limits, opts->policy, &res);
+        if (r < 0)
+                goto out;
+        plan.limits = &limits;
         /* the agent's argv must survive init wiping the supervisor's */
         argv_copy = strv_copy(opts->argv);
         if (!argv_copy) {
@@ -596,6 +604,10 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         .pidfd = (uint64_t) (uintptr_t) &pidfd,
                         .exit_signal = SIGCHLD,
                 };
+                if (limits.cgroup) {
+                        ca.flags |= CLONE_INTO_CGROUP;
+                        ca.cgroup = (uint64_t) limits.fd;
+                }
                 pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
         }
         if (pid < 0) {
@@ -686,6 +698,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         }
         supervise(pair[0], pidfd, sfd, tfd, &relay, &res);
         relay_result(&relay, &res);
+        limits_collect(&limits, &res);
         /* the terminal and glove's descriptors as they were before we
          * say anything more */
         relay_done(&relay);
@@ -704,6 +717,7 @@ out:
         if (pipe_ignored)
                 (void) sigaction(SIGPIPE, &old_pipe, NULL);
         net_proxy_stop(&np);
+        limits_done(&limits);
         strv_free_null(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);

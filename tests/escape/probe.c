@@ -58,6 +58,7 @@
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
@@ -142,6 +143,7 @@ static struct {
         dev_t host_devpts;
         bool have_host_devpts;
         const char *net;         /* "offline", "loopback" or NULL */
+        long pids_limit;         /* glove's --pids for this run, 0 if none */
 } cfg;
 
 static unsigned n_passed, n_failed;
@@ -2351,6 +2353,140 @@ static void check_ipc(void) {
         verdict("sysv-ipc-host", escaped, &d);
 }
 
+/* ---- resource limits ---------------------------------------------------- */
+
+static void check_resources(void) {
+        static const struct {
+                int r;
+                const char *name;
+        } lims[] = {
+                { RLIMIT_NOFILE, "RLIMIT_NOFILE" }, { RLIMIT_NPROC, "RLIMIT_NPROC" },
+                { RLIMIT_DATA, "RLIMIT_DATA" },     { RLIMIT_CORE, "RLIMIT_CORE" },
+        };
+        struct detail d = {};
+        bool escaped = false;
+        struct rlimit rl;
+        int fd;
+
+        /* raising a hard rlimit needs CAP_SYS_RESOURCE in the host's user
+         * namespace; not for the agent itself, and not for init (prlimit) */
+        for (size_t i = 0; i < ELEMENTSOF(lims); i++) {
+                struct rlimit up;
+
+                if (getrlimit(lims[i].r, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+                        continue;
+                up = (struct rlimit) { .rlim_cur = rl.rlim_max + 1, .rlim_max = rl.rlim_max + 1 };
+                if (setrlimit(lims[i].r, &up) == 0) {
+                        det(&d, "raised %s to %llu", lims[i].name, (unsigned long long) up.rlim_max);
+                        escaped = true;
+                } else
+                        det(&d, "raise %s: %s", lims[i].name, ename(errno));
+        }
+        /* init's own hard limits (the supervisor's): same uid, so prlimit
+         * may lower them or move within them, never above */
+        for (size_t i = 0; i < ELEMENTSOF(lims); i++) {
+                struct rlimit up;
+
+                if (prlimit(1, (enum __rlimit_resource) lims[i].r, NULL, &rl) < 0) {
+                        det(&d, "read init's %s: %s", lims[i].name, ename(errno));
+                        continue;
+                }
+                if (rl.rlim_max == RLIM_INFINITY)
+                        continue;
+                up = (struct rlimit) { .rlim_cur = rl.rlim_max + 1, .rlim_max = rl.rlim_max + 1 };
+                if (prlimit(1, (enum __rlimit_resource) lims[i].r, &up, NULL) == 0) {
+                        det(&d, "raised init's %s above its hard limit", lims[i].name);
+                        escaped = true;
+                } else
+                        det(&d, "raise init's %s: %s", lims[i].name, ename(errno));
+        }
+        if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+                det(&d, "RLIMIT_CORE %llu/%llu", (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
+                escaped |= rl.rlim_max != 0;
+        }
+        verdict("rlimit-raise", escaped, &d);
+
+        /* the session cgroup's limits: no cgroupfs inside, none mountable */
+        d = (struct detail) {};
+        escaped = false;
+        fd = open("/sys/fs/cgroup/cgroup.procs", O_WRONLY | O_CLOEXEC);
+        det(&d, "open /sys/fs/cgroup/cgroup.procs: %s", fd < 0 ? ename(errno) : "opened for writing");
+        escaped |= fd >= 0;
+        if (fd >= 0)
+                close(fd);
+        {
+                char dir[64];
+
+                snprintf(dir, sizeof(dir), "/tmp/glove-probe-cg.%d", (int) getpid());
+                if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
+                        if (mount("none", dir, "cgroup2", 0, NULL) == 0) {
+                                det(&d, "mounted cgroup2 at %s", dir);
+                                escaped = true;
+                                (void) umount2(dir, MNT_DETACH);
+                        } else
+                                det(&d, "mount cgroup2: %s", ename(errno));
+                        (void) rmdir(dir);
+                }
+        }
+        {
+                char buf[1024] = "";
+                int cfd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+                ssize_t n = cfd < 0 ? -1 : read(cfd, buf, sizeof(buf) - 1);
+
+                if (cfd >= 0)
+                        close(cfd);
+                if (n > 0) {
+                        char *v2;
+
+                        buf[n] = 0;
+                        v2 = strncmp(buf, "0::", 3) == 0 ? buf : strstr(buf, "\n0::");
+                        if (v2) {
+                                if (*v2 == '\n')
+                                        v2++;
+                                v2[strcspn(v2, "\n")] = 0;
+                                /* a cgroup namespace of its own: its cgroup is "/" */
+                                det(&d, "/proc/self/cgroup: %s", v2);
+                                escaped |= strcmp(v2, "0::/") != 0;
+                        } else
+                                det(&d, "/proc/self/cgroup has no cgroup v2 line");
+                }
+        }
+        verdict("cgroup-reach", escaped, &d);
+
+        /* a fork flood stops at the session's pids limit */
+        if (cfg.pids_limit <= 0) {
+                skip("fork-flood", "no --pids limit for this run");
+                return;
+        }
+        d = (struct detail) {};
+        {
+                static pid_t kids[65536];
+                long n = 0, max = cfg.pids_limit + 64;
+                int err = 0;
+
+                for (; n < max && n < (long) ELEMENTSOF(kids); n++) {
+                        pid_t p = fork();
+
+                        if (p == 0) {
+                                pause();
+                                _exit(0);
+                        }
+                        if (p < 0) {
+                                err = errno;
+                                break;
+                        }
+                        kids[n] = p;
+                }
+                for (long i = 0; i < n; i++)
+                        (void) kill(kids[i], SIGKILL);
+                for (long i = 0; i < n; i++)
+                        (void) waitpid(kids[i], NULL, 0);
+                det(&d, "%ld children before fork failed (%s); the limit is %ld tasks", n, err ? ename(err) : "it did not",
+                    cfg.pids_limit);
+                verdict("fork-flood", err == 0 || n >= cfg.pids_limit, &d);
+        }
+}
+
 /* ---- files as other users ---------------------------------------------- */
 
 static void check_ownership(void) {
@@ -3062,7 +3198,7 @@ int main(int argc, char **argv) {
                 OPT_WORKSPACE = 256, OPT_RO_DIR, OPT_SECRET, OPT_UNGRANTED, OPT_HOST_ONLY, OPT_TOKEN, OPT_CANARY,
                 OPT_HOST_PID, OPT_PROC_MARKER, OPT_TCP_PORT, OPT_ABSTRACT, OPT_UNIX_PATH, OPT_IPC_KEY, OPT_SHM_MARKER,
                 OPT_TMP_MARKER, OPT_HOME_MARKER, OPT_HANDLE, OPT_HOST_NS, OPT_HOST_DEVPTS, OPT_NET, OPT_HELPER,
-                OPT_PRINT_HANDLE, OPT_GLOVE_FILE,
+                OPT_PRINT_HANDLE, OPT_GLOVE_FILE, OPT_PIDS_LIMIT,
         };
         static const struct option options[] = {
                 { "workspace", required_argument, NULL, OPT_WORKSPACE },
@@ -3088,6 +3224,7 @@ int main(int argc, char **argv) {
                 { "host-helper", no_argument, NULL, OPT_HELPER },
                 { "print-handle", required_argument, NULL, OPT_PRINT_HANDLE },
                 { "glove-file", required_argument, NULL, OPT_GLOVE_FILE },
+                { "pids-limit", required_argument, NULL, OPT_PIDS_LIMIT },
                 {},
         };
         bool helper = false;
@@ -3143,6 +3280,7 @@ int main(int argc, char **argv) {
                         cfg.have_host_devpts = true;
                         break;
                 case OPT_NET: cfg.net = optarg; break;
+                case OPT_PIDS_LIMIT: cfg.pids_limit = strtol(optarg, NULL, 10); break;
                 case OPT_HELPER: helper = true; break;
                 case OPT_PRINT_HANDLE: handle_path = optarg; break;
                 default: usage();
@@ -3202,6 +3340,7 @@ int main(int argc, char **argv) {
         check_setuid_exec();
         check_network();
         check_tty();
+        check_resources();
 
         printf("%u passed, %u failed\n", n_passed, n_failed);
         return n_failed ? 1 : 0;

@@ -34,6 +34,7 @@ policy=$4
 case $mode in root | user) ;; *) echo "run-escape: bad mode '$mode'" >&2; exit 2 ;; esac
 case $policy in default | strict) ;; *) echo "run-escape: bad policy '$policy'" >&2; exit 2 ;; esac
 min_contained=40
+pids_limit=256
 
 skip_or_fail() {
         if [ "${GLOVE_TESTS_MUST_WORK:-0}" = 1 ]; then
@@ -270,7 +271,9 @@ run() {
         else
                 cmd+=(--ro "$T/bin")
         fi
-        cmd+=(--net "$net" -- "$T/bin/probe" "${probe_args[@]}" --workspace "$ws" --net "$net")
+        # resource limits the probe tries to raise or get past
+        cmd+=(--pids "$pids_limit" --open-files 4096 --memory 8G)
+        cmd+=(--net "$net" -- "$T/bin/probe" "${probe_args[@]}" --workspace "$ws" --net "$net" --pids-limit "$pids_limit")
 
         echo "=== run $name: --net $net, $([ "$tty" = yes ] && echo "on a pty" || echo "on pipes") ==="
         # fds 7-9 are what a careless supervisor would leak: a host file, a

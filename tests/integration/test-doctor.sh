@@ -16,7 +16,7 @@ fail() {
 }
 
 EXPECTED_CHECKS="user-namespace mount-namespace pid-namespace ipc-namespace uts-namespace net-namespace
-cgroup-namespace seccomp landlock mount-api idmapped-mounts overlayfs pidfd clone3 cgroup-v2"
+cgroup-namespace seccomp landlock mount-api idmapped-mounts overlayfs pidfd clone3 cgroup-v2 resource-limits"
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -126,7 +126,7 @@ if "idmapped-mounts" in by:
     want(im.get("required") is (uid == 0), f"idmapped-mounts required={im.get('required')} for uid {uid}")
     if uid != 0:
         want(im.get("status") == "skipped", "idmapped-mounts probed for a non-root user")
-for optional in ("overlayfs", "cgroup-v2"):
+for optional in ("overlayfs", "cgroup-v2", "resource-limits"):
     want(by.get(optional, {}).get("required") is False, f"{optional} must be optional")
 
 for p in problems:

@@ -282,13 +282,42 @@ static void test_passwd_home(void **state) {
         assert_null(home);
 }
 
+static void test_parse_cpu_milli(void **state) {
+        static const struct {
+                const char *s;
+                uint64_t milli;
+        } good[] = { { "1", 1000 }, { "1.5", 1500 }, { "0.25", 250 }, { "0.001", 1 }, { "2.000", 2000 }, { "0", 0 } };
+        static const char *const bad[] = { "", ".5", "1.", "1.0001", "-1", "1e3", "1,5", "x", "1.5x", "1234567", NULL };
+        char buf[32];
+        uint64_t v;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                assert_int_equal(parse_cpu_milli(good[i].s, &v), 0);
+                assert_int_equal(v, good[i].milli);
+        }
+        for (size_t i = 0; bad[i]; i++)
+                assert_true(parse_cpu_milli(bad[i], &v) < 0);
+        format_cpu_milli(1500, buf);
+        assert_string_equal(buf, "1.5");
+        format_cpu_milli(2000, buf);
+        assert_string_equal(buf, "2");
+        format_cpu_milli(250, buf);
+        assert_string_equal(buf, "0.25");
+        format_cpu_milli(1, buf);
+        assert_string_equal(buf, "0.001");
+        assert_int_equal(parse_cpu_milli("0.125", &v), 0);
+        format_cpu_milli(v, buf);
+        assert_string_equal(buf, "0.125");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
                 cmocka_unit_test(test_path_join),        cmocka_unit_test(test_path_depth),
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),
-                cmocka_unit_test(test_passwd_home),
+                cmocka_unit_test(test_passwd_home),        cmocka_unit_test(test_parse_cpu_milli),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1008,7 +1008,6 @@ static void test_limits(void **state) {
 
         check_refused("{\"version\":1,\"limits\":{\"wall\":30}}", -EINVAL, "/limits/wall: *");
         check_refused("{\"version\":1,\"limits\":{\"wall\":\"soon\"}}", -EINVAL, "/limits/wall: *");
-        check_refused("{\"version\":1,\"limits\":{\"pids\":10}}", -EOPNOTSUPP, "/limits/pids: is not implemented yet*");
         check_refused("{\"version\":1,\"limits\":{\"walls\":\"1s\"}}", -EINVAL, "/limits/walls: *");
 }
 
@@ -1037,6 +1036,51 @@ static void test_output_limit(void **state) {
         check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":\"65537\"}}", -EINVAL,
                       "/audit/transcript_tail: transcript tail must be 0 to 65536 bytes");
         check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":-1}}", -EINVAL, "/audit/transcript_tail: *");
+}
+
+static void test_resource_limits(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        char err[512] = "";
+        json_t *l;
+
+        (void) state;
+        p = load_ok("{\"version\":1,\"limits\":{\"memory\":\"1.5G\",\"pids\":64,\"cpu\":0.25,"
+                    "\"open_files\":\"256\",\"require_cgroup\":true,\"shm\":\"16M\"}}");
+        assert_int_equal(p->memory_max, (uint64_t) 3 << 29);
+        assert_int_equal(p->pids_max, 64);
+        assert_int_equal(p->cpu_milli, 250);
+        assert_int_equal(p->open_files, 256);
+        assert_true(p->require_cgroup);
+        assert_int_equal(p->shm_size, (uint64_t) 16 << 20);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        l = json_object_get(j, "limits");
+        assert_int_equal(json_integer_value(json_object_get(l, "memory")), (json_int_t) 3 << 29);
+        assert_string_equal(json_string_value(json_object_get(l, "cpu")), "0.25");
+        assert_true(json_is_true(json_object_get(l, "require_cgroup")));
+
+        q = load_ok("{\"version\":1,\"limits\":{\"cpu\":\"2\",\"memory\":1048576}}");
+        assert_int_equal(q->cpu_milli, 2000);
+        assert_int_equal(q->memory_max, 1048576);
+        assert_int_equal(glove_policy_set_memory(q, "512K", err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "memory limit"));
+        assert_int_equal(glove_policy_set_pids(q, "1", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_cpu(q, "1025", err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_open_files(q, "3", err, sizeof(err)), -EINVAL);
+        assert_int_equal(q->cpu_milli, 2000); /* a refused value changes nothing */
+        assert_int_equal(glove_policy_set_cpu(q, "0.01", err, sizeof(err)), 0);
+        assert_int_equal(q->cpu_milli, 10);
+
+        check_refused("{\"version\":1,\"limits\":{\"memory\":\"lots\"}}", -EINVAL, "/limits/memory: memory limit*");
+        check_refused("{\"version\":1,\"limits\":{\"memory\":0}}", -EINVAL, "/limits/memory: *");
+        check_refused("{\"version\":1,\"limits\":{\"pids\":-1}}", -EINVAL, "/limits/pids: must not be negative");
+        check_refused("{\"version\":1,\"limits\":{\"pids\":1.5}}", -EINVAL, "/limits/pids: *");
+        check_refused("{\"version\":1,\"limits\":{\"cpu\":0.0005}}", -EINVAL, "/limits/cpu: *");
+        check_refused("{\"version\":1,\"limits\":{\"cpu\":true}}", -EINVAL, "/limits/cpu: *");
+        check_refused("{\"version\":1,\"limits\":{\"open_files\":2000000}}", -EINVAL, "/limits/open_files: *");
+        check_refused("{\"version\":1,\"limits\":{\"require_cgroup\":1}}", -EINVAL,
+                      "/limits/require_cgroup: must be true or false");
+        check_refused("{\"version\":1,\"limits\":{\"shm\":\"0\"}}", -EINVAL, "/limits/shm: *");
 }
 
 static void test_base_default(void **state) {
@@ -1199,6 +1243,7 @@ int main(void) {
                 cmocka_unit_test(test_base_default),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_output_limit),
+                cmocka_unit_test(test_resource_limits),
                 cmocka_unit_test(test_default),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* The resource limits of the "limits" section (memory, pids, cpu,
+ * open_files, require_cgroup, shm) and their flags. limits.wall is in
+ * policy.c; the sandbox applies these in src/sandbox/sandbox-cgroup.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parse-util.h"
+#include "policy-internal.h"
+
+int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen) {
+        uint64_t v;
+
+        if (parse_size(size, &v) < 0 || v < GLOVE_POLICY_MIN_MEMORY || v > (uint64_t) INT64_MAX)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "memory limit \"%.64s\" must be a size of at least 1M, such as \"512M\" or "
+                                    "\"2G\"",
+                                    size);
+        p->memory_max = v;
+        return 0;
+}
+
+int glove_policy_set_pids(struct glove_policy *p, const char *n, char *err, size_t errlen) {
+        uint64_t v;
+
+        if (parse_u64(n, GLOVE_POLICY_MAX_PIDS, &v) < 0 || v < GLOVE_POLICY_MIN_PIDS)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "pids limit \"%.64s\" must be a whole number from %u to %u (processes and "
+                                    "threads, the sandbox's init included)",
+                                    n, GLOVE_POLICY_MIN_PIDS, GLOVE_POLICY_MAX_PIDS);
+        p->pids_max = v;
+        return 0;
+}
+
+int glove_policy_set_cpu(struct glove_policy *p, const char *cores, char *err, size_t errlen) {
+        uint64_t v;
+
+        if (parse_cpu_milli(cores, &v) < 0 || v < GLOVE_POLICY_MIN_CPU_MILLI || v > GLOVE_POLICY_MAX_CPU_MILLI)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "cpu limit \"%.64s\" must be a number of cores from 0.01 to 1024 with at most "
+                                    "three decimals, such as \"0.5\" or \"2\"",
+                                    cores);
+        p->cpu_milli = v;
+        return 0;
+}
+
+int glove_policy_set_open_files(struct glove_policy *p, const char *n, char *err, size_t errlen) {
+        uint64_t v;
+
+        if (parse_u64(n, GLOVE_POLICY_MAX_OPEN_FILES, &v) < 0 || v < GLOVE_POLICY_MIN_OPEN_FILES)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "open files limit \"%.64s\" must be a whole number from %u to %u", n,
+                                    GLOVE_POLICY_MIN_OPEN_FILES, GLOVE_POLICY_MAX_OPEN_FILES);
+        p->open_files = v;
+        return 0;
+}
+
+int glove_policy_set_shm(struct glove_policy *p, const char *size, char *err, size_t errlen) {
+        uint64_t v;
+
+        if (parse_size(size, &v) < 0 || v == 0 || v > GLOVE_POLICY_MAX_TMPFS_SIZE)
+                return policy_error(err, errlen, EINVAL, NULL,
+                                    "/dev/shm size \"%.64s\" must be a size such as \"64M\"", size);
+        p->shm_size = v;
+        return 0;
+}
+
+typedef int (*set_fn)(struct glove_policy *p, const char *s, char *err, size_t errlen);
+
+/* A value given as a JSON integer or a string goes through the same setter
+ * as the flag: integers as their decimal text. */
+static int load_value(struct glove_policy *p, const json_t *v, const struct jpath *at, set_fn set, bool real_ok,
+                      char *err, size_t errlen) {
+        char buf[64], inner[1024];
+        const char *s;
+        int r;
+
+        if (json_is_string(v))
+                s = json_string_value(v);
+        else if (json_is_integer(v)) {
+                if (json_integer_value(v) < 0)
+                        return policy_error(err, errlen, EINVAL, at->s, "must not be negative");
+                (void) snprintf(buf, sizeof(buf), "%lld", (long long) json_integer_value(v));
+                s = buf;
+        } else if (real_ok && json_is_real(v)) {
+                double d = json_real_value(v) * 1000.0, m = 0, diff;
+
+                /* a number of cores: thousandths at most, as in a string */
+                if (d >= 0 && d < 1e9)
+                        m = (double) (uint64_t) (d + 0.5);
+                diff = d > m ? d - m : m - d;
+                if (!(d >= 0 && d < 1e9) || diff > 1e-6)
+                        return policy_error(err, errlen, EINVAL, at->s,
+                                            "must be a number of cores with at most three decimals");
+                format_cpu_milli((uint64_t) m, buf);
+                s = buf;
+        } else
+                return policy_error(err, errlen, EINVAL, at->s, "must be %s",
+                                    real_ok ? "a number or a string such as \"1.5\"" : "an integer or a string");
+        r = set(p, s, inner, sizeof(inner));
+        if (r < 0)
+                return policy_error(err, errlen, -r, at->s, "%s", inner);
+        return 0;
+}
+
+int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
+                       size_t errlen) {
+        static const struct {
+                const char *key;
+                set_fn set;
+                bool real_ok;
+        } fields[] = {
+                { "memory", glove_policy_set_memory, false },
+                { "pids", glove_policy_set_pids, false },
+                { "cpu", glove_policy_set_cpu, true },
+                { "open_files", glove_policy_set_open_files, false },
+                { "shm", glove_policy_set_shm, false },
+        };
+        const json_t *m;
+        int r;
+
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+                struct jpath jk = policy_jp_key(at, fields[i].key);
+
+                m = json_object_get(limits, fields[i].key);
+                if (!m)
+                        continue;
+                r = load_value(p, m, &jk, fields[i].set, fields[i].real_ok, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        m = json_object_get(limits, "require_cgroup");
+        if (m) {
+                struct jpath jk = policy_jp_key(at, "require_cgroup");
+
+                if (!json_is_boolean(m))
+                        return policy_error(err, errlen, EINVAL, jk.s, "must be true or false");
+                p->require_cgroup = json_is_true(m);
+        }
+        return 0;
+}
+
+int policy_limits_to_json(const struct glove_policy *p, json_t *doc) {
+        json_t *l = json_object_get(doc, "limits");
+        char cpu[32];
+
+        if (p->memory_max == 0 && p->pids_max == 0 && p->cpu_milli == 0 && p->open_files == 0 &&
+            !p->require_cgroup && p->shm_size == 0)
+                return 0;
+        if (!l) {
+                l = json_object();
+                if (!l || json_object_set_new(doc, "limits", l) < 0)
+                        return -ENOMEM;
+        }
+        format_cpu_milli(p->cpu_milli, cpu);
+        if ((p->memory_max && json_object_set_new(l, "memory", json_integer((json_int_t) p->memory_max)) < 0) ||
+            (p->pids_max && json_object_set_new(l, "pids", json_integer((json_int_t) p->pids_max)) < 0) ||
+            (p->cpu_milli && json_object_set_new(l, "cpu", json_string(cpu)) < 0) ||
+            (p->open_files && json_object_set_new(l, "open_files", json_integer((json_int_t) p->open_files)) < 0) ||
+            (p->require_cgroup && json_object_set_new(l, "require_cgroup", json_true()) < 0) ||
+            (p->shm_size && json_object_set_new(l, "shm", json_integer((json_int_t) p->shm_size)) < 0))
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Resource limits (docs/architecture.md "Resource limits"): a session
+ * cgroup in a delegated cgroup v2 subtree when there is one, rlimits set in
+ * the agent otherwise. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "glove/policy.h"
+#include "glove/sandbox.h"
+
+struct plan;
+struct glove_audit;
+
+enum cgroup_layout {
+        CGROUP_LAYOUT_NONE,
+        CGROUP_LAYOUT_TOP,     /* we sit in the hierarchy's root: the session cgroup is a child of it */
+        CGROUP_LAYOUT_MOVE,    /* we are alone in our cgroup: move into <cg>/supervisor, session in <cg>/ */
+        CGROUP_LAYOUT_SIBLING, /* our cgroup's parent delegates: the session cgroup beside our leaf */
+};
+
+struct cgroup_probe {
+        enum cgroup_layout layout;
+        char own[1024];        /* our cgroup directory (absolute path under the cgroup2 mount) */
+        char base[1024];       /* where the session cgroup is made */
+        char why[512];         /* when unusable: why, in one line */
+        char fix[256];         /* and what to do */
+        bool not_delegated;    /* unusable only because it is not ours to write: a scope would help */
+};
+
+struct limits_state {
+        bool cgroup;           /* the mechanism: cgroup v2, or rlimits */
+        bool moved;            /* the supervisor moved itself into <cg>/supervisor */
+        int fd;                /* the session cgroup's directory, -EBADF without one */
+        char path[1100];       /* its path */
+        char why[512];         /* rlimits: why not cgroup v2 */
+};
+
+#define LIMITS_STATE_INIT { .fd = -EBADF }
+
+/* Finds out, without changing anything, whether this process can give a
+ * session a cgroup with the controllers |p| needs (memory and pids always,
+ * cpu when limits.cpu is set). 0 with ret->layout set, or -errno with why
+ * and fix filled in. */
+int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret);
+
+/* In the supervisor, before the clone: chooses the mechanism, makes and
+ * fills the session cgroup. Fails (logged, for exit 125) when a limit
+ * cannot be applied: limits.cpu or limits.require_cgroup without cgroup
+ * v2, a value the kernel refuses. Sets res->mechanism. */
+int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct glove_session_result *res);
+
+/* In the agent, before exec: RLIMIT_CORE 0, RLIMIT_NOFILE, and with the
+ * rlimit mechanism RLIMIT_DATA and RLIMIT_NPROC. */
+int limits_apply_rlimits(const struct plan *plan, char *detail, size_t len);
+
+/* After the session: kills what is left in the session cgroup, reads its
+ * peaks and events into |res| and turns an "exit"/"signal" end into
+ * "memory" or "pids" when the cgroup saw the limit hit. */
+void limits_collect(struct limits_state *ls, struct glove_session_result *res);
+
+/* Kills and removes the session cgroup if it is still there. */
+void limits_done(struct limits_state *ls);
+
+/* The audit record of the limits decision (written with the others). */
+int limits_audit(const struct plan *plan, struct glove_audit *a);
+
+/* The receipt's limits, mechanisms.resources and resources members. */
+int limits_receipt(const struct glove_receipt_input *in, json_t *receipt);

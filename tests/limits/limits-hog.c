@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* What the resource-limit tests run inside the sandbox (static, so it runs
+ * in any sandbox and in the VM's initramfs):
+ *
+ *   limits-hog mem MIB      allocate and touch MIB MiB, 1 MiB at a time;
+ *                           "allocated N MiB" and 0, or "malloc failed after
+ *                           N MiB" and 3 (a cgroup's OOM killer ends it first)
+ *   limits-hog fork N [HOLD]  fork up to N sleeping children (and keep them
+ *                           HOLD seconds); "forked K" and 5 when a fork
+ *                           failed with EAGAIN, 0 when all N ran
+ *   limits-hog spin SEC     burn CPU for SEC seconds of wall time; prints the
+ *                           CPU time it got, in microseconds
+ *   limits-hog files N      open /dev/null up to N times; "opened K" and 6 on
+ *                           EMFILE
+ *   limits-hog fill PATH    write 64 KiB blocks to PATH until an error;
+ *                           "wrote N bytes" and 7 on ENOSPC
+ *   limits-hog raise        try to raise every hard rlimit: "raised NAME" for
+ *                           each that could be (and exit 8), else 0
+ *   limits-hog as UID CMD...  (root) drop to uid and gid UID, no groups, and
+ *                           exec CMD: the VM's busybox setpriv cannot */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long number(const char *s) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v < 0) {
+                fprintf(stderr, "limits-hog: bad number %s\n", s);
+                exit(2);
+        }
+        return v;
+}
+
+static int hog_mem(long mib) {
+        long n;
+
+        for (n = 0; n < mib; n++) {
+                char *p = malloc(1 << 20);
+
+                if (!p) {
+                        printf("malloc failed after %ld MiB\n", n);
+                        return 3;
+                }
+                memset(p, 0x5a, 1 << 20);
+        }
+        printf("allocated %ld MiB\n", n);
+        return 0;
+}
+
+static int hog_fork(long max, long hold) {
+        static pid_t kids[65536];
+        long n = 0;
+        int rc = 0;
+
+        if (max > (long) (sizeof(kids) / sizeof(kids[0])))
+                max = sizeof(kids) / sizeof(kids[0]);
+        for (; n < max; n++) {
+                pid_t p = fork();
+
+                if (p == 0) {
+                        pause();
+                        _exit(0);
+                }
+                if (p < 0) {
+                        rc = errno == EAGAIN ? 5 : 9;
+                        printf("fork failed: %s\n", strerror(errno));
+                        break;
+                }
+                kids[n] = p;
+        }
+        printf("forked %ld\n", n);
+        fflush(stdout);
+        if (hold > 0)
+                sleep((unsigned) hold);
+        for (long i = 0; i < n; i++)
+                (void) kill(kids[i], SIGKILL);
+        while (wait(NULL) > 0 || errno == EINTR)
+                ;
+        return rc;
+}
+
+static int hog_spin(long sec) {
+        struct timespec start, now;
+        struct rusage ru;
+        volatile uint64_t x = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        do {
+                for (int i = 0; i < 1000000; i++)
+                        x += (uint64_t) i;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (now.tv_sec - start.tv_sec < sec);
+        getrusage(RUSAGE_SELF, &ru);
+        printf("cpu_us %lld\n", (long long) ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                                        (long long) ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
+        return 0;
+}
+
+static int hog_files(long max) {
+        long n = 0;
+
+        for (; n < max; n++)
+                if (open("/dev/null", O_RDONLY) < 0) {
+                        int e = errno;
+                        printf("opened %ld: %s\n", n, strerror(e));
+                        return e == EMFILE ? 6 : 9;
+                }
+        printf("opened %ld\n", n);
+        return 0;
+}
+
+static int hog_fill(const char *path) {
+        static char block[65536];
+        long long total = 0;
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        if (fd < 0) {
+                printf("open %s: %s\n", path, strerror(errno));
+                return 9;
+        }
+        memset(block, 'x', sizeof(block));
+        for (;;) {
+                ssize_t n = write(fd, block, sizeof(block));
+
+                if (n < 0) {
+                        int e = errno;
+                        printf("wrote %lld bytes: %s\n", total, strerror(e));
+                        (void) unlink(path);
+                        return e == ENOSPC ? 7 : 9;
+                }
+                total += n;
+                if (total > (8LL << 30)) {
+                        printf("wrote %lld bytes without an error\n", total);
+                        (void) unlink(path);
+                        return 0;
+                }
+        }
+}
+
+static int hog_raise(void) {
+        static const struct {
+                int r;
+                const char *name;
+        } all[] = {
+                { RLIMIT_NOFILE, "RLIMIT_NOFILE" }, { RLIMIT_NPROC, "RLIMIT_NPROC" },
+                { RLIMIT_DATA, "RLIMIT_DATA" },     { RLIMIT_CORE, "RLIMIT_CORE" },
+        };
+        int rc = 0;
+
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+                struct rlimit rl;
+
+                if (getrlimit(all[i].r, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+                        continue;
+                rl.rlim_max = rl.rlim_max + 1;
+                if (setrlimit(all[i].r, &rl) == 0) {
+                        printf("raised %s\n", all[i].name);
+                        rc = 8;
+                }
+        }
+        return rc;
+}
+
+static int run_as(long uid, char **argv) {
+        if (setgroups(0, NULL) < 0 || setresgid((gid_t) uid, (gid_t) uid, (gid_t) uid) < 0 ||
+            setresuid((uid_t) uid, (uid_t) uid, (uid_t) uid) < 0) {
+                fprintf(stderr, "limits-hog as: %s\n", strerror(errno));
+                return 2;
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "limits-hog as: cannot execute %s: %s\n", argv[0], strerror(errno));
+        return 127;
+}
+
+int main(int argc, char **argv) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc >= 4 && strcmp(argv[1], "as") == 0)
+                return run_as(number(argv[2]), argv + 3);
+        if (argc == 3 && strcmp(argv[1], "mem") == 0)
+                return hog_mem(number(argv[2]));
+        if (argc == 3 && strcmp(argv[1], "fork") == 0)
+                return hog_fork(number(argv[2]), 0);
+        if (argc == 4 && strcmp(argv[1], "fork") == 0)
+                return hog_fork(number(argv[2]), number(argv[3]));
+        if (argc == 3 && strcmp(argv[1], "spin") == 0)
+                return hog_spin(number(argv[2]));
+        if (argc == 3 && strcmp(argv[1], "files") == 0)
+                return hog_files(number(argv[2]));
+        if (argc == 3 && strcmp(argv[1], "fill") == 0)
+                return hog_fill(argv[2]);
+        if (argc == 2 && strcmp(argv[1], "raise") == 0)
+                return hog_raise();
+        fprintf(stderr, "usage: limits-hog mem MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD...\n");
+        return 2;
+}

@@ -1,0 +1,247 @@
+#!/bin/sh
+# The limit tests with real cgroup v2, inside the VM (busybox sh; Glove and
+# limits-hog are static). Glove runs as root, in the hierarchy's root cgroup
+# (layout "top": the session cgroup is /sys/fs/cgroup/glove-PID), and as uid
+# 65534 in a subtree delegated to it (layout "move": it moves itself into
+# <cgroup>/supervisor first; then "sibling"). Prints "ok -"/"not ok -" lines and a
+# VM-RESULT line the host side reads.
+G=/glove/glove
+HOG=/glove/limits-hog
+PASSED=0
+FAILED=0
+check() {
+        desc=$1
+        shift
+        if eval "$@"; then
+                PASSED=$((PASSED + 1))
+                echo "ok - $desc"
+        else
+                FAILED=$((FAILED + 1))
+                echo "not ok - $desc"
+                echo "#   status $RC; stdout: $(head -c 300 /tmp/out | tr '\n' ' ')"
+                echo "#   stderr: $(head -c 600 /tmp/err | tr '\n' ' ')"
+                echo "#   receipt: $(head -c 1500 /tmp/receipt)"
+        fi
+}
+# the receipt's number or string at KEY (its JSON is canonical and flat enough for sed)
+num() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" /tmp/receipt | head -n 1; }
+str() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" /tmp/receipt | head -n 1; }
+out_num() { sed -n "s/^$1 \([0-9][0-9]*\).*/\1/p" /tmp/out | head -n 1; }
+between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# A policy without the default's ${PWD} grant: everything the tests need
+# is in the initramfs; /tmp is the sandbox's own tmpfs.
+cat >/glove/policy.json <<'P'
+{"version": 1, "filesystem": {"read": ["/bin", "/glove"], "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]},
+ "cwd": "/tmp"}
+P
+chmod 644 /glove/policy.json
+
+# gx ARGS...: glove exec with the policy and a fresh receipt, as $AS
+AS=
+NOBODY_RUNTIME=/home/nobody/.run
+gx() {
+        rm -f /tmp/receipt
+        if [ -n "$AS" ]; then
+                # shellcheck disable=SC2086
+                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
+        else
+                HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --policy /glove/policy.json --receipt /tmp/receipt "$@" >/tmp/out 2>/tmp/err </dev/null
+        fi
+        RC=$?
+        chmod 644 /tmp/receipt 2>/dev/null
+}
+
+suite() {
+        who=$1
+        gx -- true
+        check "$who: the mechanism is cgroup; the session cgroup is gone afterwards" \
+                '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ ! -e "$(str cgroup)" ]'
+        echo "#   session cgroup was $(str cgroup)"
+
+        gx --memory 64M -- "$HOG" mem 512
+        check "$who: a memory hog past --memory 64M is OOM-killed: 137, reason memory, oom_kills >= 1" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(num oom_kills)" -ge 1 ]'
+        check "$who: its memory peak is within the limit (16M..64M)" \
+                'between "$(num memory_peak_bytes)" 16777216 67108864'
+        check "$who: the receipt has the limit" '[ "$(num memory_bytes)" = 67108864 ]'
+        gx --memory 128M -- "$HOG" mem 32
+        check "$who: a program within --memory runs normally, no OOM" \
+                '[ "$RC" = 0 ] && [ "$(str reason)" = exit ] && [ "$(num oom_kills)" = 0 ]'
+
+        gx --pids 12 -- "$HOG" fork 1000
+        check "$who: a fork flood stops at pids.max 12 (init and the agent count): at most 10 children" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10'
+        check "$who: its end is reason pids, with the pids.max event" \
+                '[ "$(str reason)" = pids ] && [ "$(num pids_max_events)" -ge 1 ] && [ "$(num pids)" = 12 ]'
+        # the host is unaffected: while the sandbox sits at its limit, the
+        # guest starts 30 processes of its own
+        rm -f /tmp/bg.out
+        if [ -n "$AS" ]; then
+                # shellcheck disable=SC2086
+                $AS env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" exec --policy /glove/policy.json --pids 8 -- "$HOG" fork 1000 3 >/tmp/bg.out 2>&1 &
+        else
+                HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --policy /glove/policy.json --pids 8 -- "$HOG" fork 1000 3 >/tmp/bg.out 2>&1 &
+        fi
+        bg=$!
+        for _ in $(seq 50); do grep -q '^forked' /tmp/bg.out 2>/dev/null && break; sleep 0.1; done
+        n=0
+        for _ in $(seq 30); do sleep 1 & n=$((n + 1)); done
+        wait_ok=0
+        wait "$bg" || wait_ok=$?
+        wait
+        check "$who: while a sandbox is at its pids limit, the host starts 30 more processes" \
+                '[ "$n" = 30 ] && [ "$wait_ok" = 5 ] && grep -q "^forked [1-6]$" /tmp/bg.out'
+
+        gx --cpu 0.5 -- "$HOG" spin 4
+        usage=$(num cpu_usage_us)
+        throttled=$(num cpu_nr_throttled)
+        echo "#   cpu 0.5, 4 s busy loop: cpu.stat usage_usec $usage, nr_throttled $throttled, throttled_usec $(num cpu_throttled_us)"
+        # about half a core over 4 s is 2 000 000 us; the bounds are wide
+        # (this is a behaviour check, not a timing one): well under a whole
+        # core, and the kernel says it throttled
+        check "$who: a busy loop with --cpu 0.5 gets about half a core (cpu.stat) and is throttled" \
+                '[ "$RC" = 0 ] && between "$usage" 800000 3000000 && [ "$throttled" -ge 5 ] && [ "$(str cpu)" = 0.5 ]'
+
+        gx --require-cgroup --memory 32M --pids 20 -- true
+        check "$who: --require-cgroup runs here" '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ]'
+
+        gx --wall-time 2s -- sleep 100
+        check "$who: sleep 100 with a 2 s wall limit ends with 124, reason timeout, nothing left in a cgroup" \
+                '[ "$RC" = 124 ] && [ "$(str reason)" = timeout ] && [ ! -e "$(str cgroup)" ]'
+}
+
+echo "# glove doctor (root):"
+HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" doctor 2>&1 | grep -E "cgroup-v2|resource-limits|landlock|user-namespace" | sed 's/^/#   /'
+HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" setup >/dev/null 2>&1 || echo "# glove setup as root failed"
+suite root
+check "root: no session cgroup is left in the root" '! ls -d /sys/fs/cgroup/glove-* >/dev/null 2>&1'
+
+# uid 65534 in a subtree delegated to it: the directory and its
+# cgroup.procs, cgroup.subtree_control and cgroup.threads are its own
+mkdir -p /home/nobody && chown 65534:65534 /home/nobody
+mkdir /sys/fs/cgroup/delegated
+chown 65534:65534 /sys/fs/cgroup/delegated /sys/fs/cgroup/delegated/cgroup.procs \
+        /sys/fs/cgroup/delegated/cgroup.subtree_control /sys/fs/cgroup/delegated/cgroup.threads
+echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
+# The first glove starts alone in the delegated cgroup (as in a delegated
+# scope) and moves itself into delegated/supervisor (layout "move"); later
+# ones start in that leaf, and their session cgroups go beside it
+# (layout "sibling"). The move into the subtree is root's (as systemd's).
+AS="sh /glove/in-delegated.sh $HOG as 65534"
+cat >/glove/in-delegated.sh <<'D'
+d=/sys/fs/cgroup/delegated
+if [ -d $d/supervisor ]; then echo $$ >$d/supervisor/cgroup.procs; else echo $$ >$d/cgroup.procs; fi && exec "$@"
+D
+if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" setup >/tmp/setup.err 2>&1; then
+        echo "# glove doctor (uid 65534, delegated):"
+        sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor 2>&1 |
+                grep -E "cgroup-v2|resource-limits|user-namespace" | sed 's/^/#   /'
+        suite nobody
+        check "nobody: glove moved itself into delegated/supervisor, and no session cgroup is left" \
+                '[ -d /sys/fs/cgroup/delegated/supervisor ] && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
+        sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor >/tmp/out 2>&1
+        RC=$?
+        check "nobody: started in delegated/supervisor, the next session cgroups go beside it (layout sibling)" \
+                'grep -q "resource-limits.*under /sys/fs/cgroup/delegated (beside glove" /tmp/out'
+        # the same uid without a delegated cgroup: rlimits, and --require-cgroup refuses
+        AS="$HOG as 65534"
+        gx --require-cgroup -- true
+        check "nobody, not delegated: --require-cgroup refuses with 125, why and the fix" \
+                '[ "$RC" = 125 ] && grep -q "needs cgroup v2" /tmp/err && grep -q "Fix:" /tmp/err'
+        gx --pids 12 -- "$HOG" fork 1000
+        check "nobody, not delegated: rlimits hold the fork flood, the receipt says rlimit" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10 && [ "$(str mechanism)" = rlimit ]'
+else
+        FAILED=$((FAILED + 1))
+        echo "not ok - glove setup as uid 65534 failed: $(head -c 500 /tmp/setup.err)"
+fi
+
+# The systemd transient scope, for real: a systemd user manager (uid
+# 65534) in a cgroup delegated to it, and glove as uid 65534 started in a
+# root-owned leaf inside that tree (as a session scope is), so it cannot
+# write its cgroup or the parent: it must ask the manager over D-Bus
+# ($XDG_RUNTIME_DIR/systemd/private; no bus daemon here) for a scope with
+# Delegate=yes. The manager moves it (it may write their common ancestor).
+if [ -x /lib/systemd/systemd ]; then
+        um=/sys/fs/cgroup/user-manager
+        mkdir $um
+        chown 65534:65534 $um $um/cgroup.procs $um/cgroup.subtree_control $um/cgroup.threads
+        mkdir -p /run/systemd/system /run/user/65534
+        chown 65534:65534 /run/user/65534
+        chmod 700 /run/user/65534
+        head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >/etc/machine-id
+        echo >>/etc/machine-id
+        sh -c "echo \$\$ >$um/cgroup.procs && exec $HOG as 65534 env -i HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
+                /lib/systemd/systemd --user --log-target=console --log-level=info" >/tmp/systemd.log 2>&1 &
+        for _ in $(seq 100); do [ -S /run/user/65534/systemd/private ] && break; sleep 0.1; done
+        # the manager leaves the top of its tree for init.scope; then the
+        # controllers can go down to the "session" leaf
+        for _ in $(seq 50); do [ -z "$(cat $um/cgroup.procs)" ] && break; sleep 0.1; done
+        mkdir -p $um/outer.slice/session.scope
+        echo "+memory +pids +cpu" >$um/cgroup.subtree_control
+        echo "+memory +pids +cpu" >$um/outer.slice/cgroup.subtree_control
+        if [ -S /run/user/65534/systemd/private ]; then
+                AS="sh /glove/in-session.sh $HOG as 65534"
+                NOBODY_RUNTIME=/run/user/65534
+                cat >/glove/in-session.sh <<D
+echo \$\$ >$um/outer.slice/session.scope/cgroup.procs && exec "\$@"
+D
+                # the manager's own socket, with a runtime directory that
+                # has only that (a link to it)
+                mkdir -p /run/user/private-only/systemd
+                ln -s /run/user/65534/systemd/private /run/user/private-only/systemd/private
+                chown -R 65534:65534 /run/user/private-only
+                chmod 700 /run/user/private-only
+                rm -f /tmp/receipt
+                sh /glove/in-session.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/private-only \
+                        "$G" exec -v --policy /glove/policy.json --receipt /tmp/receipt --memory 64M -- "$HOG" mem 512 \
+                        >/tmp/out 2>/tmp/err </dev/null
+                RC=$?
+                chmod 644 /tmp/receipt 2>/dev/null
+                echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
+                grep "user manager" /tmp/err | sed 's/^/#   glove: /'
+                echo "#   /proc/self/cgroup of a shell there: $(sh /glove/in-session.sh cat /proc/self/cgroup)"
+                check "nobody, in a session scope not its own: glove asks systemd (its own socket) for a delegated scope; the memory hog ends reason memory" \
+                        '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
+                         case "$(str cgroup)" in $um/*glove-*.scope/glove-*) true ;; *) false ;; esac'
+                # the session bus, which the manager starts on the first
+                # connection and then joins: wait until it did (its name
+                # answers), then ask over it
+                bus_env=
+                if [ -S /run/user/65534/bus ]; then
+                        bus_env=yes
+                        for _ in $(seq 30); do
+                                gx -v -- true
+                                grep -q "user manager at /run/user/65534/bus" /tmp/err && ! grep -q "ServiceUnknown\|then " /tmp/err && break
+                                sleep 0.5
+                        done
+                fi
+                gx -v --pids 12 -- "$HOG" fork 1000
+                echo "#   session cgroup: $(str cgroup) $(str cgroup_unavailable)"
+                grep "user manager" /tmp/err | sed 's/^/#   glove: /'
+                if [ -n "$bus_env" ]; then
+                        check "nobody, via a systemd scope: the request went over the session bus" \
+                                'grep -q "user manager at /run/user/65534/bus (session bus)" /tmp/err && ! grep -q "then " /tmp/err'
+                fi
+                check "nobody, via a systemd scope$([ -n "$bus_env" ] && echo " over the session bus"): a fork flood stops at pids.max, reason pids" \
+                        '[ "$RC" = 5 ] && [ "$(str reason)" = pids ] && between "$(out_num forked)" 1 10'
+                for _ in $(seq 50); do ls -d $um/*/glove-*.scope >/dev/null 2>&1 || break; sleep 0.1; done
+                check "nobody, via a systemd scope: once glove is gone, systemd removes its scope" \
+                        '! ls -d $um/*/glove-*.scope >/dev/null 2>&1'
+                if [ "$FAILED" != 0 ]; then
+                        echo "# systemd --user said:"
+                        tail -n 30 /tmp/systemd.log | sed 's/^/#   /'
+                        find $um -maxdepth 3 -type d | sed 's/^/#   cgroup /'
+                fi
+        else
+                FAILED=$((FAILED + 1))
+                echo "not ok - the systemd user manager did not start"
+                tail -n 30 /tmp/systemd.log | sed 's/^/#   /'
+        fi
+else
+        echo "# no systemd on the build host: the transient-scope check did not run"
+fi
+
+echo "VM-RESULT $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
