@@ -41,10 +41,10 @@ for id in $IDS; do
         run "$id" "$ws" --wall-time "$bad" -- touch "$mk"
         check "$id: --wall-time $bad is refused" refused "wall time" "$mk"
     done
-    printf '{"version": 1, "base": "default", "limits": {"output": "1M"}}\n' >"$T/limits-$id.json"
+    printf '{"version": 1, "base": "default", "limits": {"wal": "3s"}}\n' >"$T/limits-$id.json"
     chmod 644 "$T/limits-$id.json"
     run "$id" "$ws" --policy "$T/limits-$id.json" -- touch "$mk"
-    check "$id: a limit not implemented yet is refused, not ignored" refused "/limits/output: is not implemented yet" "$mk"
+    check "$id: a limit Glove does not know is refused, not ignored" refused "/limits/wal" "$mk"
     printf '{"version": 1, "base": "default", "limits": {"wall": "3s"}}\n' >"$T/limits-$id.json"
     run "$id" "$ws" --policy "$T/limits-$id.json" -- sleep 30
     check "$id: limits.wall in a policy file works like the flag" eval 'rc_is 124 && [ "$(rfield "$id" limits.wall_ms)" = 3000 ]'
