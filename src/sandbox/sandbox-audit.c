@@ -407,8 +407,8 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                         "host_gid", (json_int_t) res->host_gid, "resources", "none");
                 if (!m || json_object_set_new(r, "mechanisms", m) < 0)
                         return -ENOMEM;
-                /* the limits in force: only the wall-time watchdog so far
-                 * (the resources issue adds the rest); empty says none */
+                /* the limits in force: the wall time and the output here,
+                 * the resource limits in limits_receipt(); empty says none */
                 json_t *l = in->wall_ms > 0 ? json_pack("{s:I}", "wall_ms", (json_int_t) in->wall_ms) : json_object();
                 if (!l || json_object_set_new(r, "limits", l) < 0)
                         return -ENOMEM;

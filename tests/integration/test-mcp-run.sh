@@ -9,6 +9,16 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$TESTS_DIR/mcp/lib.sh"
+
+# run_sockets ID: the gateway sockets of ID's glove runs so far, in order,
+# from their gateway_start audit records
+run_sockets() {
+    "$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("event") == "gateway_start":
+        print(r["subject"])' "$(state_of "$1")/audit.jsonl" 2>/dev/null
+}
 require_kernel
 
 F="$MCP_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
@@ -93,7 +103,8 @@ PY
               (cd "$T" && as "$id" "$GLOVE" audit verify --log) >/dev/null 2>&1 &&
               grep -q "\"event\":\"gateway_start\".*\"session_run\"" "$(state_of "$id")/audit.jsonl"'
     check "$id: the gateway stopped its servers and removed its socket" \
-        eval '! pgrep -f -- "$MARK-$id" >/dev/null && ! pgrep -f -- "$MARK-e-$id" >/dev/null && ! ls -d /tmp/glove-mcp-* 2>/dev/null | grep -q .'
+        eval '! pgrep -f -- "$MARK-$id" >/dev/null && ! pgrep -f -- "$MARK-e-$id" >/dev/null && socks=$(run_sockets "$id") &&
+              [ -n "$socks" ] && for s in $socks; do [ ! -e "$s" ] && [ ! -e "${s%/*}" ] || exit 1; done'
 
     mk="$ws/ran-anyway"
     bad="$T/policy-bad-$id.json"
@@ -113,12 +124,15 @@ done
 if [ "$(id -u)" = 0 ]; then
     ws=$(new_ws root ws-peer)
     pol="$T/policy-root.json"
+    before=$(run_sockets root | wc -l)
     (cd "$ws" && exec env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" "$GLOVE" run --policy "$pol" -- sleep 4) \
         </dev/null >"$T/bg.out" 2>&1 &
     BG_PID=$!
     track_pid "$BG_PID"
-    wait_for eval 'ls /tmp/glove-mcp-*/mcp.sock >/dev/null 2>&1'
-    sock=$(ls /tmp/glove-mcp-*/mcp.sock 2>/dev/null | head -n 1)
+    # this run's socket, as its gateway recorded it (other runs may have
+    # sockets of their own in /tmp)
+    wait_for eval '[ "$(run_sockets root | wc -l)" -gt "$before" ] && [ -S "$(run_sockets root | tail -n 1)" ]'
+    sock=$(run_sockets root | tail -n 1)
     got=$("$PY" - "$sock" <<'PY' 2>&1
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
