@@ -81,6 +81,8 @@ struct conn {
         uint64_t start_ms, deadline_ms;
         bool allowed;           /* an allow record was written: a connection_end one follows */
         bool connect;
+        bool dead;              /* closed; freed after the current batch of events */
+        struct conn *dead_next;
         char method[17];
         char subject[GLOVE_NET_DEST_MAX];
         char address[INET6_ADDRSTRLEN + 8];
@@ -90,6 +92,7 @@ struct proxy {
         const struct net_proxy_config *cfg;
         int ep;
         struct conn *conns;
+        struct conn *dead;        /* closed in this batch: events for them may still be pending */
         size_t n_conns;
         uint64_t next_id;
         double tokens;
@@ -166,6 +169,8 @@ static void dir_close(struct dir *d) {
 }
 
 static void conn_free(struct proxy *px, struct conn *c, const char *end) {
+        if (c->dead)
+                return;
         if (c->allowed) {
                 json_t *extra = json_pack("{s:I,s:I,s:I,s:s}", "bytes_up", (json_int_t) c->up.bytes, "bytes_down",
                                           (json_int_t) c->down.bytes, "duration_ms",
@@ -176,8 +181,10 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
         safe_close(c->ufd);
         dir_close(&c->up);
         dir_close(&c->down);
+        c->cfd = c->ufd = -EBADF;
         free(c->head);
         free(c->pending);
+        c->head = c->pending = NULL;
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -185,7 +192,17 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
         if (c->next)
                 c->next->prev = c->prev;
         px->n_conns--;
-        free(c);
+        c->dead = true;
+        c->dead_next = px->dead;
+        px->dead = c;
+}
+
+static void reap_dead(struct proxy *px) {
+        while (px->dead) {
+                struct conn *c = px->dead;
+                px->dead = c->dead_next;
+                free(c);
+        }
 }
 
 /* A short answer, then the connection goes. |status| "403 Forbidden". */
@@ -843,9 +860,9 @@ int net_proxy_run(const struct net_proxy_config *cfg) {
                         r = negative_errno();
                         break;
                 }
-                /* A connection freed while handling one event may have
-                 * events pending in this batch: handle a batch's events
-                 * only for connections still listed. */
+                /* A connection closed while handling one event may have
+                 * events pending in this batch: it stays allocated, marked
+                 * dead, until the batch is done. */
                 for (int i = 0; i < n; i++) {
                         struct side *s = ev[i].data.ptr;
 
@@ -855,19 +872,16 @@ int net_proxy_run(const struct net_proxy_config *cfg) {
                                 on_chan(&px);
                                 continue;
                         }
-                        {
-                                bool alive = false;
-                                for (struct conn *c = px.conns; c && !alive; c = c->next)
-                                        alive = c == s->c;
-                                if (alive)
-                                        on_event(&px, s, ev[i].events);
-                        }
+                        if (!s->c->dead)
+                                on_event(&px, s, ev[i].events);
                 }
                 expire(&px, now_ms());
+                reap_dead(&px);
         }
 done:
         while (px.conns)
                 conn_free(&px, px.conns, "session_end");
+        reap_dead(&px);
         safe_close(px.ep);
         return r;
 }
