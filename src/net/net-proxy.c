@@ -82,6 +82,7 @@ struct conn {
         bool allowed;           /* an allow record was written: a connection_end one follows */
         bool connect;
         bool dead;              /* closed; freed after the current batch of events */
+        const char *rule;       /* what the decision rests on, for its record */
         struct conn *dead_next;
         char method[17];
         char subject[GLOVE_NET_DEST_MAX];
@@ -118,8 +119,8 @@ static uint64_t now_ms(void) {
 
 /* ---- audit ---- */
 
-static void record(struct proxy *px, struct conn *c, const char *event, const char *decision, const char *reason,
-                   json_t *extra_owned) {
+static void record_rule(struct proxy *px, struct conn *c, const char *rule, const char *event, const char *decision,
+                        const char *reason, json_t *extra_owned) {
         _cleanup_json_ json_t *extra = extra_owned ? extra_owned : json_object();
         int r;
 
@@ -140,7 +141,7 @@ static void record(struct proxy *px, struct conn *c, const char *event, const ch
                 .component = "proxy",
                 .event = event,
                 .decision = decision,
-                .rule = c && c->subject[0] ? "network.allow" : NULL,
+                .rule = rule ? rule : c ? c->rule : NULL,
                 .reason = reason,
                 .subject = c && c->subject[0] ? c->subject : NULL,
                 .extra = extra,
@@ -150,6 +151,11 @@ static void record(struct proxy *px, struct conn *c, const char *event, const ch
                         log_error_errno(r, "The proxy cannot write the audit log: %m; it allows nothing more");
                 px->audit_broken = true;
         }
+}
+
+static void record(struct proxy *px, struct conn *c, const char *event, const char *decision, const char *reason,
+                   json_t *extra_owned) {
+        record_rule(px, c, NULL, event, decision, reason, extra_owned);
 }
 
 /* ---- connections ---- */
@@ -223,6 +229,9 @@ static void respond(int fd, const char *status, const char *extra_headers, const
 /* Refuses the request; the connection lingers a little, reading and
  * dropping what the client still sends, so that the answer arrives. */
 static void deny(struct proxy *px, struct conn *c, const char *status, const char *extra_headers, const char *reason) {
+        if (!c->rule)
+                c->rule = strncmp(status, "400", 3) == 0 ? "http" : strncmp(status, "407", 3) == 0 ? "token"
+                        : strncmp(status, "502", 3) == 0 ? "upstream" : "proxy limits";
         record(px, c, "request", "deny", reason, NULL);
         respond(c->cfd, status, extra_headers, reason);
         c->ufd = safe_close(c->ufd);
@@ -268,8 +277,8 @@ static void refuse_capped(struct proxy *px, int fd, const char *status, const ch
                 px->suppressed++;
                 return;
         }
-        record(px, NULL, "request", "deny", reason,
-               json_pack("{s:I}", "unrecorded_before", (json_int_t) px->suppressed));
+        record_rule(px, NULL, "proxy limits", "request", "deny", reason,
+                    json_pack("{s:I}", "unrecorded_before", (json_int_t) px->suppressed));
         px->suppressed = 0;
         px->suppressed_log_ms = t;
 }
@@ -433,6 +442,7 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
                 (void) snprintf(msg, sizeof(msg),
                                 "%.253s resolves only to refused addresses (%.511s); list the address itself to allow it",
                                 d->host, why[0] ? why : "none");
+                c->rule = "internal addresses";
                 deny(px, c, "403 Forbidden", NULL, msg);
                 return false;
         }
@@ -444,6 +454,8 @@ static void connected(struct proxy *px, struct conn *c);
 
 static void connect_failed(struct proxy *px, struct conn *c, int error) {
         char msg[512];
+
+        c->rule = "upstream";
 
         c->ufd = safe_close(c->ufd);
         c->uev = UINT32_MAX;
@@ -518,6 +530,7 @@ static void head_complete(struct proxy *px, struct conn *c) {
         }
         for (size_t i = 0; i < px->cfg->n_allow && !listed; i++)
                 listed = glove_net_allow_match(&px->cfg->allow[i], d);
+        c->rule = "network.allow";
         if (!listed) {
                 char msg[GLOVE_NET_DEST_MAX + 64];
                 (void) snprintf(msg, sizeof(msg), "%s is not in network.allow", c->subject);
@@ -572,6 +585,7 @@ static void connected(struct proxy *px, struct conn *c) {
                 return;
         }
         /* the decision is on record before a byte moves */
+        c->rule = "network.allow";
         record(px, c, "request", "allow", c->connect ? "listed in network.allow; tunnel open" : "listed in network.allow; request forwarded", NULL);
         if (px->audit_broken) {
                 respond(c->cfd, "503 Service Unavailable", NULL, "the audit log cannot be written");
