@@ -169,6 +169,15 @@ static void ep_set(struct proxy *px, int fd, struct side *s, uint32_t *cur, uint
                 *cur = want;
 }
 
+/* Closing a descriptor does not take it out of the epoll set while another
+ * reference to its file lives on (the helper may not have closed its copy
+ * of a connection yet): events would keep coming for a freed connection. */
+static int ep_close(struct proxy *px, int fd) {
+        if (fd >= 0)
+                (void) epoll_ctl(px->ep, EPOLL_CTL_DEL, fd, NULL);
+        return safe_close(fd);
+}
+
 static void dir_close(struct dir *d) {
         d->pipe[0] = safe_close(d->pipe[0]);
         d->pipe[1] = safe_close(d->pipe[1]);
@@ -183,8 +192,8 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
                                           (json_int_t) (now_ms() - c->start_ms), "end", end);
                 record(px, c, "connection_end", "info", "connection closed", extra);
         }
-        safe_close(c->cfd);
-        safe_close(c->ufd);
+        ep_close(px, c->cfd);
+        ep_close(px, c->ufd);
         dir_close(&c->up);
         dir_close(&c->down);
         c->cfd = c->ufd = -EBADF;
@@ -234,7 +243,7 @@ static void deny(struct proxy *px, struct conn *c, const char *status, const cha
                         : strncmp(status, "502", 3) == 0 ? "upstream" : "proxy limits";
         record(px, c, "request", "deny", reason, NULL);
         respond(c->cfd, status, extra_headers, reason);
-        c->ufd = safe_close(c->ufd);
+        c->ufd = ep_close(px, c->ufd);
         c->uev = UINT32_MAX;
         c->st = ST_CLOSING;
         c->head_len = 0;
@@ -457,7 +466,7 @@ static void connect_failed(struct proxy *px, struct conn *c, int error) {
 
         c->rule = "upstream";
 
-        c->ufd = safe_close(c->ufd);
+        c->ufd = ep_close(px, c->ufd);
         c->uev = UINT32_MAX;
         if (++c->addr_i < c->n_addrs) {
                 start_connect(px, c);
