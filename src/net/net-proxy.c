@@ -81,6 +81,9 @@ struct conn {
         uint64_t start_ms, deadline_ms;
         bool allowed;           /* an allow record was written: a connection_end one follows */
         bool connect;
+        bool dead;              /* closed; freed after the current batch of events */
+        const char *rule;       /* what the decision rests on, for its record */
+        struct conn *dead_next;
         char method[17];
         char subject[GLOVE_NET_DEST_MAX];
         char address[INET6_ADDRSTRLEN + 8];
@@ -90,6 +93,7 @@ struct proxy {
         const struct net_proxy_config *cfg;
         int ep;
         struct conn *conns;
+        struct conn *dead;        /* closed in this batch: events for them may still be pending */
         size_t n_conns;
         uint64_t next_id;
         double tokens;
@@ -115,8 +119,8 @@ static uint64_t now_ms(void) {
 
 /* ---- audit ---- */
 
-static void record(struct proxy *px, struct conn *c, const char *event, const char *decision, const char *reason,
-                   json_t *extra_owned) {
+static void record_rule(struct proxy *px, struct conn *c, const char *rule, const char *event, const char *decision,
+                        const char *reason, json_t *extra_owned) {
         _cleanup_json_ json_t *extra = extra_owned ? extra_owned : json_object();
         int r;
 
@@ -137,7 +141,7 @@ static void record(struct proxy *px, struct conn *c, const char *event, const ch
                 .component = "proxy",
                 .event = event,
                 .decision = decision,
-                .rule = c && c->subject[0] ? "network.allow" : NULL,
+                .rule = rule ? rule : c ? c->rule : NULL,
                 .reason = reason,
                 .subject = c && c->subject[0] ? c->subject : NULL,
                 .extra = extra,
@@ -147,6 +151,11 @@ static void record(struct proxy *px, struct conn *c, const char *event, const ch
                         log_error_errno(r, "The proxy cannot write the audit log: %m; it allows nothing more");
                 px->audit_broken = true;
         }
+}
+
+static void record(struct proxy *px, struct conn *c, const char *event, const char *decision, const char *reason,
+                   json_t *extra_owned) {
+        record_rule(px, c, NULL, event, decision, reason, extra_owned);
 }
 
 /* ---- connections ---- */
@@ -160,24 +169,37 @@ static void ep_set(struct proxy *px, int fd, struct side *s, uint32_t *cur, uint
                 *cur = want;
 }
 
+/* Closing a descriptor does not take it out of the epoll set while another
+ * reference to its file lives on (the helper may not have closed its copy
+ * of a connection yet): events would keep coming for a freed connection. */
+static int ep_close(struct proxy *px, int fd) {
+        if (fd >= 0)
+                (void) epoll_ctl(px->ep, EPOLL_CTL_DEL, fd, NULL);
+        return safe_close(fd);
+}
+
 static void dir_close(struct dir *d) {
         d->pipe[0] = safe_close(d->pipe[0]);
         d->pipe[1] = safe_close(d->pipe[1]);
 }
 
 static void conn_free(struct proxy *px, struct conn *c, const char *end) {
+        if (c->dead)
+                return;
         if (c->allowed) {
                 json_t *extra = json_pack("{s:I,s:I,s:I,s:s}", "bytes_up", (json_int_t) c->up.bytes, "bytes_down",
                                           (json_int_t) c->down.bytes, "duration_ms",
                                           (json_int_t) (now_ms() - c->start_ms), "end", end);
                 record(px, c, "connection_end", "info", "connection closed", extra);
         }
-        safe_close(c->cfd);
-        safe_close(c->ufd);
+        ep_close(px, c->cfd);
+        ep_close(px, c->ufd);
         dir_close(&c->up);
         dir_close(&c->down);
+        c->cfd = c->ufd = -EBADF;
         free(c->head);
         free(c->pending);
+        c->head = c->pending = NULL;
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -185,7 +207,17 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
         if (c->next)
                 c->next->prev = c->prev;
         px->n_conns--;
-        free(c);
+        c->dead = true;
+        c->dead_next = px->dead;
+        px->dead = c;
+}
+
+static void reap_dead(struct proxy *px) {
+        while (px->dead) {
+                struct conn *c = px->dead;
+                px->dead = c->dead_next;
+                free(c);
+        }
 }
 
 /* A short answer, then the connection goes. |status| "403 Forbidden". */
@@ -206,9 +238,12 @@ static void respond(int fd, const char *status, const char *extra_headers, const
 /* Refuses the request; the connection lingers a little, reading and
  * dropping what the client still sends, so that the answer arrives. */
 static void deny(struct proxy *px, struct conn *c, const char *status, const char *extra_headers, const char *reason) {
+        if (!c->rule)
+                c->rule = strncmp(status, "400", 3) == 0 ? "http" : strncmp(status, "407", 3) == 0 ? "token"
+                        : strncmp(status, "502", 3) == 0 ? "upstream" : "proxy limits";
         record(px, c, "request", "deny", reason, NULL);
         respond(c->cfd, status, extra_headers, reason);
-        c->ufd = safe_close(c->ufd);
+        c->ufd = ep_close(px, c->ufd);
         c->uev = UINT32_MAX;
         c->st = ST_CLOSING;
         c->head_len = 0;
@@ -251,8 +286,8 @@ static void refuse_capped(struct proxy *px, int fd, const char *status, const ch
                 px->suppressed++;
                 return;
         }
-        record(px, NULL, "request", "deny", reason,
-               json_pack("{s:I}", "unrecorded_before", (json_int_t) px->suppressed));
+        record_rule(px, NULL, "proxy limits", "request", "deny", reason,
+                    json_pack("{s:I}", "unrecorded_before", (json_int_t) px->suppressed));
         px->suppressed = 0;
         px->suppressed_log_ms = t;
 }
@@ -416,6 +451,7 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
                 (void) snprintf(msg, sizeof(msg),
                                 "%.253s resolves only to refused addresses (%.511s); list the address itself to allow it",
                                 d->host, why[0] ? why : "none");
+                c->rule = "internal addresses";
                 deny(px, c, "403 Forbidden", NULL, msg);
                 return false;
         }
@@ -428,7 +464,9 @@ static void connected(struct proxy *px, struct conn *c);
 static void connect_failed(struct proxy *px, struct conn *c, int error) {
         char msg[512];
 
-        c->ufd = safe_close(c->ufd);
+        c->rule = "upstream";
+
+        c->ufd = ep_close(px, c->ufd);
         c->uev = UINT32_MAX;
         if (++c->addr_i < c->n_addrs) {
                 start_connect(px, c);
@@ -501,6 +539,7 @@ static void head_complete(struct proxy *px, struct conn *c) {
         }
         for (size_t i = 0; i < px->cfg->n_allow && !listed; i++)
                 listed = glove_net_allow_match(&px->cfg->allow[i], d);
+        c->rule = "network.allow";
         if (!listed) {
                 char msg[GLOVE_NET_DEST_MAX + 64];
                 (void) snprintf(msg, sizeof(msg), "%s is not in network.allow", c->subject);
@@ -555,6 +594,7 @@ static void connected(struct proxy *px, struct conn *c) {
                 return;
         }
         /* the decision is on record before a byte moves */
+        c->rule = "network.allow";
         record(px, c, "request", "allow", c->connect ? "listed in network.allow; tunnel open" : "listed in network.allow; request forwarded", NULL);
         if (px->audit_broken) {
                 respond(c->cfd, "503 Service Unavailable", NULL, "the audit log cannot be written");
@@ -843,9 +883,9 @@ int net_proxy_run(const struct net_proxy_config *cfg) {
                         r = negative_errno();
                         break;
                 }
-                /* A connection freed while handling one event may have
-                 * events pending in this batch: handle a batch's events
-                 * only for connections still listed. */
+                /* A connection closed while handling one event may have
+                 * events pending in this batch: it stays allocated, marked
+                 * dead, until the batch is done. */
                 for (int i = 0; i < n; i++) {
                         struct side *s = ev[i].data.ptr;
 
@@ -855,19 +895,16 @@ int net_proxy_run(const struct net_proxy_config *cfg) {
                                 on_chan(&px);
                                 continue;
                         }
-                        {
-                                bool alive = false;
-                                for (struct conn *c = px.conns; c && !alive; c = c->next)
-                                        alive = c == s->c;
-                                if (alive)
-                                        on_event(&px, s, ev[i].events);
-                        }
+                        if (!s->c->dead)
+                                on_event(&px, s, ev[i].events);
                 }
                 expire(&px, now_ms());
+                reap_dead(&px);
         }
 done:
         while (px.conns)
                 conn_free(&px, px.conns, "session_end");
+        reap_dead(&px);
         safe_close(px.ep);
         return r;
 }

@@ -153,6 +153,17 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
         (void) signal(SIGTSTP, SIG_IGN);
         sort3(keep);
         close_all_but(keep, 3);
+        /* the agent's stdin and stdout are not the proxy's business; stderr
+         * takes its messages */
+        {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        (void) dup2(null, STDIN_FILENO);
+                        (void) dup2(null, STDOUT_FILENO);
+                        if (null > STDERR_FILENO)
+                                safe_close(null);
+                }
+        }
 
         if (opts->audit) {
                 /* its own run id in the audit log; the session's names it */

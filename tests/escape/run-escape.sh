@@ -14,7 +14,9 @@
 # and protected files in the workspace, a TCP/UDP/Unix listener, a host
 # process, a SysV segment, marker files in /tmp, /dev/shm and $HOME, a canary
 # in glove's environment, leaked fds) and runs the probe twice: on a pty
-# (script(1)) with --net offline, and on pipes with --net loopback. Then
+# (script(1)) with --net offline, and on pipes with --net loopback and with
+# --net proxy (no allow entries: the probe sees loopback plus the proxy's
+# listener, and the /proc/*/fd scan covers the proxy's helper). Then
 # checks the host side for anything the probe could not see.
 #
 # Fails if anything ESCAPED or BROKE, if the probe did not run to the end
@@ -273,7 +275,8 @@ run() {
         fi
         # resource limits the probe tries to raise or get past
         cmd+=(--pids "$pids_limit" --open-files 4096 --memory 8G)
-        cmd+=(--net "$net" -- "$T/bin/probe" "${probe_args[@]}" --workspace "$ws" --net "$net" --pids-limit "$pids_limit")
+        # proxy mode is loopback to the probe, plus the proxy's listener
+        cmd+=(--net "$net" -- "$T/bin/probe" "${probe_args[@]}" --workspace "$ws" --net "${net/proxy/loopback}" --pids-limit "$pids_limit")
 
         echo "=== run $name: --net $net, $([ "$tty" = yes ] && echo "on a pty" || echo "on pipes") ==="
         # fds 7-9 are what a careless supervisor would leak: a host file, a
@@ -350,7 +353,9 @@ for i, line in enumerate(open(sys.argv[2]), 1):
     except ValueError:
         bad.append("line %d is not JSON" % i)
         continue
-    if r.get("run") not in runs:
+    # a helper of Glove's (proxy mode's proxy) writes under its own run id,
+    # naming the session's
+    if r.get("run") not in runs and not (r.get("component") == "proxy" and r.get("session_run") in runs):
         bad.append("line %d belongs to no receipt's run" % i)
 print("; ".join(bad[:5]) if bad else "every audit record belongs to a recorded run")
 sys.exit(1 if bad else 0)
@@ -390,6 +395,7 @@ else
         run offline-pipe offline no
 fi
 run loopback-pipe loopback no
+run proxy-pipe proxy no
 
 echo "=== escape/$policy-$mode ==="
 printf '%s\n' "${summary[@]}"
