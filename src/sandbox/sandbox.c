@@ -406,11 +406,15 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         }
                         switch (m.type) {
                         case MSG_SETUP_FAILED:
+                                /* nothing more will come from the agent:
+                                 * the message goes to a cooked terminal */
+                                relay_restore_terminal(relay);
                                 if (!setup_failed && !exec_failed)
                                         report_failure(&m);
                                 setup_failed = true;
                                 break;
                         case MSG_EXEC_FAILED:
+                                relay_restore_terminal(relay);
                                 log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
                                 exec_failed = true;
                                 break;

@@ -55,6 +55,11 @@ for id in $IDS; do
         eval 'rc_is 0 && [ "$(od -An -c "$T/stdout-$id" | tr -d " ")" = "a\nb\n" ] && ! out_has stdin-tty &&
               [ "$(rfield "$id" output.terminal)" = False ] && restored'
 
+    drive "$id" "$ws" -- nonexistent-command
+    check "$id: a command not found: 127, and glove's message comes on the restored (cooked) terminal" \
+        eval 'rc_is 127 && restored && "$PY" -c "import json, sys; o = json.load(open(sys.argv[1]))[\"output\"]
+sys.exit(not o.endswith(\"No such file or directory\\r\\n\"))" "$T/.drive"'
+
     drive "$id" "$ws" --rows 24 --cols 80 --step 'expect:24 80' --step 'resize:50,132' --step 'expect:50 132' -- \
         sh -c 'stty size; while [ "$(stty size)" = "24 80" ]; do sleep 0.1; done; stty size'
     check "$id: stty size is the terminal's, and follows a resize" eval 'rc_is 0 && steps_ok && restored'
