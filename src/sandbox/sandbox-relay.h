@@ -68,6 +68,9 @@ struct relay {
         int devnull;                /* terminal mode: init's own 0-2 */
         bool raw;                   /* the user's terminal is in raw mode (host[0].orig) */
         bool raw_wanted;            /* it should be, while glove is not stopped */
+        bool stdin_tty;
+        bool deferred;              /* glove is in the background of its stdin's terminal: stdin is not
+                                     * read; the caller polls with a timeout to look again */
         struct termios saved;       /* the user's terminal as it was */
 };
 
@@ -84,7 +87,9 @@ void relay_after_clone(struct relay *r);
 /* Terminal mode: the master from init (takes ownership); the user's
  * terminal goes raw and the size is set. */
 int relay_attach_master(struct relay *r, int master);
-/* Fills |p| (at most RELAY_MAX_POLLFDS) with what the relay waits for. */
+/* Fills |p| (at most RELAY_MAX_POLLFDS) with what the relay waits for.
+ * Afterwards |r->deferred| says to poll with RELAY_DEFERRED_POLL_MS. */
+#define RELAY_DEFERRED_POLL_MS 250
 size_t relay_pollfds(struct relay *r, struct pollfd *p);
 /* Moves data after poll(); |p| is what relay_pollfds() filled. */
 void relay_dispatch(struct relay *r, const struct pollfd *p);

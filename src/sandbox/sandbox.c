@@ -343,7 +343,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
 
                 if ((exited || init_gone) && relay_drained(relay))
                         break;
-                if (poll(p, n, -1) < 0) {
+                if (poll(p, n, relay->deferred ? RELAY_DEFERRED_POLL_MS : -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error_errno(negative_errno(), "poll: %m");
