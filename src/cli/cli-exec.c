@@ -64,7 +64,7 @@ static void help(FILE *f, bool run) {
                 "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
                 "  --output-limit SIZE    end COMMAND once it has written SIZE bytes (\"1M\") to the\n"
                 "                         terminal or its stdout and stderr together; exit 153\n"
-                "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 64K) in the\n"
+                "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 32K) in the\n"
                 "                         receipt\n"
                 "  --audit-log PATH       write the audit log to PATH (default ~/.local/state/glove/audit.jsonl)\n"
                 "  --audit-raw-values MAX record secret values themselves (up to MAX bytes each),\n"
