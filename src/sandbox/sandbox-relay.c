@@ -237,11 +237,13 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
         return 0;
 }
 
-void relay_child_fds(const struct relay *r) {
+int relay_child_fds(const struct relay *r) {
         for (int i = 0; i < 3; i++) {
                 int fd = r->terminal ? r->devnull : r->pipes[i][i == 0 ? 0 : 1];
-                (void) dup2(fd, i);
+                if (dup2(fd, i) < 0)
+                        return negative_errno();
         }
+        return 0;
 }
 
 void relay_after_clone(struct relay *r) {

@@ -80,8 +80,9 @@ void relay_init(struct relay *r);
  * terminal), glove's own descriptors, and the terminal's modes and size
  * into the plan for init. Logs its errors. */
 int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes);
-/* In the clone child (init): the agent's ends become 0, 1 and 2. */
-void relay_child_fds(const struct relay *r);
+/* In the clone child (init): the agent's ends become 0, 1 and 2. On
+ * failure the child must not go on: glove's own would stay. */
+int relay_child_fds(const struct relay *r);
 /* In the supervisor after the clone: closes the child's ends. */
 void relay_after_clone(struct relay *r);
 /* Terminal mode: the master from init (takes ownership); the user's

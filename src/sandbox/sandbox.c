@@ -613,7 +613,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * goes too. */
                 int fd = pair[1];
                 pair[0] = safe_close(pair[0]);
-                relay_child_fds(&relay);
+                if (relay_child_fds(&relay) < 0)
+                        sync_fail(fd, STAGE_FDS, errno, "the agent's stdin, stdout and stderr");
                 (void) close_range(3, (unsigned) fd - 1, 0);
                 (void) close_range((unsigned) fd + 1, ~0U, 0);
                 for (size_t i = 0; i < plan.n_grants; i++)
