@@ -102,6 +102,17 @@ for id in $IDS; do
     RC='' check "$id: a command that stops reading its stdin ends normally" \
         eval '[ "$rc" = 0 ] && [ "$(cat "$T/.head")" = "$(printf "y\ny")" ]'
 
+    # glove's stdout a FIFO that nobody reads (the test holds it open)
+    mkfifo -m 666 "$T/fifo-$id"
+    exec 3<>"$T/fifo-$id"
+    before=$(wc -l <"$(state_of "$id")/receipts.jsonl")
+    (cd "$ws" && as "$id" "$GLOVE" exec --wall-time 1s -- yes </dev/null >"$T/fifo-$id" 2>"$T/.err")
+    RC=$?
+    exec 3<&-
+    check "$id: a run its wall time ended does not wait for a reader that takes nothing (124, recorded)" \
+        eval 'rc_is 124 && [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 1)) ] &&
+              [ "$(rfield "$id" reason)" = timeout ] && grep -q "did not take" "$T/.err"'
+
     mk="$ws/ran-anyway"
     for bad in 0 lots -1; do
         run "$id" "$ws" --output-limit "$bad" -- touch "$mk"
