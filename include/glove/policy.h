@@ -96,7 +96,9 @@ struct glove_policy {
 #define GLOVE_POLICY_MIN_OPEN_FILES 4u
 #define GLOVE_POLICY_MAX_OPEN_FILES 1048576u /* the default fs.nr_open */
 #define GLOVE_DEFAULT_SHM_SIZE ((uint64_t) 256 << 20)
-#define GLOVE_POLICY_MAX_TRANSCRIPT_TAIL ((uint64_t) 64 << 10)
+/* base64 of it (4/3) and the rest of the receipt stay under
+ * GLOVE_RECEIPT_MAX_BYTES (64 KiB) */
+#define GLOVE_POLICY_MAX_TRANSCRIPT_TAIL ((uint64_t) 32 << 10)
 
 /* Values the loader substitutes: "~" and "~/..." use home, "${PWD}" uses pwd. */
 struct glove_policy_context {
@@ -150,7 +152,7 @@ int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_polic
 int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen);
 /* limits.output / --output-limit: at least 1 byte. */
 int glove_policy_set_output_limit(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
-/* audit.transcript_tail / --transcript-tail: 0 (none) to 64 KiB. */
+/* audit.transcript_tail / --transcript-tail: 0 (none) to 32 KiB. */
 int glove_policy_set_transcript_tail(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
 /* limits.memory / --memory ("2G", at least 1M), limits.pids / --pids
  * (2 to 4194304), limits.cpu / --cpu (cores, "1.5", 0.01 to 1024),

@@ -67,7 +67,7 @@ static void help(FILE *f, bool run) {
                 "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
                 "  --output-limit SIZE    end COMMAND once it has written SIZE bytes (\"1M\") to the\n"
                 "                         terminal or its stdout and stderr together; exit 153\n"
-                "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 64K) in the\n"
+                "  --transcript-tail SIZE keep the last SIZE bytes of its output (up to 32K) in the\n"
                 "                         receipt\n"
                 "  --memory SIZE          memory limit (\"2G\"): of the whole sandbox with cgroup v2, of\n"
                 "                         each process with rlimits (see --require-cgroup)\n"

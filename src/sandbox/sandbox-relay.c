@@ -189,6 +189,7 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
         r->limit = output_limit;
         if (relay_ring_init(&r->tail, (size_t) tail_bytes) < 0)
                 return log_error_errno(-ENOMEM, "Out of memory");
+        r->stdin_tty = isatty(STDIN_FILENO) == 1;
         k = host_fd_open(&r->host[0], STDIN_FILENO, O_RDONLY);
         if (k >= 0)
                 k = host_fd_open(&r->host[1], STDOUT_FILENO, O_WRONLY);
@@ -236,11 +237,13 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
         return 0;
 }
 
-void relay_child_fds(const struct relay *r) {
+int relay_child_fds(const struct relay *r) {
         for (int i = 0; i < 3; i++) {
                 int fd = r->terminal ? r->devnull : r->pipes[i][i == 0 ? 0 : 1];
-                (void) dup2(fd, i);
+                if (dup2(fd, i) < 0)
+                        return negative_errno();
         }
+        return 0;
 }
 
 void relay_after_clone(struct relay *r) {
@@ -317,16 +320,29 @@ static bool stream_wants_src(const struct relay_stream *s) {
         return s->reading && s->src >= 0 && s->dst >= 0 && s->start + s->len < RELAY_BUF_SIZE;
 }
 
+/* A background job that reads its terminal is stopped (SIGTTIN): while
+ * glove is not in the terminal's foreground process group (`glove exec --
+ * make >log &`) what is typed there is the shell's, and stdin waits. */
+static bool stdin_deferred(struct relay *r) {
+        pid_t fg;
+
+        if (!r->stdin_tty || !stream_wants_src(&r->in))
+                return false;
+        fg = tcgetpgrp(r->host[0].orig);
+        return fg > 0 && fg != getpgrp();
+}
+
 size_t relay_pollfds(struct relay *r, struct pollfd *p) {
         struct relay_stream *all[] = { &r->in, &r->out, &r->err };
         size_t n = 0;
 
+        r->deferred = stdin_deferred(r);
         for (size_t i = 0; i < ELEMENTSOF(all); i++) {
                 struct relay_stream *s = all[i];
 
                 s->src_slot = s->dst_slot = -1;
                 s->src_ev = s->dst_ev = 0;
-                if (stream_wants_src(s)) {
+                if (stream_wants_src(s) && !(s == &r->in && r->deferred)) {
                         s->src_slot = (int) n;
                         p[n++] = (struct pollfd) { .fd = s->src, .events = POLLIN };
                 }

@@ -68,6 +68,9 @@ struct relay {
         int devnull;                /* terminal mode: init's own 0-2 */
         bool raw;                   /* the user's terminal is in raw mode (host[0].orig) */
         bool raw_wanted;            /* it should be, while glove is not stopped */
+        bool stdin_tty;
+        bool deferred;              /* glove is in the background of its stdin's terminal: stdin is not
+                                     * read; the caller polls with a timeout to look again */
         struct termios saved;       /* the user's terminal as it was */
 };
 
@@ -77,14 +80,17 @@ void relay_init(struct relay *r);
  * terminal), glove's own descriptors, and the terminal's modes and size
  * into the plan for init. Logs its errors. */
 int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes);
-/* In the clone child (init): the agent's ends become 0, 1 and 2. */
-void relay_child_fds(const struct relay *r);
+/* In the clone child (init): the agent's ends become 0, 1 and 2. On
+ * failure the child must not go on: glove's own would stay. */
+int relay_child_fds(const struct relay *r);
 /* In the supervisor after the clone: closes the child's ends. */
 void relay_after_clone(struct relay *r);
 /* Terminal mode: the master from init (takes ownership); the user's
  * terminal goes raw and the size is set. */
 int relay_attach_master(struct relay *r, int master);
-/* Fills |p| (at most RELAY_MAX_POLLFDS) with what the relay waits for. */
+/* Fills |p| (at most RELAY_MAX_POLLFDS) with what the relay waits for.
+ * Afterwards |r->deferred| says to poll with RELAY_DEFERRED_POLL_MS. */
+#define RELAY_DEFERRED_POLL_MS 250
 size_t relay_pollfds(struct relay *r, struct pollfd *p);
 /* Moves data after poll(); |p| is what relay_pollfds() filled. */
 void relay_dispatch(struct relay *r, const struct pollfd *p);

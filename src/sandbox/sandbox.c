@@ -321,6 +321,13 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
  * after this grace SIGKILL to the whole PID namespace (init). */
 #define WATCHDOG_GRACE_S 3
 
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Waits for the agent's end, relaying its terminal or pipes meanwhile.
  * Init reports the agent's wait status only after it killed and reaped
  * everything else in the sandbox (and closed its ends of the pipes), so
@@ -333,6 +340,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                       struct glove_session_result *res) {
         bool setup_failed = false, exec_failed = false, exited = false, timed_out = false, init_gone = false;
         bool limit_killed = false;
+        int64_t drain_deadline = -1; /* ms, CLOCK_MONOTONIC */
         siginfo_t si = {};
 
         for (;;) {
@@ -343,10 +351,26 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         { .fd = sync_fd, .events = POLLIN },
                 };
                 size_t n = 4 + relay_pollfds(relay, p + 4);
+                int timeout = relay->deferred ? RELAY_DEFERRED_POLL_MS : -1;
 
                 if ((exited || init_gone) && relay_drained(relay))
                         break;
-                if (poll(p, n, -1) < 0) {
+                if ((exited || init_gone) && (timed_out || limit_killed)) {
+                        /* A run we ended does not wait for a reader that
+                         * takes nothing: what is left gets the watchdog's
+                         * grace, then is dropped. */
+                        int64_t now = now_ms();
+
+                        if (drain_deadline < 0)
+                                drain_deadline = now + WATCHDOG_GRACE_S * 1000;
+                        if (now >= drain_deadline) {
+                                log_warning("Glove's output did not take the command's last output; dropped");
+                                break;
+                        }
+                        if (timeout < 0 || drain_deadline - now < timeout)
+                                timeout = (int) (drain_deadline - now);
+                }
+                if (poll(p, n, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
                         log_error_errno(negative_errno(), "poll: %m");
@@ -409,11 +433,15 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         }
                         switch (m.type) {
                         case MSG_SETUP_FAILED:
+                                /* nothing more will come from the agent:
+                                 * the message goes to a cooked terminal */
+                                relay_restore_terminal(relay);
                                 if (!setup_failed && !exec_failed)
                                         report_failure(&m);
                                 setup_failed = true;
                                 break;
                         case MSG_EXEC_FAILED:
+                                relay_restore_terminal(relay);
                                 log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
                                 exec_failed = true;
                                 break;
@@ -625,7 +653,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * goes too. */
                 int fd = pair[1], keep_end;
                 pair[0] = safe_close(pair[0]);
-                relay_child_fds(&relay);
+                if (relay_child_fds(&relay) < 0)
+                        sync_fail(fd, STAGE_FDS, errno, "the agent's stdin, stdout and stderr");
                 keep_end = net_child_keep_fd(&plan, fd);
                 (void) close_range(3, (unsigned) fd - 1, 0);
                 (void) close_range((unsigned) keep_end, ~0U, 0);

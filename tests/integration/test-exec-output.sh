@@ -72,6 +72,11 @@ for id in $IDS; do
         eval 'rc_is 0 && [ "$(rfield "$id" output.tail_bytes)" = 5 ] &&
               [ "$(rfield "$id" output.tail_base64 | base64 -d)" = world ]'
 
+    run_io "$id" "$ws" /dev/null --transcript-tail 32K -- head -c 100000 /dev/urandom
+    check "$id: the largest tail (32K of random bytes) fits in the receipt, and is the output's end" \
+        eval 'rc_is 0 && [ "$(rfield "$id" output.tail_bytes)" = 32768 ] &&
+              [ "$(rfield "$id" output.tail_base64 | base64 -d | sha256sum)" = "$(tail -c 32768 "$T/.out" | sha256sum)" ]'
+
     run_io "$id" "$ws" /dev/null -- printf 'hello'
     check "$id: without audit.transcript_tail there is no tail in the receipt" \
         eval 'rc_is 0 && [ "$(rfield "$id" output.tail_base64)" = None ] && [ "$(rfield "$id" output.bytes)" = 5 ]'
@@ -97,13 +102,24 @@ for id in $IDS; do
     RC='' check "$id: a command that stops reading its stdin ends normally" \
         eval '[ "$rc" = 0 ] && [ "$(cat "$T/.head")" = "$(printf "y\ny")" ]'
 
+    # glove's stdout a FIFO that nobody reads (the test holds it open)
+    mkfifo -m 666 "$T/fifo-$id"
+    exec 3<>"$T/fifo-$id"
+    before=$(wc -l <"$(state_of "$id")/receipts.jsonl")
+    (cd "$ws" && as "$id" "$GLOVE" exec --wall-time 1s -- yes </dev/null >"$T/fifo-$id" 2>"$T/.err")
+    RC=$?
+    exec 3<&-
+    check "$id: a run its wall time ended does not wait for a reader that takes nothing (124, recorded)" \
+        eval 'rc_is 124 && [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 1)) ] &&
+              [ "$(rfield "$id" reason)" = timeout ] && grep -q "did not take" "$T/.err"'
+
     mk="$ws/ran-anyway"
     for bad in 0 lots -1; do
         run "$id" "$ws" --output-limit "$bad" -- touch "$mk"
         check "$id: --output-limit $bad is refused" refused "--output-limit" "$mk"
     done
-    run "$id" "$ws" --transcript-tail 65537 -- touch "$mk"
-    check "$id: --transcript-tail past 64K is refused" refused "transcript tail must be 0 to 65536 bytes" "$mk"
+    run "$id" "$ws" --transcript-tail 32769 -- touch "$mk"
+    check "$id: --transcript-tail past 32K is refused" refused "transcript tail must be 0 to 32768 bytes" "$mk"
     printf '{"version": 1, "base": "default", "limits": {"output": "2K"}, "audit": {"transcript_tail": 3}}\n' >"$T/out-$id.json"
     chmod 644 "$T/out-$id.json"
     run_io "$id" "$ws" /dev/null --policy "$T/out-$id.json" -- head -c 3000 /dev/zero

@@ -55,6 +55,11 @@ for id in $IDS; do
         eval 'rc_is 0 && [ "$(od -An -c "$T/stdout-$id" | tr -d " ")" = "a\nb\n" ] && ! out_has stdin-tty &&
               [ "$(rfield "$id" output.terminal)" = False ] && restored'
 
+    drive "$id" "$ws" -- nonexistent-command
+    check "$id: a command not found: 127, and glove's message comes on the restored (cooked) terminal" \
+        eval 'rc_is 127 && restored && "$PY" -c "import json, sys; o = json.load(open(sys.argv[1]))[\"output\"]
+sys.exit(not o.endswith(\"No such file or directory\\r\\n\"))" "$T/.drive"'
+
     drive "$id" "$ws" --rows 24 --cols 80 --step 'expect:24 80' --step 'resize:50,132' --step 'expect:50 132' -- \
         sh -c 'stty size; while [ "$(stty size)" = "24 80" ]; do sleep 0.1; done; stty size'
     check "$id: stty size is the terminal's, and follows a resize" eval 'rc_is 0 && steps_ok && restored'
@@ -105,6 +110,25 @@ for fd in (0, 1, 2):
         sh -c 'echo ready; read x; echo got=$x'
     check "$id: SIGTSTP to glove gives the terminal back while it is stopped; SIGCONT makes it raw again" \
         eval 'rc_is 0 && steps_ok && restored'
+
+    # glove in the background of an interactive shell, stdout to a file:
+    # what is typed at the terminal is the shell's, not glove's to read
+    m=$(marker)
+    rm -f "$ws/go" "$ws/bg.out"
+    g=$GLOVE
+    pre=(env "${_no_xdg[@]}" "$(_xdg_of "$id")" HOME="$(home_of "$id")" PS1='$ ')
+    if [ "$id" = nobody ]; then
+        pre=(setpriv --reuid=65534 --regid=65534 --clear-groups "${pre[@]}")
+        g=$GLOVE_NOBODY
+    fi
+    (cd "$ws" && "$PY" "$DRIVE" --step 'expect:$ ' \
+        --step "send:$g exec -- sh -c 'sleep $m & while [ ! -e go ]; do sleep 0.1; done; echo bg-done' >bg.out &\n" \
+        --step "wait-proc:sleep $m" --step 'send:echo typed=$((40+2)); touch go\n' --step 'expect:typed=42' \
+        --step 'send:wait; cat bg.out; exit\n' --step 'expect:bg-done' -- \
+        "${pre[@]}" bash --norc --noprofile -i) >"$T/.drive" 2>&1
+    RC=$(dfield rc) OUT=$(dfield output | tr -d '\r') STEP_FAILED=$(dfield failed)
+    check "$id: glove in the background of a shell leaves what is typed to the shell (and is not stopped)" \
+        eval 'rc_is 0 && steps_ok && ! out_has Stopped'
 
     m=$(marker)
     drive "$id" "$ws" --step 'expect:ready' --step 'modes:changed' --step 'signal:SEGV' -- sh -c "echo ready; exec sleep $m"

@@ -1026,15 +1026,15 @@ static void test_output_limit(void **state) {
         assert_int_equal(q->output_limit, 500);
         assert_int_equal(q->transcript_tail, 0);
         assert_int_equal(glove_policy_set_output_limit(q, 0, err, sizeof(err)), -EINVAL);
-        assert_int_equal(glove_policy_set_transcript_tail(q, (64 << 10) + 1, err, sizeof(err)), -EINVAL);
+        assert_int_equal(glove_policy_set_transcript_tail(q, (32 << 10) + 1, err, sizeof(err)), -EINVAL);
         assert_int_equal(q->output_limit, 500); /* a refused value changes nothing */
-        assert_int_equal(glove_policy_set_transcript_tail(q, 64 << 10, err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_set_transcript_tail(q, 32 << 10, err, sizeof(err)), 0);
 
         check_refused("{\"version\":1,\"limits\":{\"output\":0}}", -EINVAL, "/limits/output: *");
         check_refused("{\"version\":1,\"limits\":{\"output\":\"lots\"}}", -EINVAL, "/limits/output: *");
         check_refused("{\"version\":1,\"limits\":{\"output\":true}}", -EINVAL, "/limits/output: *");
-        check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":\"65537\"}}", -EINVAL,
-                      "/audit/transcript_tail: transcript tail must be 0 to 65536 bytes");
+        check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":\"32769\"}}", -EINVAL,
+                      "/audit/transcript_tail: transcript tail must be 0 to 32768 bytes");
         check_refused("{\"version\":1,\"audit\":{\"transcript_tail\":-1}}", -EINVAL, "/audit/transcript_tail: *");
 }
 
