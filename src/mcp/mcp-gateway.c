@@ -1222,8 +1222,13 @@ static void close_conn(struct gateway *g, size_t c, bool drain) {
         if (!cn->open)
                 return;
         cn->open = false;
-        if (drain && outq_size(&cn->out) > 0)
+        if (drain && outq_size(&cn->out) > 0) {
+                /* its answers may follow decisions of this round: those go
+                 * on record first (a failure is commit_held's to handle) */
+                if (g->o->audit)
+                        (void) glove_audit_flush(g->o->audit);
                 (void) write_within_timeout(cn->out_fd, cn->out.buf + cn->out.start, outq_size(&cn->out));
+        }
         outq_free(&cn->out);
         for (size_t i = g->n_pending; i-- > 0;) {
                 struct pending *p = &g->pending[i];
