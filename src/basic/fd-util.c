@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -20,5 +22,16 @@ int write_all(int fd, const void *buf, size_t len) {
                 p += n;
                 len -= (size_t) n;
         }
+        return 0;
+}
+
+int write_string_at(int dirfd, const char *name, const char *text) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        size_t n = strlen(text);
+
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, text, n) != (ssize_t) n)
+                return errno ? negative_errno() : -EIO;
         return 0;
 }

@@ -6,3 +6,9 @@
 /* Writes all |len| bytes to a blocking |fd| (retrying on EINTR and short
  * writes). -errno, or -EIO when write() made no progress. */
 int write_all(int fd, const void *buf, size_t len);
+
+/* Opens |name| relative to |dirfd| (AT_FDCWD for a path) write-only,
+ * without following a final symlink, and writes |text| in one write():
+ * the shape of a write to /proc or cgroupfs, where one write is one
+ * setting. -errno, or -EIO for a short write. */
+int write_string_at(int dirfd, const char *name, const char *text);

@@ -20,6 +20,7 @@
 
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -48,17 +49,6 @@ static int read_at(int dirfd, const char *name, char *buf, size_t len) {
                 return negative_errno();
         buf[n] = 0;
         return (int) n;
-}
-
-static int write_at(int dirfd, const char *name, const char *text) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        size_t n = strlen(text);
-
-        if (fd < 0)
-                return negative_errno();
-        if (write(fd, text, n) != (ssize_t) n)
-                return errno ? negative_errno() : -EIO;
-        return 0;
 }
 
 static bool has_word(const char *list, const char *word) {
@@ -373,7 +363,7 @@ static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, cons
 }
 
 static int set_limit(struct limits_state *ls, const char *file, const char *value) {
-        int r = write_at(ls->fd, file, value);
+        int r = write_string_at(ls->fd, file, value);
 
         if (r < 0)
                 return log_error_errno(r, "Cannot set %s/%s to %s: %m", ls->path, file, value);
@@ -439,7 +429,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                         char procs[1200];
 
                         (void) snprintf(procs, sizeof(procs), "%s/cgroup.procs", sup);
-                        r = write_at(AT_FDCWD, procs, pid);
+                        r = write_string_at(AT_FDCWD, procs, pid);
                 }
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "cannot move glove into %s: %s", sup, strerror(-r));
@@ -452,7 +442,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 char file[1100];
 
                 (void) snprintf(file, sizeof(file), "%s/cgroup.subtree_control", pr.base);
-                r = write_at(AT_FDCWD, file, p->cpu_milli > 0 ? "+memory +pids +cpu" : "+memory +pids");
+                r = write_string_at(AT_FDCWD, file, p->cpu_milli > 0 ? "+memory +pids +cpu" : "+memory +pids");
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "cannot enable the controllers in %s: %s", file,
                                         strerror(-r));
@@ -482,7 +472,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 r = set_limit(ls, "memory.max", value);
                 if (r < 0)
                         return r;
-                r = write_at(ls->fd, "memory.swap.max", "0");
+                r = write_string_at(ls->fd, "memory.swap.max", "0");
                 if (r == -ENOENT && !swap_active())
                         r = 0; /* no swap accounting, but no swap either */
                 if (r < 0)
@@ -566,7 +556,7 @@ static void wait_empty(int dirfd, int ms) {
 }
 
 static void kill_all(struct limits_state *ls) {
-        if (write_at(ls->fd, "cgroup.kill", "1") == -ENOENT) {
+        if (write_string_at(ls->fd, "cgroup.kill", "1") == -ENOENT) {
                 /* before Linux 5.14: one by one */
                 char text[4096];
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "glove/audit.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "sandbox-cgroup.h"
@@ -152,34 +153,23 @@ _Noreturn void sync_fail(int fd, enum stage stage, int error, const char *detail
         _exit(GLOVE_EXIT_FAILED);
 }
 
-static int write_file(const char *path, const char *text) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        size_t n = strlen(text);
-
-        if (fd < 0)
-                return negative_errno();
-        if (write(fd, text, n) != (ssize_t) n)
-                return errno ? negative_errno() : -EIO;
-        return 0;
-}
-
 static int write_maps(const struct plan *plan, pid_t pid) {
         char path[64], map[64];
         int r;
 
         (void) snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
-        r = write_file(path, "deny");
+        r = write_string_at(AT_FDCWD, path, "deny");
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s: %m", path);
         (void) snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
         (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->uid_inside, (unsigned) plan->host_uid);
-        r = write_file(path, map);
+        r = write_string_at(AT_FDCWD, path, map);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s (\"%u %u 1\"): %m", path, (unsigned) plan->uid_inside,
                                        (unsigned) plan->host_uid);
         (void) snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
         (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->gid_inside, (unsigned) plan->host_gid);
-        r = write_file(path, map);
+        r = write_string_at(AT_FDCWD, path, map);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s: %m", path);
         return 0;
