@@ -14,6 +14,7 @@
 
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "buf-util.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -289,20 +290,13 @@ static int build_line(struct glove_audit *a, const struct glove_audit_event *e, 
 }
 
 static int later_add(struct glove_audit *a, const char *line, size_t len) {
+        int r;
+
         if (a->later_len + len > GLOVE_AUDIT_BATCH_MAX)
                 return -E2BIG;
-        if (a->later_len + len > a->later_cap) {
-                size_t cap = a->later_cap ? a->later_cap : 4096;
-                char *n;
-
-                while (cap < a->later_len + len)
-                        cap *= 2;
-                n = realloc(a->later, cap);
-                if (!n)
-                        return -ENOMEM;
-                a->later = n;
-                a->later_cap = cap;
-        }
+        r = buf_reserve(&a->later, &a->later_cap, a->later_len + len);
+        if (r < 0)
+                return r;
         memcpy(a->later + a->later_len, line, len);
         a->later_len += len;
         return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "glove/json.h"
+#include "buf-util.h"
 #include "macro.h"
 
 #define CANON_MAX_DEPTH 2048 /* jansson refuses cycles; this bounds recursion on any tree */
@@ -23,24 +24,10 @@ struct canon {
 };
 
 static int grow(struct canon *c, size_t more) {
-        size_t want = c->len + more + 1, cap = c->cap ? c->cap : 256;
-        char *n;
-
-        if (want <= c->cap)
-                return 0;
-        if (want < c->len)
+        /* room for the NUL at the end, always */
+        if (more > SIZE_MAX - c->len - 1)
                 return -ENOMEM;
-        while (cap < want) {
-                if (cap > SIZE_MAX / 2)
-                        return -ENOMEM;
-                cap *= 2;
-        }
-        n = realloc(c->buf, cap);
-        if (!n)
-                return -ENOMEM;
-        c->buf = n;
-        c->cap = cap;
-        return 0;
+        return buf_reserve(&c->buf, &c->cap, c->len + more + 1);
 }
 
 static int put(struct canon *c, const char *s, size_t n) {

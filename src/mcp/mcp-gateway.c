@@ -20,6 +20,7 @@
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
+#include "buf-util.h"
 #include "log.h"
 #include "macro.h"
 #include "mcp-catalog.h"
@@ -184,23 +185,16 @@ static int outq_push(struct outq *q, const char *s, size_t n, size_t max) {
         if (outq_size(q) == 0)
                 q->since = now_ms();
         if (q->end + n > q->cap) {
-                size_t want = outq_size(q) + n, cap = q->cap ? q->cap : 4096;
-                char *b;
+                int r;
 
                 if (q->start > 0) { /* compact first */
                         memmove(q->buf, q->buf + q->start, outq_size(q));
                         q->end -= q->start;
                         q->start = 0;
                 }
-                while (cap < want)
-                        cap *= 2;
-                if (cap > q->cap) {
-                        b = realloc(q->buf, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        q->buf = b;
-                        q->cap = cap;
-                }
+                r = buf_reserve(&q->buf, &q->cap, q->end + n);
+                if (r < 0)
+                        return r;
         }
         memcpy(q->buf + q->end, s, n);
         q->end += n;

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "buf-util.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "path-util.h"
@@ -311,13 +312,34 @@ static void test_parse_cpu_milli(void **state) {
         assert_string_equal(buf, "0.125");
 }
 
+static void test_buf_reserve(void **state) {
+        char *buf = NULL;
+        size_t cap = 0;
+
+        assert_int_equal(buf_reserve(&buf, &cap, 0), 0);
+        assert_null(buf); /* nothing needed, nothing made */
+        assert_int_equal(buf_reserve(&buf, &cap, 1), 0);
+        assert_int_equal(cap, 256);
+        memset(buf, 'x', cap);
+        assert_int_equal(buf_reserve(&buf, &cap, 257), 0);
+        assert_int_equal(cap, 512);
+        assert_int_equal(buf[255], 'x'); /* kept */
+        assert_int_equal(buf_reserve(&buf, &cap, 100), 0);
+        assert_int_equal(cap, 512); /* never shrinks */
+        /* past what can be doubled to: refused, the buffer as it was */
+        assert_int_equal(buf_reserve(&buf, &cap, SIZE_MAX), -ENOMEM);
+        assert_int_equal(cap, 512);
+        assert_int_equal(buf[0], 'x');
+        free(buf);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
                 cmocka_unit_test(test_path_join),        cmocka_unit_test(test_path_depth),
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),
-                cmocka_unit_test(test_passwd_home),        cmocka_unit_test(test_parse_cpu_milli),
+                cmocka_unit_test(test_passwd_home), cmocka_unit_test(test_buf_reserve),        cmocka_unit_test(test_parse_cpu_milli),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
