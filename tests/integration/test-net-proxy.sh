@@ -223,6 +223,17 @@ for id in $IDS; do
     check "$id: the proxy's start and end are recorded, naming the session" \
         eval 'has_record "$id" proxy_start info 127.0.0.1:3128 && has_record "$id" proxy_end info 127.0.0.1:3128'
 
+    run "$id" "$ws" $P --allow "127.0.0.1:$HTTP" --allow "127.0.0.1:$HTTPS" --ro "$T/pki/ca.pem" -- python3 -c "
+import os, ssl, urllib.request
+for k in ('NO_PROXY', 'no_proxy'):
+    os.environ.pop(k)
+print(urllib.request.urlopen('http://127.0.0.1:$HTTP/hello.txt').read().decode().strip())
+ctx = ssl.create_default_context(cafile='$T/pki/ca.pem')
+print(urllib.request.urlopen('https://127.0.0.1:$HTTPS/hello.txt', context=ctx).read().decode().strip())"
+    check "$id: Python's urllib goes through the proxy from the variables alone, over HTTP and HTTPS" \
+        eval 'rc_is 0 && [ "$(grep -c "hello through the proxy" <<<"$OUT")" = 2 ] &&
+              has_record "$id" request allow "127.0.0.1:$HTTPS" "" method=CONNECT'
+
     run "$id" "$ws" $P --allow "127.0.0.1:$HTTP" -- sh -c "$C -o big.out http://127.0.0.1:$HTTP/big.bin && cat big.out | sha256sum"
     check "$id: a 3 MB download arrives intact" eval 'rc_is 0 && [ "${OUT%% *}" = "$(sha256sum <"$T/www/big.bin" | cut -d" " -f1)" ]'
 
