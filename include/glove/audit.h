@@ -196,6 +196,27 @@ void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_C
 const char *glove_audit_path(const struct glove_audit *a);
 const char *glove_audit_run_id(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);
+
+/* Helper runs. glove run's MCP gateway and proxy mode's egress proxy are
+ * processes of their own that write audit records under run ids of their
+ * own. The supervisor picks each helper's run id; at its end the helper
+ * reports how many records it wrote and their SHA-256 (one line,
+ * "RECORDS SHA256\n", on a pipe), and the session's receipt carries them
+ * under audit.helpers, so that glove audit verify --log vouches for the
+ * helpers' records as it does for the session's own. */
+struct glove_audit_helper {
+        char run[GLOVE_RUN_ID_CHARS + 1]; /* empty: no helper */
+        const char *component;             /* "mcp", "proxy"; static */
+        bool reported;                     /* records and sha256 came */
+        uint64_t records;
+        char sha256[GLOVE_SHA256_HEX_CHARS + 1];
+};
+/* In the helper, at its end (after its last record): the report to |fd|. */
+int glove_audit_helper_report(const struct glove_audit *a, int fd);
+/* In the supervisor, once the helper has exited: reads the report from
+ * |fd| into |h| (run and component are the caller's). -EBADMSG when there
+ * is none or it is malformed; |h| then stays unreported. */
+int glove_audit_helper_read(int fd, struct glove_audit_helper *h);
 /* ---- the audit log against the receipts ---- */
 
 struct glove_audit_log_report {

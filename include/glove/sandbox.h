@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "glove/audit.h"
 #include "glove/policy.h"
 
 struct glove_audit;
@@ -67,6 +68,8 @@ struct glove_session_result {
         bool have_cgroup_stats;      /* the session cgroup's figures below were read */
         uint64_t memory_peak, cpu_usage_us, cpu_user_us, cpu_system_us, cpu_nr_throttled, cpu_throttled_us;
         uint64_t oom_kills, memory_max_events, pids_max_events;
+        /* proxy mode: the egress proxy's audit run, for the receipt */
+        struct glove_audit_helper proxy;
 };
 
 /* Builds the sandbox, runs the command, waits for it. Reports every failure
@@ -91,6 +94,9 @@ struct glove_receipt_input {
         uint64_t wall_ms;            /* the wall-time limit in force, 0 for none */
         uint64_t output_limit;       /* limits.output in force, 0 for none */
         const struct glove_policy *policy; /* the other limits in force; may be NULL */
+        /* helper processes' audit runs (glove/audit.h): into audit.helpers */
+        const struct glove_audit_helper *helpers;
+        size_t n_helpers;
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

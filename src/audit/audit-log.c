@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -122,6 +123,45 @@ static int ensure_open(struct glove_audit *a) {
         if (a->fd >= 0)
                 return 0;
         return open_checked(a->path, true, &a->fd, err, sizeof(err));
+}
+
+int glove_audit_helper_report(const struct glove_audit *a, int fd) {
+        char digest[GLOVE_SHA256_HEX_CHARS + 1], line[96];
+        int n;
+
+        glove_audit_digest(a, digest);
+        n = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long) glove_audit_count(a), digest);
+        if (n < 0 || (size_t) n >= sizeof(line))
+                return -EINVAL;
+        return write(fd, line, (size_t) n) == n ? 0 : (errno ? negative_errno() : -EIO);
+}
+
+int glove_audit_helper_read(int fd, struct glove_audit_helper *h) {
+        char line[96], *end;
+        unsigned long long records;
+        ssize_t n;
+
+        h->reported = false;
+        do
+                n = read(fd, line, sizeof(line) - 1);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0)
+                return n < 0 ? negative_errno() : -EBADMSG;
+        line[n] = 0;
+        /* "RECORDS SHA256\n": exactly, or it is no report */
+        if (line[0] < '0' || line[0] > '9')
+                return -EBADMSG;
+        errno = 0;
+        records = strtoull(line, &end, 10);
+        if (errno || *end != ' ' || strlen(end + 1) != GLOVE_SHA256_HEX_CHARS + 1 ||
+            end[1 + GLOVE_SHA256_HEX_CHARS] != '\n' ||
+            strspn(end + 1, "0123456789abcdef") != GLOVE_SHA256_HEX_CHARS)
+                return -EBADMSG;
+        memcpy(h->sha256, end + 1, GLOVE_SHA256_HEX_CHARS);
+        h->sha256[GLOVE_SHA256_HEX_CHARS] = 0;
+        h->records = records;
+        h->reported = true;
+        return 0;
 }
 
 void glove_audit_close(struct glove_audit *a) {

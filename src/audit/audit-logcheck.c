@@ -142,6 +142,36 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
         r->names_log = path && c->log_path && strcmp(path, c->log_path) == 0;
         r->want_records = (uint64_t) json_integer_value(json_object_get(audit, "records"));
         memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
+        /* the session's helpers (gateway, proxy) wrote to the same log
+         * under runs of their own; the receipt vouches for them too */
+        {
+                const json_t *helpers = json_object_get(audit, "helpers"), *h;
+                bool names_log = r->names_log;
+                size_t i;
+
+                json_array_foreach(helpers, i, h) {
+                        const char *hrun = json_string_value(json_object_get(h, "run"));
+                        const char *hsha = json_string_value(json_object_get(h, "sha256"));
+                        struct run_state *hr;
+
+                        if (!is_run_id(hrun))
+                                return damage(c->ret, 0, run, "the receipt of run %s (journal line %llu) names a "
+                                              "helper without a run id", run, (unsigned long long) n);
+                        if (!json_is_integer(json_object_get(h, "records")) || !hsha ||
+                            strlen(hsha) != GLOVE_SHA256_HEX_CHARS)
+                                continue; /* it did not report: its records stay unvouched for */
+                        hr = run_get(c->rs, hrun, true);
+                        if (!hr)
+                                return -ENOMEM;
+                        if (hr->receipted)
+                                return damage(c->ret, 0, hrun, "run %s has two receipts (journal line %llu)", hrun,
+                                              (unsigned long long) n);
+                        hr->receipted = true;
+                        hr->names_log = names_log;
+                        hr->want_records = (uint64_t) json_integer_value(json_object_get(h, "records"));
+                        memcpy(hr->want_sha256, hsha, sizeof(hr->want_sha256));
+                }
+        }
         return 0;
 }
 

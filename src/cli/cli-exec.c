@@ -402,7 +402,9 @@ int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_audit_ struct glove_audit *audit = NULL;
         _cleanup_json_ json_t *policy_doc = NULL;
         _cleanup_close_ int log_dir_fd = -EBADF;
-        struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF };
+        struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
+        struct glove_audit_helper helpers[2];
+        size_t n_helpers = 0;
         bool gateway_up = false;
         const char *policy_path = NULL, *receipt_file = NULL;
         char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
@@ -624,6 +626,16 @@ int cli_exec_main(int argc, char **argv, bool run) {
                         log_warning("The MCP gateway ended with status %d (its servers' logs are in %s/mcp)", gw,
                                     dirs.state);
         }
+        /* the helpers' audit runs, vouched for by this receipt */
+        {
+                size_t n = 0;
+
+                if (run && rs.helper.run[0])
+                        helpers[n++] = rs.helper;
+                if (res.proxy.run[0])
+                        helpers[n++] = res.proxy;
+                n_helpers = n;
+        }
         r = record_receipt(state_fd, &(const struct glove_receipt_input) {
                 .command = run ? "run" : "exec",
                 .run_id = run_id,
@@ -635,6 +647,8 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 .wall_ms = policy->wall_ms,
                 .output_limit = policy->output_limit,
                 .policy = policy,
+                .helpers = helpers,
+                .n_helpers = n_helpers,
                 .result = &res,
                 .audit = audit,
                 .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL

@@ -43,7 +43,7 @@ int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *c
         char tmpl[] = "/tmp/glove-mcp-XXXXXX", exe[PATH_MAX], err[512] = "";
         ssize_t n;
 
-        *rs = (struct cli_run) { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF };
+        *rs = (struct cli_run) { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
         if (!p->mcp || p->mcp->n_servers == 0)
                 return log_error_errno(-EINVAL, "Policy %s names no MCP servers (mcp.servers): use glove exec, or add "
                                                 "servers",
@@ -84,28 +84,31 @@ int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *c
 
 /* Starts the gateway as a child and waits until its servers are up. */
 int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id) {
-        int stop[2], ready[2];
+        int stop[2], ready[2], report[2];
         char c;
         ssize_t n;
 
-        if (pipe2(stop, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+        if (pipe2(stop, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
                 return log_error_errno(negative_errno(), "pipe: %m");
+        /* its own run id in the audit log, chosen here so that the
+         * session's receipt can name it (audit.helpers) */
+        glove_run_id_new(rs->helper.run);
+        rs->helper.component = "mcp";
         rs->pid = fork();
         if (rs->pid < 0)
                 return log_error_errno(negative_errno(), "fork: %m");
         if (rs->pid == 0) {
                 struct glove_audit *audit = NULL;
-                char err[512] = "", own_id[GLOVE_RUN_ID_CHARS + 1];
+                char err[512] = "";
                 int r;
 
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                 (void) close(stop[1]);
                 (void) close(ready[0]);
-                /* its own run id in the audit log; the session's names it */
-                glove_run_id_new(own_id);
+                (void) close(report[0]);
                 r = glove_audit_open(&(const struct glove_audit_options) {
                         .path = p->audit_path,
-                        .run_id = own_id,
+                        .run_id = rs->helper.run,
                         .raw_values = p->audit_raw_values,
                         .raw_max_bytes = p->audit_raw_max,
                 }, &audit, err, sizeof(err));
@@ -144,11 +147,15 @@ int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int 
                         .subject = rs->sock,
                 });
                 (void) glove_audit_sync(audit);
+                /* after its last record: what the receipt vouches for */
+                (void) glove_audit_helper_report(audit, report[1]);
                 glove_audit_close(audit);
                 _exit(r < 0 ? GLOVE_EXIT_FAILED : 0);
         }
         (void) close(stop[0]);
         (void) close(ready[1]);
+        (void) close(report[1]);
+        rs->report_fd = report[0];
         rs->stop_fd = stop[1];
         rs->listen_fd = safe_close(rs->listen_fd); /* the gateway's now */
         do
@@ -174,7 +181,11 @@ int cli_run_finish(struct cli_run *rs) {
                 while (waitpid(rs->pid, &status, 0) < 0 && errno == EINTR)
                         ;
                 rs->pid = 0;
+                if (rs->report_fd >= 0 && glove_audit_helper_read(rs->report_fd, &rs->helper) < 0)
+                        log_warning("The MCP gateway did not report its audit records; the receipt cannot vouch "
+                                    "for them");
         }
+        rs->report_fd = safe_close(rs->report_fd);
         if (rs->sock)
                 (void) unlink(rs->sock);
         if (rs->dir)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "glove/audit.h"
+
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -34,6 +36,8 @@ struct cli_run {
         pid_t pid;          /* the gateway */
         uid_t uid;          /* the agent's host identity */
         gid_t gid;
+        int report_fd;      /* the gateway's audit report comes here at its end */
+        struct glove_audit_helper helper; /* its audit run, for the receipt */
 };
 struct glove_policy;
 struct glove_policy_context;

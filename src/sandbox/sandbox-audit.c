@@ -436,6 +436,23 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                               (json_int_t) glove_audit_count(in->audit), "sha256", digest);
                 if (!a || json_object_set_new(r, "audit", a) < 0)
                         return -ENOMEM;
+                if (in->n_helpers > 0) {
+                        json_t *hs = json_array();
+
+                        if (!hs || json_object_set_new(a, "helpers", hs) < 0)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < in->n_helpers; i++) {
+                                const struct glove_audit_helper *h = &in->helpers[i];
+                                json_t *e = h->reported
+                                                    ? json_pack("{s:s,s:s,s:I,s:s}", "run", h->run, "component",
+                                                                h->component, "records", (json_int_t) h->records,
+                                                                "sha256", h->sha256)
+                                                    : json_pack("{s:s,s:s,s:b}", "run", h->run, "component",
+                                                                h->component, "reported", 0);
+                                if (!e || json_array_append_new(hs, e) < 0)
+                                        return -ENOMEM;
+                        }
+                }
         }
         *ret = TAKE_PTR(r);
         return 0;

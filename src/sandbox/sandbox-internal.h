@@ -209,8 +209,10 @@ struct net_proxy_proc {
         pid_t pid;
         int stop_fd;  /* closing it ends the proxy */
         int chan_fd;  /* the sandbox's end until the clone */
+        int report_fd; /* its audit report comes here at its end */
+        struct glove_audit_helper helper; /* its audit run, for the receipt */
 };
-#define NET_PROXY_PROC_NULL { .pid = 0, .stop_fd = -EBADF, .chan_fd = -EBADF }
+#define NET_PROXY_PROC_NULL { .pid = 0, .stop_fd = -EBADF, .chan_fd = -EBADF, .report_fd = -EBADF }
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np);
 void net_proxy_after_clone(struct net_proxy_proc *np);
 void net_proxy_stop(struct net_proxy_proc *np);

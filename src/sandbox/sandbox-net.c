@@ -125,9 +125,9 @@ static void close_all_but(const int *keep, size_t n) {
         (void) close_range(from, ~0U, 0);
 }
 
-static void sort3(int *v) {
-        for (int i = 0; i < 3; i++)
-                for (int j = i + 1; j < 3; j++)
+static void sort_fds(int *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = i + 1; j < n; j++)
                         if (v[j] < v[i]) {
                                 int t = v[i];
                                 v[i] = v[j];
@@ -136,11 +136,11 @@ static void sort3(int *v) {
 }
 
 _Noreturn static void proxy_main(const struct plan *plan, const struct glove_sandbox_options *opts, int chan,
-                                 int stop, int ready, const char *token) {
+                                 int stop, int ready, int report, const char *own_id, const char *token) {
         struct glove_audit *audit = NULL;
-        char own_id[GLOVE_RUN_ID_CHARS + 1], err[512] = "";
+        char err[512] = "";
         const char *session = opts->audit ? glove_audit_run_id(opts->audit) : NULL;
-        int keep[3] = { chan, stop, ready };
+        int keep[4] = { chan, stop, ready, report };
         int r = 0;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -151,8 +151,8 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
         (void) signal(SIGQUIT, SIG_IGN);
         (void) signal(SIGHUP, SIG_IGN);
         (void) signal(SIGTSTP, SIG_IGN);
-        sort3(keep);
-        close_all_but(keep, 3);
+        sort_fds(keep, ELEMENTSOF(keep));
+        close_all_but(keep, ELEMENTSOF(keep));
         /* the agent's stdin and stdout are not the proxy's business; stderr
          * takes its messages */
         {
@@ -166,8 +166,8 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
         }
 
         if (opts->audit) {
-                /* its own run id in the audit log; the session's names it */
-                glove_run_id_new(own_id);
+                /* its own run id in the audit log (the supervisor's choice:
+                 * the session's receipt names it); the session's names it */
                 r = glove_audit_open(&(const struct glove_audit_options) {
                         .path = glove_audit_path(opts->audit),
                         .run_id = own_id,
@@ -233,6 +233,8 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
                         .extra = extra,
                 });
                 (void) glove_audit_sync(audit);
+                /* after its last record: what the receipt vouches for */
+                (void) glove_audit_helper_report(audit, report);
                 glove_audit_close(audit);
         }
         _exit(r < 0 ? GLOVE_EXIT_FAILED : 0);
@@ -240,7 +242,7 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
 
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np) {
         _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF }, stop[2] = { -EBADF, -EBADF },
-                                 ready[2] = { -EBADF, -EBADF };
+                                 ready[2] = { -EBADF, -EBADF }, report[2] = { -EBADF, -EBADF };
         char token[GLOVE_RUN_ID_CHARS + 1], c;
         ssize_t n;
         int r;
@@ -249,17 +251,23 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         if (plan->policy->net != GLOVE_NET_PROXY)
                 return 0;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 || pipe2(stop, O_CLOEXEC) < 0 ||
-            pipe2(ready, O_CLOEXEC) < 0)
+            pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
                 return log_error_errno(negative_errno(), "Cannot set up the network proxy's channel: %m");
         glove_run_id_new(token); /* 128 random bits */
+        if (opts->audit) {
+                glove_run_id_new(np->helper.run);
+                np->helper.component = "proxy";
+        }
         np->pid = fork();
         if (np->pid < 0) {
                 np->pid = 0;
                 return log_error_errno(negative_errno(), "Cannot start the network proxy: %m");
         }
         if (np->pid == 0)
-                proxy_main(plan, opts, chan[0], stop[0], ready[1], token);
+                proxy_main(plan, opts, chan[0], stop[0], ready[1], report[1], np->helper.run, token);
         chan[0] = safe_close(chan[0]);
+        report[1] = safe_close(report[1]);
+        np->report_fd = TAKE_FD(report[0]);
         stop[0] = safe_close(stop[0]);
         ready[1] = safe_close(ready[1]);
         np->stop_fd = TAKE_FD(stop[1]);
@@ -293,6 +301,9 @@ void net_proxy_stop(struct net_proxy_proc *np) {
         while (waitpid(np->pid, &status, 0) < 0 && errno == EINTR)
                 ;
         np->pid = 0;
+        if (np->report_fd >= 0 && np->helper.run[0] && glove_audit_helper_read(np->report_fd, &np->helper) < 0)
+                log_warning("The network proxy did not report its audit records; the receipt cannot vouch for them");
+        np->report_fd = safe_close(np->report_fd);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 log_warning("The network proxy ended with status %d",
                             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

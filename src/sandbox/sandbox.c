@@ -736,6 +736,7 @@ out:
         if (pipe_ignored)
                 (void) sigaction(SIGPIPE, &old_pipe, NULL);
         net_proxy_stop(&np);
+        res.proxy = np.helper;
         limits_done(&limits);
         strv_free_null(argv_copy);
         plan.argv = NULL;

@@ -102,6 +102,27 @@ PY
               [ "$(wc -l <"$(state_of "$id")/receipts.jsonl")" = $((before + 3)) ] &&
               (cd "$T" && as "$id" "$GLOVE" audit verify --log) >/dev/null 2>&1 &&
               grep -q "\"event\":\"gateway_start\".*\"session_run\"" "$(state_of "$id")/audit.jsonl"'
+    # the gateway's records are its own run's; the session's receipt vouches
+    # for them (audit.helpers), so deleting one is found like any other
+    "$PY" - "$(state_of "$id")" "$T/audit-cut-$id.jsonl" >"$T/helpers-$id.out" 2>&1 <<'PY'
+import json, sys
+state, cut = sys.argv[1], sys.argv[2]
+r = json.loads(open(state + "/receipts.jsonl").read().splitlines()[-1])
+h = r["audit"]["helpers"]
+assert len(h) == 1 and h[0]["component"] == "mcp", h
+lines = open(state + "/audit.jsonl").read().splitlines(True)
+mine = [l for l in lines if json.loads(l)["run"] == h[0]["run"]]
+assert len(mine) == h[0]["records"] >= 2, (len(mine), h)
+gone = mine[-1]  # its last: no gap in its seqs, only its receipt can tell
+open(cut, "w").write("".join(l for l in lines if l is not gone))
+print("gateway run", h[0]["run"], "records", h[0]["records"])
+PY
+    RC=$? OUT=$(cat "$T/helpers-$id.out")
+    [ "$id" = nobody ] && chown 65534:65534 "$T/audit-cut-$id.jsonl" 2>/dev/null
+    check "$id: the receipt names the gateway's run with its record count and digest (audit.helpers)" rc_is 0
+    check "$id: ... so a gateway record deleted from the log is found by glove audit verify --log" \
+        eval '! (cd "$T" && as "$id" "$GLOVE" audit verify --log="$T/audit-cut-$id.jsonl") >"$T/verify-cut.out" 2>&1 &&
+              grep -q "records were deleted" "$T/verify-cut.out"'
     check "$id: the gateway stopped its servers and removed its socket" \
         eval '! pgrep -f -- "$MARK-$id" >/dev/null && ! pgrep -f -- "$MARK-e-$id" >/dev/null && socks=$(run_sockets "$id") &&
               [ -n "$socks" ] && for s in $socks; do [ ! -e "$s" ] && [ ! -e "${s%/*}" ] || exit 1; done'

@@ -222,6 +222,15 @@ for id in $IDS; do
               has_end "$id" "127.0.0.1:$HTTP" && has_end "$id" "127.0.0.1:$HTTPS" 1000'
     check "$id: the proxy's start and end are recorded, naming the session" \
         eval 'has_record "$id" proxy_start info 127.0.0.1:3128 && has_record "$id" proxy_end info 127.0.0.1:3128'
+    check "$id: the session's receipt vouches for the proxy's records (audit.helpers: its run, their count and digest)" \
+        "$PY" -c '
+import hashlib, json, sys
+state = sys.argv[1]
+r = json.loads(open(state + "/receipts.jsonl").read().splitlines()[-1])
+h = [x for x in r["audit"].get("helpers", []) if x["component"] == "proxy"]
+lines = [l for l in open(state + "/audit.jsonl").read().splitlines(True) if json.loads(l)["run"] == h[0]["run"]]
+sys.exit(0 if len(h) == 1 and len(lines) == h[0]["records"] > 0 and
+         hashlib.sha256("".join(lines).encode()).hexdigest() == h[0]["sha256"] else 1)' "$(state_of "$id")"
 
     run "$id" "$ws" $P --allow "127.0.0.1:$HTTP" --allow "127.0.0.1:$HTTPS" --ro "$T/pki/ca.pem" -- python3 -c "
 import os, ssl, urllib.request

@@ -428,6 +428,94 @@ static int check(const char *log, size_t len, const char *journal, const char *l
         return glove_audit_log_check_buffer(log, len, journal, strlen(journal), log_path, rep);
 }
 
+/* A helper's report: written by glove_audit_helper_report, read back;
+ * anything else is no report. */
+static void test_helper_report(void **state) {
+        struct glove_audit *a = open_log(false, 0);
+        struct glove_audit_helper h = { .component = "mcp" };
+        char digest[GLOVE_SHA256_HEX_CHARS + 1];
+        static const char *const bad[] = { "", "x 00\n", "3\n", "-1 0000000000000000000000000000000000000000000000000000000000000000\n",
+                                           "3 000000000000000000000000000000000000000000000000000000000000000\n",
+                                           "3 000000000000000000000000000000000000000000000000000000000000000G\n",
+                                           "3 0000000000000000000000000000000000000000000000000000000000000000",
+                                           "99999999999999999999999 0000000000000000000000000000000000000000000000000000000000000000\n" };
+        int fds[2];
+
+        append_ev(a, false, "one", 0);
+        append_ev(a, false, "two", 0);
+        assert_int_equal(pipe(fds), 0);
+        assert_int_equal(glove_audit_helper_report(a, fds[1]), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read(fds[0], &h), 0);
+        close(fds[0]);
+        glove_audit_digest(a, digest);
+        assert_true(h.reported);
+        assert_int_equal(h.records, 2);
+        assert_string_equal(h.sha256, digest);
+        glove_audit_close(a);
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct glove_audit_helper g = { .component = "proxy" };
+
+                assert_int_equal(pipe(fds), 0);
+                assert_int_equal(write(fds[1], bad[i], strlen(bad[i])), (ssize_t) strlen(bad[i]));
+                close(fds[1]);
+                assert_int_equal(glove_audit_helper_read(fds[0], &g), -EBADMSG);
+                assert_false(g.reported);
+                close(fds[0]);
+        }
+}
+
+/* A receipt's audit.helpers vouch for the helpers' runs: their records
+ * counted and hashed like the session's own; a helper that did not report
+ * leaves its run unreceipted, not damaged. */
+static void test_log_check_helpers(void **state) {
+        static const char run[] = "0123456789abcdef0123456789abcdef", helper[] = "fedcba9876543210fedcba9876543210";
+        char l1[256], l2[256], l3[256], log[1024], journal[2048], sha_run[GLOVE_SHA256_HEX_CHARS + 1],
+                sha_helper[GLOVE_SHA256_HEX_CHARS + 1], both[512];
+        struct glove_audit_log_report rep;
+
+        (void) snprintf(l1, sizeof(l1), "{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", run);
+        (void) snprintf(l2, sizeof(l2), "{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", helper);
+        (void) snprintf(l3, sizeof(l3), "{\"run\":\"%s\",\"seq\":2,\"v\":1}\n", helper);
+        glove_sha256_hex(l1, strlen(l1), sha_run);
+        (void) snprintf(both, sizeof(both), "%s%s", l2, l3);
+        glove_sha256_hex(both, strlen(both), sha_helper);
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"helpers\":[{\"component\":\"mcp\",\"records\":2,\"run\":\"%s\",\"sha256\":\"%s\"}],"
+                        "\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        helper, sha_helper, sha_run, run);
+
+        (void) snprintf(log, sizeof(log), "%s%s%s", l1, l2, l3);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), 0);
+        assert_int_equal(rep.runs_checked, 2);
+        assert_int_equal(rep.runs_unreceipted, 0);
+        /* the helper's last record gone: no gap in its seqs, but its count */
+        (void) snprintf(log, sizeof(log), "%s%s", l1, l2);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+        assert_string_equal(rep.run, helper);
+        assert_non_null(strstr(rep.reason, "deleted"));
+        /* one of its records altered */
+        (void) snprintf(log, sizeof(log), "%s%s%s", l1, l2, l3);
+        *strstr(log + strlen(l1), "\"v\":1") = ' ';
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+        /* a helper that did not report: its run is simply not vouched for */
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"helpers\":[{\"component\":\"mcp\",\"reported\":false,\"run\":\"%s\"}],"
+                        "\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        helper, sha_run, run);
+        (void) snprintf(log, sizeof(log), "%s%s", l1, l2);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), 0);
+        assert_int_equal(rep.runs_checked, 1);
+        assert_int_equal(rep.runs_unreceipted, 1);
+        /* a helper entry without a run id is damage */
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"helpers\":[{\"component\":\"mcp\"}],\"path\":\"/l\",\"records\":1,"
+                        "\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        sha_run, run);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+}
+
 static void test_log_check(void **state) {
         _cleanup_free_ char *journal = NULL, *log = NULL, *bad = NULL;
         struct glove_audit_log_report rep;
@@ -506,6 +594,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_later, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_report, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_log_check_helpers, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
