@@ -376,7 +376,7 @@ static int audit_outcome(struct gateway *g, const struct pending *p, const char 
         return audit_later(g, &(struct glove_audit_event) {
                 .component = "mcp",
                 /* a read or a get forwarded like a call: its own method */
-                .event = strchr(p->tool, '/') ? p->tool : "tools/call",
+                .event = p->tool && strchr(p->tool, '/') ? p->tool : "tools/call",
                 .decision = "info",
                 .reason = "the call ended",
                 .subject = p->tool,
@@ -908,6 +908,24 @@ static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_messa
         return agent_result(g, c, m->id, result);
 }
 
+/* A request forwarded for agent connection |c| to upstream |k| under
+ * Glove's |up_id|: it waits for its answer until its server's
+ * call_timeout. The caller checked there is room. */
+static void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_id, json_t *agent_id,
+                             const json_t *token, const char *what) {
+        g->pending[g->n_pending++] = (struct pending) {
+                .kind = PENDING_CALL,
+                .up_id = up_id,
+                .upstream = k,
+                .conn = c,
+                .agent_id = json_incref(agent_id),
+                .agent_token = token ? json_deep_copy(token) : NULL,
+                .tool = strdup(what),
+                .start_ms = now_ms(),
+                .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
+        };
+}
+
 static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const char *name = json_string_value(json_object_get(m->params, "name"));
         const json_t *args = json_object_get(m->params, "arguments"), *meta = json_object_get(m->params, "_meta");
@@ -986,17 +1004,7 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                 id = json_integer(up_id);
                 if (!params || !id || glove_mcp_request(id, "tools/call", params, &req) < 0)
                         return -ENOMEM;
-                g->pending[g->n_pending++] = (struct pending) {
-                        .kind = PENDING_CALL,
-                        .up_id = up_id,
-                        .upstream = k,
-                        .conn = c,
-                        .agent_id = json_incref(m->id),
-                        .agent_token = token ? json_deep_copy(token) : NULL,
-                        .tool = strdup(name),
-                        .start_ms = now_ms(),
-                        .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
-                };
+                pending_call_add(g, c, k, up_id, m->id, token, name);
                 return to_upstream_held(g, k, req, up_id);
         }
 }
@@ -1062,16 +1070,7 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
         id = json_integer(up_id);
         if (!id || glove_mcp_request(id, m->method, (json_t *) params, &req) < 0)
                 return -ENOMEM;
-        g->pending[g->n_pending++] = (struct pending) {
-                .kind = PENDING_CALL,
-                .up_id = up_id,
-                .upstream = k,
-                .conn = c,
-                .agent_id = json_incref(m->id),
-                .tool = strdup(m->method),
-                .start_ms = now_ms(),
-                .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
-        };
+        pending_call_add(g, c, k, up_id, m->id, NULL, m->method);
         return to_upstream(g, k, req);
 }
 
