@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -389,6 +390,231 @@ static void test_request_limits(void **state) {
         }
 }
 
+static void test_request_framing(void **state) {
+        struct net_request r;
+        static const struct {
+                const char *head;
+                const char *why; /* NULL: accepted */
+        } cases[] = {
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\n\r\n", NULL },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\n\r\n", NULL },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "ambiguous" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", "twice" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", "twice" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "only Transfer-Encoding: chunked" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "only Transfer-Encoding: chunked" },
+                { "POST http://h.example/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.0" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: \r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", "malformed Content-Length" },
+                { "GET http://h.example/ HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", "Upgrade" },
+                /* a tunnel's bytes are not a body: CONNECT ignores all this */
+                { "CONNECT h.example:443 HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: gzip\r\nUpgrade: x\r\n\r\n", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int k = req(cases[i].head, &r);
+
+                if (!cases[i].why && k != 0)
+                        fail_msg("refused (%d, %s): %s", k, r.error, cases[i].head);
+                if (cases[i].why && (k != -EINVAL || !strstr(r.error, cases[i].why)))
+                        fail_msg("not refused for \"%s\" (%d, %s): %s", cases[i].why, k, k ? r.error : "", cases[i].head);
+        }
+        assert_int_equal(req(cases[0].head, &r), 0);
+        assert_int_equal(r.body, NET_BODY_LENGTH);
+        assert_int_equal(r.content_length, 5);
+        assert_int_equal(req(cases[1].head, &r), 0);
+        assert_int_equal(r.body, NET_BODY_CHUNKED);
+        assert_int_equal(req("POST http://h.example/ HTTP/1.1\r\nContent-Length: 000\r\n\r\n", &r), 0);
+        assert_int_equal(r.body, NET_BODY_NONE);
+        assert_int_equal(req("GET http://h.example/ HTTP/1.1\r\n\r\n", &r), 0);
+        assert_int_equal(r.body, NET_BODY_NONE);
+}
+
+/* ---- the later requests of a plain-http connection ---- */
+
+#define AUTH "Proxy-Authorization: Basic Z2xvdmU6c2VjcmV0\r\n" /* glove:secret */
+
+static struct net_stream stream;
+static char stream_out[1 << 16];
+
+/* Starts the stream after |first| and feeds it |rest| the way the proxy
+ * does: |step| bytes more at a time into a buffer of at most
+ * NET_HEADER_MAX, what was taken removed; with |splice|, body bytes that
+ * may pass unexamined are passed without net_stream_feed() while nothing
+ * is buffered. Returns net_stream_feed()'s last result; *ret_in says how
+ * much of |rest| was passed, *ret_out what came out (in stream_out). */
+static int stream_run(const char *first, const char *rest, size_t step, bool splice, size_t *ret_in, size_t *ret_out) {
+        static struct net_request r;
+        static char buf[NET_HEADER_MAX];
+        static char out[NET_HEADER_MAX + 64];
+        size_t len = strlen(rest), fed = 0, held = 0, passed = 0, total = 0;
+
+        assert_int_equal(req(first, &r), 0);
+        assert_true(net_request_auth_ok(&r, "secret"));
+        net_stream_start(&stream, &r, "secret");
+        for (;;) {
+                size_t used = 0, n = 0;
+                int k;
+
+                if (splice && held == 0 && net_stream_raw(&stream) > 0 && fed < len) {
+                        size_t m = len - fed;
+                        if (m > step)
+                                m = step;
+                        if (m > net_stream_raw(&stream))
+                                m = (size_t) net_stream_raw(&stream);
+                        assert_true(total + m <= sizeof(stream_out));
+                        memcpy(stream_out + total, rest + fed, m);
+                        total += m;
+                        fed += m;
+                        passed += m;
+                        net_stream_passed(&stream, m);
+                        continue;
+                }
+                {
+                        size_t m = len - fed;
+                        if (m > step)
+                                m = step;
+                        if (m > sizeof(buf) - held)
+                                m = sizeof(buf) - held;
+                        memcpy(buf + held, rest + fed, m);
+                        held += m;
+                        fed += m;
+                }
+                k = net_stream_feed(&stream, buf, held, &used, out, sizeof(out), &n);
+                assert_true(used <= held);
+                assert_true(total + n <= sizeof(stream_out));
+                memcpy(stream_out + total, out, n);
+                total += n;
+                passed += used;
+                memmove(buf, buf + used, held - used);
+                held -= used;
+                if (k < 0 || (fed == len && used == 0)) {
+                        *ret_in = passed;
+                        *ret_out = total;
+                        return k;
+                }
+        }
+}
+
+static bool has_proxy_header(const char *s, size_t n) {
+        for (size_t i = 0; i + 6 <= n; i++)
+                if (strncasecmp(s + i, "proxy-", 6) == 0)
+                        return true;
+        return false;
+}
+
+static void test_stream_pipelined(void **state) {
+        /* three requests in one go: a body with Content-Length, one without
+         * a body, a chunked one with extensions and trailers (one of them a
+         * proxy header); then a fourth, HTTP/1.0 */
+        const char *first = "POST http://h.example:8080/one HTTP/1.1\r\nHost: h.example:8080\r\n" AUTH
+                            "Proxy-Connection: keep-alive\r\nContent-Length: 5\r\n\r\n";
+        const char *rest = "hello"
+                           "GET http://H.Example:8080/two HTTP/1.1\r\nHost: h.example:8080\r\n" AUTH
+                           "Proxy-Connection: keep-alive\r\n\r\n"
+                           "PUT http://h.example:8080/three?x HTTP/1.1\r\nproxy-authorization: basic Z2xvdmU6c2VjcmV0\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n"
+                           "5;name=\"v\"\r\nabcde\r\n1A\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n0\r\nX-Sum: 1\r\n" AUTH "\r\n"
+                           "DELETE http://h.example:8080/four HTTP/1.0\r\n" AUTH "Content-Length: 3\r\n\r\nxyz";
+        const char *want = "hello"
+                           "GET /two HTTP/1.1\r\nHost: h.example:8080\r\n\r\n"
+                           "PUT /three?x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "5;name=\"v\"\r\nabcde\r\n1A\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n0\r\nX-Sum: 1\r\n\r\n"
+                           "DELETE /four HTTP/1.0\r\nContent-Length: 3\r\n\r\nxyz";
+        static const size_t steps[] = { 1, 2, 3, 7, 64, 100000 };
+
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++)
+                for (int splice = 0; splice <= 1; splice++) {
+                        size_t in = 0, out = 0;
+
+                        assert_int_equal(stream_run(first, rest, steps[i], splice, &in, &out), 0);
+                        if (out != strlen(want) || memcmp(stream_out, want, out) != 0)
+                                fail_msg("step %zu, splice %d: got \"%.*s\"", steps[i], splice, (int) out, stream_out);
+                        assert_int_equal(in, strlen(rest));
+                        assert_false(has_proxy_header(stream_out, out));
+                        assert_int_equal(stream.requests, 4);
+                        assert_int_equal(stream.st, NET_STREAM_HEAD);
+                }
+}
+
+static void test_stream_stops(void **state) {
+        const char *first = "GET http://h.example:8080/ HTTP/1.1\r\n" AUTH "\r\n";
+        const char *ok = "GET http://h.example:8080/ok HTTP/1.1\r\n" AUTH "\r\n";
+        static const struct {
+                const char *later; /* after |ok| */
+                const char *rule, *why;
+        } cases[] = {
+                { "GET http://h.example:8080/x HTTP/1.1\r\n\r\n", "token", "no proxy credentials" },
+                { "GET http://h.example:8080/x HTTP/1.1\r\nProxy-Authorization: Basic Z2xvdmU6d3Jvbmc=\r\n\r\n", "token", "wrong" },
+                { "GET http://other.example:8080/x HTTP/1.1\r\n" AUTH "\r\n", "http", "names other.example:8080, but the connection goes to h.example:8080" },
+                { "GET http://h.example:8081/x HTTP/1.1\r\n" AUTH "\r\n", "http", "one destination per connection" },
+                { "GET http://10.0.0.1:8080/x HTTP/1.1\r\n" AUTH "\r\n", "http", "one destination per connection" },
+                { "CONNECT h.example:8080 HTTP/1.1\r\n" AUTH "\r\n", "http", "CONNECT" },
+                { "GET /x HTTP/1.1\r\n" AUTH "\r\n", "http", "origin-form" },
+                { "GET http://h.example:8080/x HTTP/1.1\nX: y\r\n\r\n", "http", "bare LF" },
+                { "GET http://h.example:8080/x HTTP/1.1\r\n" AUTH "Upgrade: h2c\r\n\r\n", "http", "Upgrade" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\nzz\r\n", "http", "chunk-size" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "http", "not followed by CRLF" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n11112222333344445\r\n", "http", "chunk-size" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nBad Trailer: x\r\n\r\n", "http", "trailer" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n1 x\r\na\r\n", "http", "chunk-size" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                for (size_t step = 1; step <= 100000; step *= 100000) {
+                        _cleanup_free_ char *rest = NULL;
+                        size_t in = 0, out = 0;
+                        const char *head_end = strstr(cases[i].later, "\r\n\r\n");
+
+                        assert_true(asprintf(&rest, "%s%s", ok, cases[i].later) > 0);
+                        assert_int_equal(stream_run(first, rest, step, false, &in, &out), -EPROTO);
+                        if (strcmp(stream.rule, cases[i].rule) != 0 || !strstr(stream.error, cases[i].why))
+                                fail_msg("%s: stopped for %s: %s", cases[i].later, stream.rule, stream.error);
+                        /* what came before the refusal went on, nothing of a refused head */
+                        assert_true(out >= 20 && memcmp(stream_out, "GET /ok HTTP/1.1\r\n\r\n", 20) == 0);
+                        assert_false(has_proxy_header(stream_out, out));
+                        if (stream.requests == 2) /* the later head itself was refused */
+                                assert_int_equal(in, strlen(ok));
+                        else /* its head passed, its body went wrong */
+                                assert_true(stream.requests == 3 && in >= strlen(ok) + (size_t) (head_end + 4 - cases[i].later));
+                }
+
+        /* once the proxy's audit log fails, a later head stops the stream */
+        {
+                static struct net_request r;
+                static char out[NET_HEADER_MAX + 64];
+                size_t used = 1, n = 1;
+
+                assert_int_equal(req(first, &r), 0);
+                net_stream_start(&stream, &r, "secret");
+                stream.no_more = true;
+                assert_int_equal(net_stream_feed(&stream, ok, strlen(ok), &used, out, sizeof(out), &n), -EPROTO);
+                assert_int_equal(used, 0);
+                assert_int_equal(n, 0);
+                assert_string_equal(stream.rule, "proxy limits");
+                assert_string_equal(stream.error, "the audit log cannot be written");
+        }
+
+        /* a later head that never ends within 16 KiB */
+        {
+                char *big = malloc(NET_HEADER_MAX * 2);
+                size_t n = (size_t) snprintf(big, NET_HEADER_MAX, "%sGET http://h.example:8080/ HTTP/1.1\r\n", ok), in = 0, out = 0;
+
+                assert_non_null(big);
+                while (n < NET_HEADER_MAX * 2 - 8) {
+                        memcpy(big + n, "X: y\r\n", 6);
+                        n += 6;
+                }
+                big[n] = 0;
+                assert_int_equal(stream_run(first, big, 4096, false, &in, &out), -EPROTO);
+                assert_string_equal(stream.rule, "proxy limits");
+                assert_int_equal(in, strlen(ok));
+                free(big);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_accepts),
@@ -401,6 +627,9 @@ int main(void) {
                 cmocka_unit_test(test_request_absolute),
                 cmocka_unit_test(test_request_malformed),
                 cmocka_unit_test(test_request_limits),
+                cmocka_unit_test(test_request_framing),
+                cmocka_unit_test(test_stream_pipelined),
+                cmocka_unit_test(test_stream_stops),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
