@@ -376,7 +376,9 @@ static bool literal_listed(const struct proxy *px, int family, const uint8_t *a,
 static const char *addr_refused(const struct proxy *px, int family, const uint8_t *a, uint16_t port) {
         const char *why = glove_net_addr_refused(family, a);
 
-        if (!why && host_own(px, family, a))
+        if (!why && (host_own(px, family, a) ||
+                     (family == AF_INET6 && glove_net_addr_embedded_v4(a) &&
+                      host_own(px, AF_INET, glove_net_addr_embedded_v4(a)))))
                 why = "one of the host's own addresses";
         if (why && literal_listed(px, family, a, port))
                 return NULL;

@@ -166,31 +166,205 @@ static const char *refused_v6(const char *s) {
 }
 
 static void test_address_classes(void **state) {
-        assert_string_equal(refused_v4("127.0.0.1"), "loopback");
-        assert_string_equal(refused_v4("127.255.0.9"), "loopback");
-        assert_string_equal(refused_v4("10.1.2.3"), "private");
-        assert_string_equal(refused_v4("172.16.0.1"), "private");
-        assert_string_equal(refused_v4("172.31.255.255"), "private");
-        assert_null(refused_v4("172.32.0.1"));
-        assert_string_equal(refused_v4("192.168.1.1"), "private");
-        assert_string_equal(refused_v4("169.254.169.254"), "link-local");
-        assert_non_null(refused_v4("0.0.0.0"));
-        assert_non_null(refused_v4("100.64.0.1"));
-        assert_string_equal(refused_v4("224.0.0.1"), "multicast");
-        assert_non_null(refused_v4("255.255.255.255"));
+        assert_string_equal(refused_v4("127.0.0.1"), "loopback (127.0.0.0/8)");
+        assert_string_equal(refused_v4("10.1.2.3"), "private (10.0.0.0/8)");
+        assert_string_equal(refused_v4("172.31.255.255"), "private (172.16.0.0/12)");
+        assert_string_equal(refused_v4("169.254.169.254"), "link-local (169.254.0.0/16)");
+        assert_string_equal(refused_v4("0.0.0.0"), "this host on this network (0.0.0.0/32)");
+        assert_string_equal(refused_v4("192.0.0.9"), "port control protocol anycast (192.0.0.9/32)");
+        assert_string_equal(refused_v4("192.0.0.77"), "IETF protocol assignments (192.0.0.0/24)");
+        assert_string_equal(refused_v4("255.255.255.255"), "limited broadcast (255.255.255.255/32)");
+        assert_string_equal(refused_v4("255.255.255.254"), "reserved (240.0.0.0/4)");
         assert_null(refused_v4("93.184.216.34"));
         assert_null(refused_v4("8.8.8.8"));
-        assert_string_equal(refused_v6("::1"), "loopback");
-        assert_non_null(refused_v6("::"));
-        assert_string_equal(refused_v6("fe80::1"), "link-local");
-        assert_non_null(refused_v6("fd00::1"));
-        assert_string_equal(refused_v6("::ffff:127.0.0.1"), "loopback");
-        assert_string_equal(refused_v6("::ffff:10.0.0.1"), "private");
-        assert_null(refused_v6("::ffff:8.8.8.8"));
-        assert_non_null(refused_v6("64:ff9b::a00:1"));
-        assert_non_null(refused_v6("2002:a00:1::"));
-        assert_string_equal(refused_v6("ff02::1"), "multicast");
+        assert_string_equal(refused_v6("::1"), "loopback (::1/128)");
+        assert_string_equal(refused_v6("fd00::1"), "private, unique local (fc00::/7)");
+        assert_string_equal(refused_v6("2001:0:4136:e378:8000:63bf:3fff:fdd2"), "Teredo (2001::/32)");
+        assert_string_equal(refused_v6("2001:1::1"), "port control protocol anycast (2001:1::1/128)");
+        assert_string_equal(refused_v6("2001:1::4"), "IETF protocol assignments (2001::/23)");
+        assert_string_equal(refused_v6("4000::1"), "not global unicast (outside 2000::/3)");
         assert_null(refused_v6("2606:4700::1111"));
+        assert_null(refused_v6("2001:200::1"));
+        /* IPv4 inside IPv6, by form (docs/network.md): mapped and NAT64
+         * 64:ff9b::/96 judged as the IPv4 address, the rest refused whole */
+        assert_string_equal(refused_v6("::ffff:127.0.0.1"), "loopback (127.0.0.0/8)");
+        assert_string_equal(refused_v6("::ffff:192.0.2.1"), "documentation (192.0.2.0/24)");
+        assert_null(refused_v6("::ffff:8.8.8.8"));
+        assert_string_equal(refused_v6("64:ff9b::a9fe:a9fe"), "link-local (169.254.0.0/16)");
+        assert_string_equal(refused_v6("64:ff9b::203.0.113.9"), "documentation (203.0.113.0/24)");
+        assert_null(refused_v6("64:ff9b::8.8.8.8"));
+        assert_string_equal(refused_v6("64:ff9b::1:808:808"), "not global unicast (outside 2000::/3)");
+        assert_string_equal(refused_v6("64:ff9b:1::808:808"), "local-use IPv4/IPv6 translation (64:ff9b:1::/48)");
+        assert_string_equal(refused_v6("2002:808:808::1"), "6to4 (2002::/16)");
+        assert_string_equal(refused_v6("2002:7f00:1::1"), "6to4 (2002::/16)");
+        assert_string_equal(refused_v6("::8.8.8.8"), "IPv4-compatible, deprecated (::/96)");
+        assert_string_equal(refused_v6("::ffff:0:808:808"), "not global unicast (outside 2000::/3)"); /* IPv4-translated */
+        {
+                uint8_t a[16] = { 0 };
+                assert_string_equal(glove_net_addr_refused(AF_UNIX, a), "not an internet address");
+        }
+}
+
+/* One row per entry refused: its first and last address and one inside
+ * are refused; the addresses just outside are allowed where they are
+ * public (PUB), refused where another entry covers them (REF), or do not
+ * exist (NONE). The rows are written from the IANA registries, not from
+ * the code's table. */
+enum neighbour { NONE, PUB, REF };
+static const struct {
+        const char *prefix;
+        enum neighbour before, after;
+} special_rows[] = {
+        /* IANA IPv4 Special-Purpose Address Registry */
+        { "0.0.0.0/8", NONE, PUB },
+        { "0.0.0.0/32", NONE, REF },
+        { "10.0.0.0/8", PUB, PUB },
+        { "100.64.0.0/10", PUB, PUB },
+        { "127.0.0.0/8", PUB, PUB },
+        { "169.254.0.0/16", PUB, PUB },
+        { "172.16.0.0/12", PUB, PUB },
+        { "192.0.0.0/24", PUB, PUB },
+        { "192.0.0.0/29", PUB, REF },
+        { "192.0.0.8/32", REF, REF },
+        { "192.0.0.9/32", REF, REF },
+        { "192.0.0.10/32", REF, REF },
+        { "192.0.0.170/32", REF, REF },
+        { "192.0.0.171/32", REF, REF },
+        { "192.0.2.0/24", PUB, PUB },
+        { "192.31.196.0/24", PUB, PUB },
+        { "192.52.193.0/24", PUB, PUB },
+        { "192.88.99.0/24", PUB, PUB },
+        { "192.88.99.2/32", REF, REF },
+        { "192.168.0.0/16", PUB, PUB },
+        { "192.175.48.0/24", PUB, PUB },
+        { "198.18.0.0/15", PUB, PUB },
+        { "198.51.100.0/24", PUB, PUB },
+        { "203.0.113.0/24", PUB, PUB },
+        { "240.0.0.0/4", REF, NONE },
+        { "255.255.255.255/32", REF, NONE },
+        /* not in it: multicast (IANA IPv4 Multicast Address Space) */
+        { "224.0.0.0/4", PUB, REF },
+        /* IANA IPv6 Special-Purpose Address Registry (::ffff:0:0/96 and
+         * 64:ff9b::/96 are judged by the IPv4 address inside: below) */
+        { "::1/128", REF, REF },
+        { "::/128", NONE, REF },
+        { "64:ff9b:1::/48", REF, REF },
+        { "100::/64", REF, REF },
+        { "100:0:0:1::/64", REF, REF },
+        { "2001::/23", PUB, PUB },
+        { "2001::/32", PUB, REF },
+        { "2001:1::1/128", REF, REF },
+        { "2001:1::2/128", REF, REF },
+        { "2001:1::3/128", REF, REF },
+        { "2001:2::/48", REF, REF },
+        { "2001:3::/32", REF, REF },
+        { "2001:4:112::/48", REF, REF },
+        { "2001:10::/28", REF, REF },
+        { "2001:20::/28", REF, REF },
+        { "2001:30::/28", REF, REF },
+        { "2001:db8::/32", PUB, PUB },
+        { "2002::/16", PUB, PUB },
+        { "2620:4f:8000::/48", PUB, PUB },
+        { "3fff::/20", PUB, PUB },
+        { "5f00::/16", REF, REF },
+        { "fc00::/7", REF, REF },
+        { "fe80::/10", REF, REF },
+        /* not in it: deprecated forms, multicast, and all that is not
+         * global unicast */
+        { "::/96", NONE, REF },
+        { "fec0::/10", REF, REF },
+        { "ff00::/8", REF, NONE },
+        { "0::/3", NONE, PUB },
+        { "4000::/2", PUB, REF },
+        { "8000::/1", REF, NONE },
+};
+
+static int parse_prefix(const char *p, uint8_t a[16], unsigned *ret_len) {
+        char tmp[64];
+        const char *slash = strchr(p, '/');
+        int family;
+
+        assert_non_null(slash);
+        assert_true((size_t) (slash - p) < sizeof(tmp));
+        memcpy(tmp, p, (size_t) (slash - p));
+        tmp[slash - p] = 0;
+        family = strchr(tmp, ':') ? AF_INET6 : AF_INET;
+        memset(a, 0, 16);
+        assert_int_equal(inet_pton(family, tmp, a), 1);
+        *ret_len = (unsigned) strtoul(slash + 1, NULL, 10);
+        return family;
+}
+
+/* |a| +1 or -1 as a big number of |n| bytes; false when it wraps */
+static bool step_addr(uint8_t *a, size_t n, int dir) {
+        for (size_t i = n; i-- > 0;) {
+                if (dir > 0 ? a[i]++ != 0xff : a[i]-- != 0x00)
+                        return true;
+        }
+        return false;
+}
+
+static void expect(int family, const uint8_t *a, bool refused, const char *row, const char *what) {
+        char t[INET6_ADDRSTRLEN];
+        const char *why = glove_net_addr_refused(family, a);
+
+        (void) inet_ntop(family, a, t, sizeof(t));
+        if (refused && !why)
+                fail_msg("%s: %s %s is allowed", row, what, t);
+        if (!refused && why)
+                fail_msg("%s: %s %s is refused (%s)", row, what, t, why);
+}
+
+static void test_address_table(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(special_rows); i++) {
+                uint8_t first[16], last[16], inside[16], x[16];
+                unsigned len;
+                int family = parse_prefix(special_rows[i].prefix, first, &len);
+                size_t n = family == AF_INET ? 4 : 16;
+
+                memcpy(last, first, 16);
+                for (unsigned b = len; b < n * 8; b++)
+                        last[b / 8] |= (uint8_t) (0x80 >> (b % 8));
+                /* inside: the first address with every other host bit set */
+                memcpy(inside, first, 16);
+                for (unsigned b = len; b < n * 8; b += 2)
+                        inside[b / 8] |= (uint8_t) (0x80 >> (b % 8));
+                expect(family, first, true, special_rows[i].prefix, "first");
+                expect(family, last, true, special_rows[i].prefix, "last");
+                expect(family, inside, true, special_rows[i].prefix, "inside");
+                memcpy(x, first, 16);
+                if (step_addr(x, n, -1))
+                        expect(family, x, special_rows[i].before == REF, special_rows[i].prefix, "just before");
+                else
+                        assert_int_equal(special_rows[i].before, NONE);
+                memcpy(x, last, 16);
+                if (step_addr(x, n, +1))
+                        expect(family, x, special_rows[i].after == REF, special_rows[i].prefix, "just after");
+                else
+                        assert_int_equal(special_rows[i].after, NONE);
+                /* an IPv4 entry's addresses inside IPv4-mapped and NAT64
+                 * addresses are refused too; the public neighbours not */
+                if (family == AF_INET) {
+                        static const uint8_t forms[2][12] = { { [10] = 0xff, [11] = 0xff }, { 0x00, 0x64, 0xff, 0x9b } };
+
+                        for (size_t f = 0; f < 2; f++) {
+                                uint8_t v6[16];
+
+                                memcpy(v6, forms[f], 12);
+                                memcpy(v6 + 12, first, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "first, in IPv6");
+                                memcpy(v6 + 12, last, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "last, in IPv6");
+                                memcpy(v6 + 12, inside, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "inside, in IPv6");
+                                memcpy(x, last, 4);
+                                if (special_rows[i].after == PUB && step_addr(x, 4, +1)) {
+                                        memcpy(v6 + 12, x, 4);
+                                        expect(AF_INET6, v6, false, special_rows[i].prefix, "just after, in IPv6");
+                                }
+                        }
+                }
+        }
 }
 
 static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
@@ -621,6 +795,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_refuses),
                 cmocka_unit_test(test_match),
                 cmocka_unit_test(test_address_classes),
+                cmocka_unit_test(test_address_table),
                 cmocka_unit_test(test_policy_section),
                 cmocka_unit_test(test_flag_rules),
                 cmocka_unit_test(test_request_connect),
