@@ -109,7 +109,8 @@ struct gw_upstream {
  * glove run's shims. */
 struct conn {
         bool open;
-        bool initialized;
+        bool init_answered;     /* its initialize was answered: the session is on (docs/mcp.md, "Lifecycle") */
+        bool initialized;       /* ... and it sent notifications/initialized: it may be told of changes */
         int in_fd, out_fd;      /* owned when accepted (one socket) */
         bool owned;
         struct glove_mcp_reader *reader;
@@ -905,6 +906,7 @@ static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_messa
             (g->n_prm > 0 && json_object_set_new(json_object_get(result, "capabilities"), "prompts",
                                                  json_pack("{s:b}", "listChanged", 1)) < 0))
                 return -ENOMEM;
+        g->conns[c].init_answered = true;
         return agent_result(g, c, m->id, result);
 }
 
@@ -1201,7 +1203,13 @@ static int handle_get(struct gateway *g, size_t c, struct glove_mcp_message *m) 
 }
 
 static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) {
+        bool on = g->conns[c].init_answered;
+
         if (m->kind == GLOVE_MCP_NOTIFICATION) {
+                /* before initialize is answered there is nothing a
+                 * notification could refer to: dropped */
+                if (!on)
+                        return 0;
                 if (strcmp(m->method, "notifications/initialized") == 0)
                         g->conns[c].initialized = true;
                 else if (strcmp(m->method, "notifications/cancelled") == 0)
@@ -1210,10 +1218,18 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
         }
         if (m->kind != GLOVE_MCP_REQUEST)
                 return 0; /* answers to requests Glove never forwards */
+        /* the lifecycle, per connection: "The client SHOULD NOT send
+         * requests other than pings before the server has responded to the
+         * initialize request" (MCP 2025-11-25); the gateway holds it to it */
+        if (strcmp(m->method, "initialize") == 0)
+                return on ? agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
+                                        "Invalid Request: initialize was already answered on this connection")
+                          : handle_initialize(g, c, m);
+        if (!on && strcmp(m->method, "ping") != 0)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
+                                   "Invalid Request: the session is not initialized (send initialize first)");
         if (id_in_flight(g, c, m->id))
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
-        if (strcmp(m->method, "initialize") == 0)
-                return handle_initialize(g, c, m);
         if (strcmp(m->method, "ping") == 0) {
                 _cleanup_json_ json_t *empty = json_object();
                 return empty ? agent_result(g, c, m->id, empty) : -ENOMEM;
