@@ -51,11 +51,17 @@ void glove_net_dest_format(const struct glove_net_dest *d, char buf[GLOVE_NET_DE
 bool glove_net_allow_match(const struct glove_net_dest *entry, const struct glove_net_dest *req);
 
 /* Why an address must not be reached through the proxy unless listed
- * literally: "loopback", "link-local", "private", "unspecified",
- * "multicast", "reserved", ... or NULL for an ordinary public address.
- * |family| is AF_INET (4 bytes) or AF_INET6 (16); IPv4-mapped IPv6
- * addresses are judged as the IPv4 address they carry. */
+ * literally, as "what (prefix)": "loopback (127.0.0.0/8)", "documentation
+ * (192.0.2.0/24)", "Teredo (2001::/32)", ... (every entry of the IANA
+ * special-purpose registries, multicast, and IPv6 outside 2000::/3; the
+ * table is in docs/network.md), or NULL for an ordinary public address.
+ * |family| is AF_INET (4 bytes) or AF_INET6 (16); IPv4-mapped and NAT64
+ * (64:ff9b::/96) addresses are judged as the IPv4 address they carry. */
 const char *glove_net_addr_refused(int family, const uint8_t *addr);
+
+/* The IPv4 address (4 bytes into |addr|) that an IPv4-mapped or NAT64
+ * 64:ff9b::/96 address |addr| (16 bytes) reaches, or NULL. */
+const uint8_t *glove_net_addr_embedded_v4(const uint8_t *addr);
 
 /* Adds an entry to p->net_allow (a repeated entry is kept once). Errors as
  * glove_net_dest_parse(), prefixed with the entry. */

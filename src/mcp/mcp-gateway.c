@@ -109,7 +109,8 @@ struct gw_upstream {
  * glove run's shims. */
 struct conn {
         bool open;
-        bool initialized;
+        bool init_answered;     /* its initialize was answered: the session is on (docs/mcp.md, "Lifecycle") */
+        bool initialized;       /* ... and it sent notifications/initialized: it may be told of changes */
         int in_fd, out_fd;      /* owned when accepted (one socket) */
         bool owned;
         struct glove_mcp_reader *reader;
@@ -905,6 +906,7 @@ static int handle_initialize(struct gateway *g, size_t c, struct glove_mcp_messa
             (g->n_prm > 0 && json_object_set_new(json_object_get(result, "capabilities"), "prompts",
                                                  json_pack("{s:b}", "listChanged", 1)) < 0))
                 return -ENOMEM;
+        g->conns[c].init_answered = true;
         return agent_result(g, c, m->id, result);
 }
 
@@ -926,14 +928,59 @@ static void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_i
         };
 }
 
+/* The agent's progress token in a request's |params| (NULL: none), or
+ * false when it is there but neither a string nor an integer. */
+static bool agent_progress_token(const json_t *params, const json_t **ret) {
+        const json_t *meta = json_object_get(params, "_meta");
+        const json_t *token = json_is_object(meta) ? json_object_get(meta, "progressToken") : NULL;
+
+        *ret = token;
+        return !token || json_is_string(token) || json_is_integer(token);
+}
+
+/* Every request forwarded for an agent goes through here: |method| with
+ * |params| (borrowed; re-encoded as they are) under a new id of Glove's,
+ * except that a progress token of the agent's (in m's params) is replaced
+ * by Glove's own, "glove-<that id>". So an upstream never sees an agent's
+ * token, and the progress it reports is routed by Glove's id alone, back
+ * to the connection and the request that asked (from_upstream), under
+ * that request's own token: no connection can name another's call. With
+ * |held|, the request waits for its decision's record (commit_held). The
+ * caller checked that the server is up and that there is room. */
+static int forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_message *m, const char *method,
+                           const json_t *params, const char *what, bool held) {
+        int64_t up_id = g->ups[k].u->next_id++;
+        _cleanup_json_ json_t *out = NULL, *id = NULL;
+        const json_t *token = NULL;
+        json_t *req = NULL;
+
+        (void) agent_progress_token(m->params, &token);
+        if (token) {
+                const json_t *meta = json_object_get(params, "_meta");
+                char tok[32];
+                json_t *ours;
+
+                (void) snprintf(tok, sizeof(tok), "glove-%lld", (long long) up_id);
+                out = json_copy((json_t *) params);
+                ours = json_is_object(meta) ? json_copy((json_t *) meta) : json_object();
+                if (!out || json_object_set_new(out, "_meta", ours) < 0 ||
+                    json_object_set_new(ours, "progressToken", json_string(tok)) < 0)
+                        return -ENOMEM;
+        } else
+                out = json_incref((json_t *) params);
+        id = json_integer(up_id);
+        if (!out || !id || glove_mcp_request(id, method, out, &req) < 0)
+                return -ENOMEM;
+        pending_call_add(g, c, k, up_id, m->id, token, what);
+        return held ? to_upstream_held(g, k, req, up_id) : to_upstream(g, k, req);
+}
+
 static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const char *name = json_string_value(json_object_get(m->params, "name"));
-        const json_t *args = json_object_get(m->params, "arguments"), *meta = json_object_get(m->params, "_meta");
-        const json_t *token = json_is_object(meta) ? json_object_get(meta, "progressToken") : NULL;
+        const json_t *args = json_object_get(m->params, "arguments"), *token = NULL;
         const char *server = NULL, *upstream_tool = NULL;
         struct glove_mcp_verdict v = {};
-        _cleanup_json_ json_t *empty = NULL, *extra = NULL, *params = NULL, *id = NULL;
-        json_t *req = NULL;
+        _cleanup_json_ json_t *empty = NULL, *extra = NULL, *params = NULL;
         size_t k;
         int r;
 
@@ -943,7 +990,7 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
         if (!args)
                 args = empty = json_object();
-        if (token && !json_is_string(token) && !json_is_integer(token))
+        if (!agent_progress_token(m->params, &token))
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
 
         r = glove_mcp_check_call(g->o->policy, name, args, &v);
@@ -991,22 +1038,12 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
         if (g->n_pending >= GW_MAX_PENDING)
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
-        {
-                int64_t up_id = g->ups[k].u->next_id++;
-                char tok[32];
-
-                /* only what was checked goes on: the name, the arguments, and
-                 * a progress token of ours (params.task and the rest stay) */
-                (void) snprintf(tok, sizeof(tok), "glove-%lld", (long long) up_id);
-                params = token ? json_pack("{s:s,s:O,s:{s:s}}", "name", upstream_tool, "arguments", args, "_meta",
-                                           "progressToken", tok)
-                               : json_pack("{s:s,s:O}", "name", upstream_tool, "arguments", args);
-                id = json_integer(up_id);
-                if (!params || !id || glove_mcp_request(id, "tools/call", params, &req) < 0)
-                        return -ENOMEM;
-                pending_call_add(g, c, k, up_id, m->id, token, name);
-                return to_upstream_held(g, k, req, up_id);
-        }
+        /* only what was checked goes on: the name, the arguments, and a
+         * progress token of ours (params.task and the rest of _meta stay) */
+        params = json_pack("{s:s,s:O}", "name", upstream_tool, "arguments", args);
+        if (!params)
+                return -ENOMEM;
+        return forward_request(g, c, k, m, "tools/call", params, name, true);
 }
 
 static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *m) {
@@ -1043,11 +1080,12 @@ static int handle_cancel(struct gateway *g, size_t c, struct glove_mcp_message *
  * audited, then forwarded with Glove's id and |params| (re-encoded). */
 static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, size_t k, const json_t *params,
                          const char *subject) {
-        _cleanup_json_ json_t *extra = NULL, *id = NULL;
-        json_t *req = NULL;
-        int64_t up_id;
+        _cleanup_json_ json_t *extra = NULL;
+        const json_t *token;
         int r;
 
+        if (!agent_progress_token(m->params, &token))
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
         extra = json_pack("{s:s}", "server", g->ups[k].cfg->id);
         r = audit(g, &(struct glove_audit_event) {
                 .component = "mcp",
@@ -1066,12 +1104,7 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
         if (g->n_pending >= GW_MAX_PENDING)
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
-        up_id = g->ups[k].u->next_id++;
-        id = json_integer(up_id);
-        if (!id || glove_mcp_request(id, m->method, (json_t *) params, &req) < 0)
-                return -ENOMEM;
-        pending_call_add(g, c, k, up_id, m->id, NULL, m->method);
-        return to_upstream(g, k, req);
+        return forward_request(g, c, k, m, m->method, params, m->method, false);
 }
 
 /* A read or get that no allowed server can take: audited, refused. */
@@ -1170,7 +1203,13 @@ static int handle_get(struct gateway *g, size_t c, struct glove_mcp_message *m) 
 }
 
 static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) {
+        bool on = g->conns[c].init_answered;
+
         if (m->kind == GLOVE_MCP_NOTIFICATION) {
+                /* before initialize is answered there is nothing a
+                 * notification could refer to: dropped */
+                if (!on)
+                        return 0;
                 if (strcmp(m->method, "notifications/initialized") == 0)
                         g->conns[c].initialized = true;
                 else if (strcmp(m->method, "notifications/cancelled") == 0)
@@ -1179,10 +1218,18 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
         }
         if (m->kind != GLOVE_MCP_REQUEST)
                 return 0; /* answers to requests Glove never forwards */
+        /* the lifecycle, per connection: "The client SHOULD NOT send
+         * requests other than pings before the server has responded to the
+         * initialize request" (MCP 2025-11-25); the gateway holds it to it */
+        if (strcmp(m->method, "initialize") == 0)
+                return on ? agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
+                                        "Invalid Request: initialize was already answered on this connection")
+                          : handle_initialize(g, c, m);
+        if (!on && strcmp(m->method, "ping") != 0)
+                return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
+                                   "Invalid Request: the session is not initialized (send initialize first)");
         if (id_in_flight(g, c, m->id))
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
-        if (strcmp(m->method, "initialize") == 0)
-                return handle_initialize(g, c, m);
         if (strcmp(m->method, "ping") == 0) {
                 _cleanup_json_ json_t *empty = json_object();
                 return empty ? agent_result(g, c, m->id, empty) : -ENOMEM;

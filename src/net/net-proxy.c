@@ -45,6 +45,7 @@
 #define MAX_HOST_ADDRS 64
 #define LINGER_MS 2000             /* after a refusal: unread input would reset the answer away */
 #define LINGER_BYTES (1 << 20)
+#define PENDING_MAX (NET_HEADER_MAX + 64) /* a rewritten head, or what net_stream_feed() passes at once */
 
 enum conn_state { ST_HEAD, ST_CONNECTING, ST_RELAY, ST_CLOSING };
 
@@ -74,6 +75,11 @@ struct conn {
         size_t head_len;
         char *pending;          /* to the upstream before relaying: the rewritten head, early body bytes */
         size_t pending_len, pending_off;
+        /* plain http: every request of the connection is framed, checked
+         * and rewritten (c->head holds what was read and not yet passed) */
+        struct net_stream *stream;
+        bool stream_stopped;    /* a later request was refused: nothing more goes up */
+        uint64_t drained;       /* ... and what the client sent after it, read and dropped */
         struct sockaddr_storage addrs[MAX_ADDRS];
         socklen_t addr_lens[MAX_ADDRS];
         size_t n_addrs, addr_i;
@@ -190,6 +196,8 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
                 json_t *extra = json_pack("{s:I,s:I,s:I,s:s}", "bytes_up", (json_int_t) c->up.bytes, "bytes_down",
                                           (json_int_t) c->down.bytes, "duration_ms",
                                           (json_int_t) (now_ms() - c->start_ms), "end", end);
+                if (extra && c->stream)
+                        (void) json_object_set_new(extra, "requests", json_integer((json_int_t) c->stream->requests));
                 record(px, c, "connection_end", "info", "connection closed", extra);
         }
         ep_close(px, c->cfd);
@@ -199,7 +207,9 @@ static void conn_free(struct proxy *px, struct conn *c, const char *end) {
         c->cfd = c->ufd = -EBADF;
         free(c->head);
         free(c->pending);
+        free(c->stream);
         c->head = c->pending = NULL;
+        c->stream = NULL;
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -366,7 +376,9 @@ static bool literal_listed(const struct proxy *px, int family, const uint8_t *a,
 static const char *addr_refused(const struct proxy *px, int family, const uint8_t *a, uint16_t port) {
         const char *why = glove_net_addr_refused(family, a);
 
-        if (!why && host_own(px, family, a))
+        if (!why && (host_own(px, family, a) ||
+                     (family == AF_INET6 && glove_net_addr_embedded_v4(a) &&
+                      host_own(px, AF_INET, glove_net_addr_embedded_v4(a)))))
                 why = "one of the host's own addresses";
         if (why && literal_listed(px, family, a, port))
                 return NULL;
@@ -546,22 +558,30 @@ static void head_complete(struct proxy *px, struct conn *c) {
                 deny(px, c, "403 Forbidden", NULL, msg);
                 return;
         }
-        /* what follows the head goes on to the upstream: for absolute-form
-         * the head itself, rewritten */
+        /* what follows a CONNECT head goes on to the upstream as it is; an
+         * absolute-form head goes rewritten, and what follows it is the
+         * stream's to frame (its body, the next requests) */
         {
                 size_t extra = c->head_len - r.header_len, n = 0;
 
-                c->pending = malloc(NET_HEADER_MAX + 64 + extra);
-                if (!c->pending) {
+                c->pending = malloc(r.connect ? extra + 1 : PENDING_MAX);
+                if (!c->pending || (!r.connect && !(c->stream = malloc(sizeof(*c->stream))))) {
                         deny(px, c, "503 Service Unavailable", NULL, "out of memory");
                         return;
                 }
-                if (!r.connect && net_request_rewrite(c->head, &r, c->pending, NET_HEADER_MAX + 64, &n) < 0) {
-                        deny(px, c, "431 Request Header Fields Too Large", NULL, "the request head is too large");
-                        return;
+                if (r.connect) {
+                        memcpy(c->pending, c->head + r.header_len, extra);
+                        c->pending_len = extra;
+                } else {
+                        if (net_request_rewrite(c->head, &r, c->pending, PENDING_MAX, &n) < 0) {
+                                deny(px, c, "431 Request Header Fields Too Large", NULL, "the request head is too large");
+                                return;
+                        }
+                        c->pending_len = n;
+                        net_stream_start(c->stream, &r, px->cfg->token);
+                        memmove(c->head, c->head + r.header_len, extra);
+                        c->head_len = extra;
                 }
-                memcpy(c->pending + n, c->head + r.header_len, extra);
-                c->pending_len = n + extra;
         }
         if (!resolve(px, c, d))
                 return;
@@ -607,8 +627,10 @@ static void connected(struct proxy *px, struct conn *c) {
                 conn_free(px, c, "client_gone");
                 return;
         }
-        free(c->head);
-        c->head = NULL;
+        if (!c->stream) {
+                free(c->head);
+                c->head = NULL;
+        }
         c->st = ST_RELAY;
         c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
         relay_update(px, c);
@@ -679,14 +701,140 @@ static int pump(struct conn *c, struct dir *d, int src, int dst, bool upward) {
         return moved;
 }
 
+/* The client -> upstream direction of a plain-http connection: what was
+ * staged goes first (the memory, then the pipe), then the next bytes are
+ * framed: a body with nothing buffered is spliced, up to its end; heads,
+ * chunk lines and bytes that came with them are read into c->head and
+ * passed through net_stream_feed(). A later request it refuses is on
+ * record; from then on the client's bytes are read and dropped, and the
+ * upstream gets EOF once what came before is out, so that it finishes the
+ * earlier answers and closes. */
+static int pump_http(struct proxy *px, struct conn *c) {
+        struct dir *d = &c->up;
+        bool moved = false;
+        ssize_t n;
+
+        for (;;) {
+                uint64_t raw;
+
+                if (c->pending_off < c->pending_len) {
+                        n = send(c->ufd, c->pending + c->pending_off, c->pending_len - c->pending_off,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+                        if (n < 0 && errno != EAGAIN && errno != EINTR)
+                                return negative_errno();
+                        if (n > 0) {
+                                c->pending_off += (size_t) n;
+                                d->bytes += (uint64_t) n;
+                                moved = true;
+                        }
+                        if (c->pending_off < c->pending_len)
+                                return moved;
+                        c->pending_off = c->pending_len = 0;
+                }
+                if (d->len > 0) {
+                        n = splice(d->pipe[0], NULL, c->ufd, NULL, d->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                        if (n < 0 && errno != EAGAIN && errno != EINTR)
+                                return negative_errno();
+                        if (n > 0) {
+                                d->len -= (size_t) n;
+                                d->bytes += (uint64_t) n;
+                                moved = true;
+                        }
+                        if (d->len > 0)
+                                return moved;
+                }
+                if (d->eof || c->stream_stopped)
+                        break;
+                if (c->head_len > 0) {
+                        size_t used = 0, out = 0;
+                        int k;
+
+                        /* once a record cannot be written nothing more is allowed */
+                        c->stream->no_more = px->audit_broken;
+                        k = net_stream_feed(c->stream, c->head, c->head_len, &used, c->pending, PENDING_MAX, &out);
+
+                        memmove(c->head, c->head + used, c->head_len - used);
+                        c->head_len -= used;
+                        c->pending_len = out;
+                        if (k < 0) {
+                                _cleanup_json_ json_t *extra = json_pack("{s:I}", "request",
+                                                                         (json_int_t) c->stream->requests + 1);
+
+                                record_rule(px, c, c->stream->rule, "request", "deny", c->stream->error, TAKE_PTR(extra));
+                                c->stream_stopped = true;
+                                c->head_len = 0;
+                                continue; /* what came before it still goes */
+                        }
+                        if (used > 0)
+                                continue;
+                }
+                raw = net_stream_raw(c->stream);
+                if (raw > 0 && c->head_len == 0) {
+                        n = splice(c->cfd, NULL, d->pipe[1], NULL, raw < PIPE_BYTES ? (size_t) raw : PIPE_BYTES,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                        if (n > 0) {
+                                d->len += (size_t) n;
+                                net_stream_passed(c->stream, (uint64_t) n);
+                                moved = true;
+                                continue;
+                        }
+                } else if (c->head_len >= NET_HEADER_MAX)
+                        return -EPROTO; /* cannot be: net_stream_feed() takes or refuses a full buffer */
+                else
+                        n = recv(c->cfd, c->head + c->head_len, NET_HEADER_MAX - c->head_len, MSG_DONTWAIT);
+                if (n > 0) {
+                        c->head_len += (size_t) n;
+                        moved = true;
+                        continue;
+                }
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return moved;
+                if (n < 0 && errno != ECONNRESET)
+                        return negative_errno();
+                d->eof = true; /* the client's EOF (or reset) ends this direction */
+                moved = true;
+        }
+        if (c->stream_stopped && !d->eof) {
+                /* dropped unread, they would make our close a reset that
+                 * could take the earlier answers with it */
+                char buf[16384];
+
+                while (!d->eof) {
+                        n = recv(c->cfd, buf, sizeof(buf), MSG_DONTWAIT);
+                        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                                break;
+                        if (n > 0)
+                                c->drained += (uint64_t) n;
+                        if (n <= 0 || c->drained >= LINGER_BYTES)
+                                d->eof = true;
+                        moved = true;
+                }
+        }
+        if ((d->eof || c->stream_stopped) && !d->shut) {
+                (void) shutdown(c->ufd, SHUT_WR);
+                d->shut = true;
+        }
+        return moved;
+}
+
 static void relay_update(struct proxy *px, struct conn *c) {
         uint32_t cw = 0, uw = 0;
 
         if (c->up.shut && c->down.shut) {
-                conn_free(px, c, "closed");
-                return;
+                if (!c->stream_stopped || c->up.eof) {
+                        conn_free(px, c, "closed");
+                        return;
+                }
+                /* the client may still be sending after a refused request:
+                 * read and drop it a little longer (see pump_http) */
+                if (c->deadline_ms > now_ms() + LINGER_MS)
+                        c->deadline_ms = now_ms() + LINGER_MS;
         }
-        if (!c->up.eof && c->up.len < PIPE_BYTES && c->pending_off >= c->pending_len)
+        if (c->stream) {
+                /* plain http: the client is read once what it sent is out */
+                if (!c->up.eof && c->up.len == 0 && c->pending_off >= c->pending_len)
+                        cw |= EPOLLIN;
+        } else if (!c->up.eof && c->up.len < PIPE_BYTES && c->pending_off >= c->pending_len)
                 cw |= EPOLLIN;
         if (c->down.len > 0)
                 cw |= EPOLLOUT;
@@ -701,7 +849,7 @@ static void relay_update(struct proxy *px, struct conn *c) {
 static void relay(struct proxy *px, struct conn *c, uint32_t events) {
         int a, b;
 
-        a = pump(c, &c->up, c->cfd, c->ufd, true);
+        a = c->stream ? pump_http(px, c) : pump(c, &c->up, c->cfd, c->ufd, true);
         b = a < 0 ? 0 : pump(c, &c->down, c->ufd, c->cfd, false);
         if (a < 0 || b < 0) {
                 conn_free(px, c, "error");
@@ -780,7 +928,7 @@ static void expire(struct proxy *px, uint64_t t) {
                         break;
                 case ST_RELAY:
                 default:
-                        conn_free(px, c, "idle_timeout");
+                        conn_free(px, c, c->stream_stopped && c->up.shut && c->down.shut ? "closed" : "idle_timeout");
                         break;
                 }
         }

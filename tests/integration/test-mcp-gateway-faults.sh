@@ -3,7 +3,8 @@
 # server that exits mid-call, writes garbage, hangs, or floods with a 20 MiB
 # message is treated as down (its calls fail at once, its tools vanish, the
 # gateway goes on), restarted only when its policy says so; an agent that
-# disconnects mid-call ends the gateway, and no server is left behind.
+# disconnects mid-call ends the gateway, and no server is left behind;
+# progress reaches only the request that asked.
 # Checks are strings given to eval, so shellcheck sees unused variables.
 # shellcheck disable=SC2016,SC2034,SC2317
 set -u
@@ -119,6 +120,70 @@ RC=$?
 OUT=$(cat "$T/stall.out")
 check "an agent that stops reading is cut off (the gateway ends), and its server is stopped" \
     eval 'rc_is 0 && wait_for eval "! pgrep -f -- \"$MARK-stall\" >/dev/null"'
+
+# Progress tokens: every request forwarded for the agent (tools/call,
+# resources/read, prompts/get) reaches its server with a token of Glove's,
+# never the agent's, and its progress comes back only to the request that
+# asked, under that request's own token. The attack: while a call is in
+# flight, a read names the token Glove gave that call upstream ("glove-N",
+# read here off the server's input); the server's progress for the read
+# must not be taken for the call's.
+PROGRESS="$TESTS_DIR/mcp/fixtures/progress.py"
+: >"$T/wire-progress"
+chmod 666 "$T/wire-progress"
+ppol="$T/policy-progress.json"
+printf '{"version": 1, "mcp": {"servers": {"p": {"command": ["%s", "%s", "%s"], "env": {"set": {"PROGRESS_WIRE": "%s"}}}},
+  "tools": {"p_slow": {}}, "resources": ["p"], "prompts": ["p"]}}\n' "$PY" "$PROGRESS" "$MARK-progress" "$T/wire-progress" >"$ppol"
+chmod 600 "$ppol"
+[ "$id" = nobody ] && chown 65534:65534 "$ppol"
+gw "$ppol"
+"$PY" - "$T/wire-progress" "${GW[@]}" >"$T/progress.out" 2>&1 <<'EOF'
+import json, subprocess, sys, time
+wire, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(o):
+    p.stdin.write((json.dumps(o) + "\n").encode()); p.stdin.flush()
+def upstream():
+    return [json.loads(l) for l in open(wire) if l.strip()]
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+      "capabilities": {}, "clientInfo": {"name": "progress", "version": "0"}}})
+p.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "p_slow", "arguments": {}, "_meta": {"progressToken": "mine"}}})
+call_token = None
+for _ in range(200):
+    calls = [m for m in upstream() if m.get("method") == "tools/call"]
+    if calls:
+        call_token = calls[0]["params"]["_meta"]["progressToken"]
+        break
+    time.sleep(0.05)
+send({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "test://r", "_meta": {"progressToken": call_token, "other": 1}}})
+send({"jsonrpc": "2.0", "id": 4, "method": "prompts/get", "params": {"name": "p_p", "_meta": {"progressToken": 77}}})
+got, answered = [], set()
+while answered != {2, 3, 4}:
+    m = json.loads(p.stdout.readline())
+    got.append(m)
+    if "id" in m:
+        answered.add(m["id"])
+p.stdin.close(); p.wait(10)
+up = {m["method"]: m["params"] for m in upstream() if m.get("method") in ("tools/call", "resources/read", "prompts/get")}
+prog = [(m["params"]["progressToken"], m["params"]["message"]) for m in got if m.get("method") == "notifications/progress"]
+print("call token upstream:", call_token, "read's:", up["resources/read"]["_meta"], "get's:", up["prompts/get"]["_meta"])
+print("progress the agent got:", prog)
+tokens = (isinstance(call_token, str) and call_token.startswith("glove-") and
+          up["resources/read"]["_meta"]["progressToken"] not in (call_token, "mine") and
+          str(up["resources/read"]["_meta"]["progressToken"]).startswith("glove-") and up["resources/read"]["_meta"].get("other") == 1 and
+          str(up["prompts/get"]["_meta"]["progressToken"]).startswith("glove-"))
+routing = sorted(prog, key=str) == sorted([("mine", "call"), (call_token, "read"), (77, "get")], key=str)
+print("tokens:", "ok" if tokens else "wrong", "routing:", "ok" if routing else "wrong")
+sys.exit(0 if tokens and routing else 1)
+EOF
+RC=$?
+OUT=$(cat "$T/progress.out")
+check "progress: tools/call, resources/read and prompts/get reach the server with Glove's tokens, not the agent's" \
+    out_has "tokens: ok"
+check "progress: each request's progress comes back once, to it alone, under its own token (a read naming a call's upstream token gets none of the call's, nor the call the read's)" \
+    out_has "routing: ok"
 
 # At most 1024 calls in flight: the next are refused at once, the gateway
 # goes on, and the calls in flight still end (here: time out).

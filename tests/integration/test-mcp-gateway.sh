@@ -515,6 +515,43 @@ check "$id: ... each hidden URI is audited; the same prompt of both servers is t
     eval 'audit_py "any(x[\"event\"] == \"resource_hidden\" and x[\"subject\"].startswith(\"demo://resource/static/\") for x in r)" &&
           lines_py "any(x.get(\"id\") == 4 and {\"a_simple-prompt\", \"b_simple-prompt\"} <= {p[\"name\"] for p in x[\"result\"][\"prompts\"]} for x in m)"'
 
+# --- the lifecycle: nothing but initialize and ping before initialize is
+# answered (docs/mcp.md, "Lifecycle"); the upstream's input recorded shows
+# that nothing sent before it reached the server ---
+id=${IDS%% *}
+wire_l="$T/wire-lifecycle.jsonl"
+: >"$wire_l"
+chmod 666 "$wire_l"
+lpol=$(write_policy "$id" lifecycle "{\"version\": 1, \"mcp\": {\"servers\": {\"p\": {\"command\": [$(js "$PY"), $(js "$TESTS_DIR/mcp/fixtures/progress.py")],
+  \"env\": {\"set\": {\"PROGRESS_WIRE\": $(js "$wire_l")}}}}, \"tools\": {\"p_slow\": {}}, \"resources\": [\"p\"], \"prompts\": [\"p\"]}}")
+gw "$id" "$lpol"
+: >"$wire_l"
+mcp_raw --line '{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"p_slow","arguments":{}}}' \
+    --line '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' \
+    --line '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"test://r"}}' \
+    --line '{"jsonrpc":"2.0","id":"g","method":"prompts/get","params":{"name":"p_p"}}' \
+    --line '{"jsonrpc":"2.0","id":"u","method":"no/such/method"}' \
+    --line '{"jsonrpc":"2.0","id":"p","method":"ping"}' \
+    --line "$INITIALIZED" \
+    --line '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}' \
+    --line "$INIT_2025_06" \
+    --line '{"jsonrpc":"2.0","id":"l2","method":"tools/list"}' \
+    --line '{"jsonrpc":"2.0","id":"i2","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"again","version":"0"}}}' \
+    --line '{"jsonrpc":"2.0","id":"r2","method":"resources/read","params":{"uri":"test://r"}}' \
+    --wait 10 --timeout-ms 10000 -- "${GW[@]}"
+check "$id: before initialize, tools/call, tools/list, resources/read, prompts/get and unknown methods are refused: -32600, not initialized" \
+    lines_py 'all(len(resp(i)) == 1 and resp(i)[0]["error"]["code"] == -32600 and "not initialized" in resp(i)[0]["error"]["message"]
+                  for i in ("c", "l", "r", "g", "u"))'
+check "$id: ... ping is answered before initialize, and the answers come in order" \
+    lines_py 'resp("p")[0]["result"] == {} and [x.get("id") for x in m][:6] == ["c", "l", "r", "g", "u", "p"]'
+check "$id: ... and nothing of them reached the server (its input: Glove's own start, then only the read sent after initialize)" \
+    wire_py "$wire_l" '[x.get("method") for x in w] == ["initialize", "notifications/initialized", "tools/list", "resources/read"]'
+check "$id: after initialize's answer the session is on (tools/list and a read are served), without waiting for notifications/initialized" \
+    lines_py 'resp(1)[0]["result"]["protocolVersion"] == "2025-06-18" and resp("l2")[0]["result"]["tools"][0]["name"] == "p_slow" and
+              resp("r2")[0]["result"]["contents"][0]["uri"] == "test://r"'
+check "$id: a second initialize is refused (-32600), the first one's version stands" \
+    lines_py 'resp("i2")[0]["error"]["code"] == -32600 and "already" in resp("i2")[0]["error"]["message"]'
+
 # --- more smuggling through the whole gateway: NUL, a lone surrogate, a
 # depth bomb, a huge number; each refused, none forwarded ---
 id=${IDS%% *}

@@ -139,6 +139,47 @@ def echo_server():
     threading.Thread(target=loop, daemon=True).start()
     return ls.getsockname()[1]
 
+def recorder():
+    """an origin that keeps the exact bytes each connection brought it
+    (rec/N.bin, N counting connections) and answers every request on it in
+    turn, keep-alive, until the client asks to close or closes"""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(16)
+    os.makedirs(T + "/rec", exist_ok=True)
+    count = [0]
+    def one(c, path):
+        buf, n = b"", 0
+        with open(path, "wb", buffering=0) as rec:
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    break
+                rec.write(b)
+                buf += b
+                while b"\r\n\r\n" in buf:
+                    head, rest = buf.split(b"\r\n\r\n", 1)
+                    lines = head.decode("latin-1").split("\r\n")
+                    fields = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
+                    cl = int(fields.get("content-length", "0"))
+                    if len(rest) < cl:
+                        break
+                    buf = rest[cl:]
+                    n += 1
+                    body = ("answer %d to %s\n" % (n, lines[0].split(" ")[1])).encode()
+                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                    if fields.get("connection", "").lower() == "close":
+                        c.close()
+                        return
+        c.close()
+    def loop():
+        while True:
+            c, _ = ls.accept()
+            count[0] += 1
+            threading.Thread(target=one, args=(c, "%s/rec/%d.bin" % (T, count[0])), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return ls.getsockname()[1]
+
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(T + "/pki/srv.pem", T + "/pki/srv.key")
 ports["http"] = serve(Quiet)
@@ -146,6 +187,7 @@ ports["https"] = serve(Quiet, lambda s: ctx.wrap_socket(s, server_side=True))
 ports["git"] = serve(Git)
 ports["npm"] = serve(Registry)
 ports["echo"] = echo_server()
+ports["rec"] = recorder()
 # a port nothing listens on
 s = socket.socket(); s.bind(("127.0.0.1", 0)); ports["closed"] = s.getsockname()[1]; s.close()
 with open(T + "/ports.json.tmp", "w") as f:
@@ -163,6 +205,7 @@ GITP=$(port git)
 NPMP=$(port npm)
 ECHO=$(port echo)
 CLOSED=$(port closed)
+REC=$(port rec)
 
 # ---- the audit records of the last session ----
 # proxy_records ID: the proxy's records naming the last receipt's run, one JSON per line
@@ -274,6 +317,68 @@ print(urllib.request.urlopen('https://127.0.0.1:$HTTPS/hello.txt', context=ctx).
               has_record "$id" request deny "127.0.0.1:$HTTP" "proxy credentials required" &&
               has_record "$id" request deny "127.0.0.1:$HTTP" "wrong proxy credentials" &&
               ! has_record "$id" request allow "127.0.0.1:$HTTP"'
+
+    # --- keep-alive: three requests in one write, each stripped and checked ---
+    # The recording origin must see three requests, none with a proxy
+    # header in any spelling, nor the token; a later request with a wrong
+    # token or another destination stops the connection after the answers
+    # before it, and nothing of it reaches the origin.
+    cat >"$ws/pipeline.py" <<'EOF'
+import base64, os, socket, sys
+rec, other, case = sys.argv[1], sys.argv[2], sys.argv[3]
+tok = os.environ["HTTP_PROXY"].split("//")[1].split("@")[0]
+good = base64.b64encode(tok.encode()).decode()
+bad = base64.b64encode(b"glove:wrong").decode()
+def req(method, port, path, auth_name, auth, extra=""):
+    return ("%s http://127.0.0.1:%s%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n%s: Basic %s\r\n%s\r\n"
+            % (method, port, path, port, auth_name, auth, extra))
+first = req("GET", rec, "/one", "Proxy-Authorization", good, "Proxy-Connection: keep-alive\r\n")
+last = req("GET", rec, "/three", "PROXY-AUTHORIZATION", good, "PROXY-CONNECTION: close\r\nConnection: close\r\n")
+if case == "strip":
+    second = req("POST", rec, "/two", "proxy-authorization", good, "proxy-connection: keep-alive\r\nContent-Length: 4\r\n") + "body"
+elif case == "token":
+    second = req("GET", rec, "/two", "Proxy-Authorization", bad)
+else:
+    second = req("GET", other, "/two", "Proxy-Authorization", good)
+s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+s.sendall((first + second + last).encode())
+got = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    got += b
+print("answers:", got.count(b"HTTP/1.1 200 OK"), " ".join(l.decode() for l in got.split(b"\n") if l.startswith(b"answer")))
+EOF
+    [ "$id" = nobody ] && chown 65534:65534 "$ws/pipeline.py"
+    # rec_py EXPR: EXPR (python) holds over recs, the bytes of each
+    # connection the recording origin had since it was last cleared
+    rec_py() { "$PY" -c '
+import glob, sys
+recs = [open(f, "rb").read() for f in sorted(glob.glob(sys.argv[1] + "/rec/*.bin"))]
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$T" "$1"; }
+    rm -f "$T"/rec/*.bin
+    run "$id" "$ws" $P --allow "127.0.0.1:$REC" -- python3 pipeline.py "$REC" "$HTTP" strip
+    check "$id: three pipelined plain-http requests in one write: all three answered, in order" \
+        eval 'rc_is 0 && out_has "answers: 3 answer 1 to /one answer 2 to /two answer 3 to /three"'
+    check "$id: ... the origin got all three on one connection, in origin form, and no Proxy-Authorization or Proxy-Connection (any case) nor the token in any" \
+        rec_py 'len(recs) == 1 and recs[0].count(b" HTTP/1.1\r\n") == 3 and
+                recs[0].startswith(b"GET /one HTTP/1.1\r\n") and b"POST /two HTTP/1.1\r\n" in recs[0] and b"\r\n\r\nbodyGET /three" in recs[0] and
+                b"proxy-" not in recs[0].lower() and b"glove:" not in recs[0] and b"Basic" not in recs[0]'
+    check "$id: ... one allow record, and the connection_end counts the three requests" \
+        eval 'has_record "$id" request allow "127.0.0.1:$REC" "" method=GET && has_record "$id" connection_end info "127.0.0.1:$REC" "" requests=3'
+    rm -f "$T"/rec/*.bin
+    run "$id" "$ws" $P --allow "127.0.0.1:$REC" -- python3 pipeline.py "$REC" "$HTTP" token
+    check "$id: a later request with a wrong token: the connection ends after the first answer, the origin saw only the first" \
+        eval 'rc_is 0 && out_has "answers: 1 answer 1 to /one" && ! out_has "answer 2" &&
+              rec_py "len(recs) == 1 and recs[0].count(b\" HTTP/1.1\\r\\n\") == 1 and b\"/two\" not in recs[0]" &&
+              has_record "$id" request deny "127.0.0.1:$REC" "a later request has wrong proxy credentials" rule=token request=2'
+    rm -f "$T"/rec/*.bin
+    run "$id" "$ws" $P --allow "127.0.0.1:$REC" --allow "127.0.0.1:$HTTP" -- python3 pipeline.py "$REC" "$HTTP" other
+    check "$id: a later request naming another destination (even a listed one) ends the connection the same way" \
+        eval 'rc_is 0 && out_has "answers: 1 answer 1 to /one" &&
+              rec_py "len(recs) == 1 and b\"/two\" not in recs[0] and b\"/three\" not in recs[0]" &&
+              has_record "$id" request deny "127.0.0.1:$REC" "one destination per connection" rule=http request=2'
 
     # --- git and npm with their own proxy settings (from the environment Glove sets) ---
     run "$id" "$ws" $P --allow "127.0.0.1:$GITP" -- sh -c "

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -165,31 +166,205 @@ static const char *refused_v6(const char *s) {
 }
 
 static void test_address_classes(void **state) {
-        assert_string_equal(refused_v4("127.0.0.1"), "loopback");
-        assert_string_equal(refused_v4("127.255.0.9"), "loopback");
-        assert_string_equal(refused_v4("10.1.2.3"), "private");
-        assert_string_equal(refused_v4("172.16.0.1"), "private");
-        assert_string_equal(refused_v4("172.31.255.255"), "private");
-        assert_null(refused_v4("172.32.0.1"));
-        assert_string_equal(refused_v4("192.168.1.1"), "private");
-        assert_string_equal(refused_v4("169.254.169.254"), "link-local");
-        assert_non_null(refused_v4("0.0.0.0"));
-        assert_non_null(refused_v4("100.64.0.1"));
-        assert_string_equal(refused_v4("224.0.0.1"), "multicast");
-        assert_non_null(refused_v4("255.255.255.255"));
+        assert_string_equal(refused_v4("127.0.0.1"), "loopback (127.0.0.0/8)");
+        assert_string_equal(refused_v4("10.1.2.3"), "private (10.0.0.0/8)");
+        assert_string_equal(refused_v4("172.31.255.255"), "private (172.16.0.0/12)");
+        assert_string_equal(refused_v4("169.254.169.254"), "link-local (169.254.0.0/16)");
+        assert_string_equal(refused_v4("0.0.0.0"), "this host on this network (0.0.0.0/32)");
+        assert_string_equal(refused_v4("192.0.0.9"), "port control protocol anycast (192.0.0.9/32)");
+        assert_string_equal(refused_v4("192.0.0.77"), "IETF protocol assignments (192.0.0.0/24)");
+        assert_string_equal(refused_v4("255.255.255.255"), "limited broadcast (255.255.255.255/32)");
+        assert_string_equal(refused_v4("255.255.255.254"), "reserved (240.0.0.0/4)");
         assert_null(refused_v4("93.184.216.34"));
         assert_null(refused_v4("8.8.8.8"));
-        assert_string_equal(refused_v6("::1"), "loopback");
-        assert_non_null(refused_v6("::"));
-        assert_string_equal(refused_v6("fe80::1"), "link-local");
-        assert_non_null(refused_v6("fd00::1"));
-        assert_string_equal(refused_v6("::ffff:127.0.0.1"), "loopback");
-        assert_string_equal(refused_v6("::ffff:10.0.0.1"), "private");
-        assert_null(refused_v6("::ffff:8.8.8.8"));
-        assert_non_null(refused_v6("64:ff9b::a00:1"));
-        assert_non_null(refused_v6("2002:a00:1::"));
-        assert_string_equal(refused_v6("ff02::1"), "multicast");
+        assert_string_equal(refused_v6("::1"), "loopback (::1/128)");
+        assert_string_equal(refused_v6("fd00::1"), "private, unique local (fc00::/7)");
+        assert_string_equal(refused_v6("2001:0:4136:e378:8000:63bf:3fff:fdd2"), "Teredo (2001::/32)");
+        assert_string_equal(refused_v6("2001:1::1"), "port control protocol anycast (2001:1::1/128)");
+        assert_string_equal(refused_v6("2001:1::4"), "IETF protocol assignments (2001::/23)");
+        assert_string_equal(refused_v6("4000::1"), "not global unicast (outside 2000::/3)");
         assert_null(refused_v6("2606:4700::1111"));
+        assert_null(refused_v6("2001:200::1"));
+        /* IPv4 inside IPv6, by form (docs/network.md): mapped and NAT64
+         * 64:ff9b::/96 judged as the IPv4 address, the rest refused whole */
+        assert_string_equal(refused_v6("::ffff:127.0.0.1"), "loopback (127.0.0.0/8)");
+        assert_string_equal(refused_v6("::ffff:192.0.2.1"), "documentation (192.0.2.0/24)");
+        assert_null(refused_v6("::ffff:8.8.8.8"));
+        assert_string_equal(refused_v6("64:ff9b::a9fe:a9fe"), "link-local (169.254.0.0/16)");
+        assert_string_equal(refused_v6("64:ff9b::203.0.113.9"), "documentation (203.0.113.0/24)");
+        assert_null(refused_v6("64:ff9b::8.8.8.8"));
+        assert_string_equal(refused_v6("64:ff9b::1:808:808"), "not global unicast (outside 2000::/3)");
+        assert_string_equal(refused_v6("64:ff9b:1::808:808"), "local-use IPv4/IPv6 translation (64:ff9b:1::/48)");
+        assert_string_equal(refused_v6("2002:808:808::1"), "6to4 (2002::/16)");
+        assert_string_equal(refused_v6("2002:7f00:1::1"), "6to4 (2002::/16)");
+        assert_string_equal(refused_v6("::8.8.8.8"), "IPv4-compatible, deprecated (::/96)");
+        assert_string_equal(refused_v6("::ffff:0:808:808"), "not global unicast (outside 2000::/3)"); /* IPv4-translated */
+        {
+                uint8_t a[16] = { 0 };
+                assert_string_equal(glove_net_addr_refused(AF_UNIX, a), "not an internet address");
+        }
+}
+
+/* One row per entry refused: its first and last address and one inside
+ * are refused; the addresses just outside are allowed where they are
+ * public (PUB), refused where another entry covers them (REF), or do not
+ * exist (NONE). The rows are written from the IANA registries, not from
+ * the code's table. */
+enum neighbour { NONE, PUB, REF };
+static const struct {
+        const char *prefix;
+        enum neighbour before, after;
+} special_rows[] = {
+        /* IANA IPv4 Special-Purpose Address Registry */
+        { "0.0.0.0/8", NONE, PUB },
+        { "0.0.0.0/32", NONE, REF },
+        { "10.0.0.0/8", PUB, PUB },
+        { "100.64.0.0/10", PUB, PUB },
+        { "127.0.0.0/8", PUB, PUB },
+        { "169.254.0.0/16", PUB, PUB },
+        { "172.16.0.0/12", PUB, PUB },
+        { "192.0.0.0/24", PUB, PUB },
+        { "192.0.0.0/29", PUB, REF },
+        { "192.0.0.8/32", REF, REF },
+        { "192.0.0.9/32", REF, REF },
+        { "192.0.0.10/32", REF, REF },
+        { "192.0.0.170/32", REF, REF },
+        { "192.0.0.171/32", REF, REF },
+        { "192.0.2.0/24", PUB, PUB },
+        { "192.31.196.0/24", PUB, PUB },
+        { "192.52.193.0/24", PUB, PUB },
+        { "192.88.99.0/24", PUB, PUB },
+        { "192.88.99.2/32", REF, REF },
+        { "192.168.0.0/16", PUB, PUB },
+        { "192.175.48.0/24", PUB, PUB },
+        { "198.18.0.0/15", PUB, PUB },
+        { "198.51.100.0/24", PUB, PUB },
+        { "203.0.113.0/24", PUB, PUB },
+        { "240.0.0.0/4", REF, NONE },
+        { "255.255.255.255/32", REF, NONE },
+        /* not in it: multicast (IANA IPv4 Multicast Address Space) */
+        { "224.0.0.0/4", PUB, REF },
+        /* IANA IPv6 Special-Purpose Address Registry (::ffff:0:0/96 and
+         * 64:ff9b::/96 are judged by the IPv4 address inside: below) */
+        { "::1/128", REF, REF },
+        { "::/128", NONE, REF },
+        { "64:ff9b:1::/48", REF, REF },
+        { "100::/64", REF, REF },
+        { "100:0:0:1::/64", REF, REF },
+        { "2001::/23", PUB, PUB },
+        { "2001::/32", PUB, REF },
+        { "2001:1::1/128", REF, REF },
+        { "2001:1::2/128", REF, REF },
+        { "2001:1::3/128", REF, REF },
+        { "2001:2::/48", REF, REF },
+        { "2001:3::/32", REF, REF },
+        { "2001:4:112::/48", REF, REF },
+        { "2001:10::/28", REF, REF },
+        { "2001:20::/28", REF, REF },
+        { "2001:30::/28", REF, REF },
+        { "2001:db8::/32", PUB, PUB },
+        { "2002::/16", PUB, PUB },
+        { "2620:4f:8000::/48", PUB, PUB },
+        { "3fff::/20", PUB, PUB },
+        { "5f00::/16", REF, REF },
+        { "fc00::/7", REF, REF },
+        { "fe80::/10", REF, REF },
+        /* not in it: deprecated forms, multicast, and all that is not
+         * global unicast */
+        { "::/96", NONE, REF },
+        { "fec0::/10", REF, REF },
+        { "ff00::/8", REF, NONE },
+        { "0::/3", NONE, PUB },
+        { "4000::/2", PUB, REF },
+        { "8000::/1", REF, NONE },
+};
+
+static int parse_prefix(const char *p, uint8_t a[16], unsigned *ret_len) {
+        char tmp[64];
+        const char *slash = strchr(p, '/');
+        int family;
+
+        assert_non_null(slash);
+        assert_true((size_t) (slash - p) < sizeof(tmp));
+        memcpy(tmp, p, (size_t) (slash - p));
+        tmp[slash - p] = 0;
+        family = strchr(tmp, ':') ? AF_INET6 : AF_INET;
+        memset(a, 0, 16);
+        assert_int_equal(inet_pton(family, tmp, a), 1);
+        *ret_len = (unsigned) strtoul(slash + 1, NULL, 10);
+        return family;
+}
+
+/* |a| +1 or -1 as a big number of |n| bytes; false when it wraps */
+static bool step_addr(uint8_t *a, size_t n, int dir) {
+        for (size_t i = n; i-- > 0;) {
+                if (dir > 0 ? a[i]++ != 0xff : a[i]-- != 0x00)
+                        return true;
+        }
+        return false;
+}
+
+static void expect(int family, const uint8_t *a, bool refused, const char *row, const char *what) {
+        char t[INET6_ADDRSTRLEN];
+        const char *why = glove_net_addr_refused(family, a);
+
+        (void) inet_ntop(family, a, t, sizeof(t));
+        if (refused && !why)
+                fail_msg("%s: %s %s is allowed", row, what, t);
+        if (!refused && why)
+                fail_msg("%s: %s %s is refused (%s)", row, what, t, why);
+}
+
+static void test_address_table(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(special_rows); i++) {
+                uint8_t first[16], last[16], inside[16], x[16];
+                unsigned len;
+                int family = parse_prefix(special_rows[i].prefix, first, &len);
+                size_t n = family == AF_INET ? 4 : 16;
+
+                memcpy(last, first, 16);
+                for (unsigned b = len; b < n * 8; b++)
+                        last[b / 8] |= (uint8_t) (0x80 >> (b % 8));
+                /* inside: the first address with every other host bit set */
+                memcpy(inside, first, 16);
+                for (unsigned b = len; b < n * 8; b += 2)
+                        inside[b / 8] |= (uint8_t) (0x80 >> (b % 8));
+                expect(family, first, true, special_rows[i].prefix, "first");
+                expect(family, last, true, special_rows[i].prefix, "last");
+                expect(family, inside, true, special_rows[i].prefix, "inside");
+                memcpy(x, first, 16);
+                if (step_addr(x, n, -1))
+                        expect(family, x, special_rows[i].before == REF, special_rows[i].prefix, "just before");
+                else
+                        assert_int_equal(special_rows[i].before, NONE);
+                memcpy(x, last, 16);
+                if (step_addr(x, n, +1))
+                        expect(family, x, special_rows[i].after == REF, special_rows[i].prefix, "just after");
+                else
+                        assert_int_equal(special_rows[i].after, NONE);
+                /* an IPv4 entry's addresses inside IPv4-mapped and NAT64
+                 * addresses are refused too; the public neighbours not */
+                if (family == AF_INET) {
+                        static const uint8_t forms[2][12] = { { [10] = 0xff, [11] = 0xff }, { 0x00, 0x64, 0xff, 0x9b } };
+
+                        for (size_t f = 0; f < 2; f++) {
+                                uint8_t v6[16];
+
+                                memcpy(v6, forms[f], 12);
+                                memcpy(v6 + 12, first, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "first, in IPv6");
+                                memcpy(v6 + 12, last, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "last, in IPv6");
+                                memcpy(v6 + 12, inside, 4);
+                                expect(AF_INET6, v6, true, special_rows[i].prefix, "inside, in IPv6");
+                                memcpy(x, last, 4);
+                                if (special_rows[i].after == PUB && step_addr(x, 4, +1)) {
+                                        memcpy(v6 + 12, x, 4);
+                                        expect(AF_INET6, v6, false, special_rows[i].prefix, "just after, in IPv6");
+                                }
+                        }
+                }
+        }
 }
 
 static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
@@ -389,18 +564,247 @@ static void test_request_limits(void **state) {
         }
 }
 
+static void test_request_framing(void **state) {
+        struct net_request r;
+        static const struct {
+                const char *head;
+                const char *why; /* NULL: accepted */
+        } cases[] = {
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\n\r\n", NULL },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\n\r\n", NULL },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "ambiguous" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", "twice" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", "twice" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "only Transfer-Encoding: chunked" },
+                { "POST http://h.example/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "only Transfer-Encoding: chunked" },
+                { "POST http://h.example/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.0" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: \r\n\r\n", "malformed Content-Length" },
+                { "POST http://h.example/ HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", "malformed Content-Length" },
+                { "GET http://h.example/ HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", "Upgrade" },
+                /* a tunnel's bytes are not a body: CONNECT ignores all this */
+                { "CONNECT h.example:443 HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: gzip\r\nUpgrade: x\r\n\r\n", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int k = req(cases[i].head, &r);
+
+                if (!cases[i].why && k != 0)
+                        fail_msg("refused (%d, %s): %s", k, r.error, cases[i].head);
+                if (cases[i].why && (k != -EINVAL || !strstr(r.error, cases[i].why)))
+                        fail_msg("not refused for \"%s\" (%d, %s): %s", cases[i].why, k, k ? r.error : "", cases[i].head);
+        }
+        assert_int_equal(req(cases[0].head, &r), 0);
+        assert_int_equal(r.body, NET_BODY_LENGTH);
+        assert_int_equal(r.content_length, 5);
+        assert_int_equal(req(cases[1].head, &r), 0);
+        assert_int_equal(r.body, NET_BODY_CHUNKED);
+        assert_int_equal(req("POST http://h.example/ HTTP/1.1\r\nContent-Length: 000\r\n\r\n", &r), 0);
+        assert_int_equal(r.body, NET_BODY_NONE);
+        assert_int_equal(req("GET http://h.example/ HTTP/1.1\r\n\r\n", &r), 0);
+        assert_int_equal(r.body, NET_BODY_NONE);
+}
+
+/* ---- the later requests of a plain-http connection ---- */
+
+#define AUTH "Proxy-Authorization: Basic Z2xvdmU6c2VjcmV0\r\n" /* glove:secret */
+
+static struct net_stream stream;
+static char stream_out[1 << 16];
+
+/* Starts the stream after |first| and feeds it |rest| the way the proxy
+ * does: |step| bytes more at a time into a buffer of at most
+ * NET_HEADER_MAX, what was taken removed; with |splice|, body bytes that
+ * may pass unexamined are passed without net_stream_feed() while nothing
+ * is buffered. Returns net_stream_feed()'s last result; *ret_in says how
+ * much of |rest| was passed, *ret_out what came out (in stream_out). */
+static int stream_run(const char *first, const char *rest, size_t step, bool splice, size_t *ret_in, size_t *ret_out) {
+        static struct net_request r;
+        static char buf[NET_HEADER_MAX];
+        static char out[NET_HEADER_MAX + 64];
+        size_t len = strlen(rest), fed = 0, held = 0, passed = 0, total = 0;
+
+        assert_int_equal(req(first, &r), 0);
+        assert_true(net_request_auth_ok(&r, "secret"));
+        net_stream_start(&stream, &r, "secret");
+        for (;;) {
+                size_t used = 0, n = 0;
+                int k;
+
+                if (splice && held == 0 && net_stream_raw(&stream) > 0 && fed < len) {
+                        size_t m = len - fed;
+                        if (m > step)
+                                m = step;
+                        if (m > net_stream_raw(&stream))
+                                m = (size_t) net_stream_raw(&stream);
+                        assert_true(total + m <= sizeof(stream_out));
+                        memcpy(stream_out + total, rest + fed, m);
+                        total += m;
+                        fed += m;
+                        passed += m;
+                        net_stream_passed(&stream, m);
+                        continue;
+                }
+                {
+                        size_t m = len - fed;
+                        if (m > step)
+                                m = step;
+                        if (m > sizeof(buf) - held)
+                                m = sizeof(buf) - held;
+                        memcpy(buf + held, rest + fed, m);
+                        held += m;
+                        fed += m;
+                }
+                k = net_stream_feed(&stream, buf, held, &used, out, sizeof(out), &n);
+                assert_true(used <= held);
+                assert_true(total + n <= sizeof(stream_out));
+                memcpy(stream_out + total, out, n);
+                total += n;
+                passed += used;
+                memmove(buf, buf + used, held - used);
+                held -= used;
+                if (k < 0 || (fed == len && used == 0)) {
+                        *ret_in = passed;
+                        *ret_out = total;
+                        return k;
+                }
+        }
+}
+
+static bool has_proxy_header(const char *s, size_t n) {
+        for (size_t i = 0; i + 6 <= n; i++)
+                if (strncasecmp(s + i, "proxy-", 6) == 0)
+                        return true;
+        return false;
+}
+
+static void test_stream_pipelined(void **state) {
+        /* three requests in one go: a body with Content-Length, one without
+         * a body, a chunked one with extensions and trailers (one of them a
+         * proxy header); then a fourth, HTTP/1.0 */
+        const char *first = "POST http://h.example:8080/one HTTP/1.1\r\nHost: h.example:8080\r\n" AUTH
+                            "Proxy-Connection: keep-alive\r\nContent-Length: 5\r\n\r\n";
+        const char *rest = "hello"
+                           "GET http://H.Example:8080/two HTTP/1.1\r\nHost: h.example:8080\r\n" AUTH
+                           "Proxy-Connection: keep-alive\r\n\r\n"
+                           "PUT http://h.example:8080/three?x HTTP/1.1\r\nproxy-authorization: basic Z2xvdmU6c2VjcmV0\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n"
+                           "5;name=\"v\"\r\nabcde\r\n1A\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n0\r\nX-Sum: 1\r\n" AUTH "\r\n"
+                           "DELETE http://h.example:8080/four HTTP/1.0\r\n" AUTH "Content-Length: 3\r\n\r\nxyz";
+        const char *want = "hello"
+                           "GET /two HTTP/1.1\r\nHost: h.example:8080\r\n\r\n"
+                           "PUT /three?x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "5;name=\"v\"\r\nabcde\r\n1A\r\nABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n0\r\nX-Sum: 1\r\n\r\n"
+                           "DELETE /four HTTP/1.0\r\nContent-Length: 3\r\n\r\nxyz";
+        static const size_t steps[] = { 1, 2, 3, 7, 64, 100000 };
+
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++)
+                for (int splice = 0; splice <= 1; splice++) {
+                        size_t in = 0, out = 0;
+
+                        assert_int_equal(stream_run(first, rest, steps[i], splice, &in, &out), 0);
+                        if (out != strlen(want) || memcmp(stream_out, want, out) != 0)
+                                fail_msg("step %zu, splice %d: got \"%.*s\"", steps[i], splice, (int) out, stream_out);
+                        assert_int_equal(in, strlen(rest));
+                        assert_false(has_proxy_header(stream_out, out));
+                        assert_int_equal(stream.requests, 4);
+                        assert_int_equal(stream.st, NET_STREAM_HEAD);
+                }
+}
+
+static void test_stream_stops(void **state) {
+        const char *first = "GET http://h.example:8080/ HTTP/1.1\r\n" AUTH "\r\n";
+        const char *ok = "GET http://h.example:8080/ok HTTP/1.1\r\n" AUTH "\r\n";
+        static const struct {
+                const char *later; /* after |ok| */
+                const char *rule, *why;
+        } cases[] = {
+                { "GET http://h.example:8080/x HTTP/1.1\r\n\r\n", "token", "no proxy credentials" },
+                { "GET http://h.example:8080/x HTTP/1.1\r\nProxy-Authorization: Basic Z2xvdmU6d3Jvbmc=\r\n\r\n", "token", "wrong" },
+                { "GET http://other.example:8080/x HTTP/1.1\r\n" AUTH "\r\n", "http", "names other.example:8080, but the connection goes to h.example:8080" },
+                { "GET http://h.example:8081/x HTTP/1.1\r\n" AUTH "\r\n", "http", "one destination per connection" },
+                { "GET http://10.0.0.1:8080/x HTTP/1.1\r\n" AUTH "\r\n", "http", "one destination per connection" },
+                { "CONNECT h.example:8080 HTTP/1.1\r\n" AUTH "\r\n", "http", "CONNECT" },
+                { "GET /x HTTP/1.1\r\n" AUTH "\r\n", "http", "origin-form" },
+                { "GET http://h.example:8080/x HTTP/1.1\nX: y\r\n\r\n", "http", "bare LF" },
+                { "GET http://h.example:8080/x HTTP/1.1\r\n" AUTH "Upgrade: h2c\r\n\r\n", "http", "Upgrade" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\nzz\r\n", "http", "chunk-size" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "http", "not followed by CRLF" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n11112222333344445\r\n", "http", "chunk-size" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nBad Trailer: x\r\n\r\n", "http", "trailer" },
+                { "POST http://h.example:8080/x HTTP/1.1\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n1 x\r\na\r\n", "http", "chunk-size" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                for (size_t step = 1; step <= 100000; step *= 100000) {
+                        _cleanup_free_ char *rest = NULL;
+                        size_t in = 0, out = 0;
+                        const char *head_end = strstr(cases[i].later, "\r\n\r\n");
+
+                        assert_true(asprintf(&rest, "%s%s", ok, cases[i].later) > 0);
+                        assert_int_equal(stream_run(first, rest, step, false, &in, &out), -EPROTO);
+                        if (strcmp(stream.rule, cases[i].rule) != 0 || !strstr(stream.error, cases[i].why))
+                                fail_msg("%s: stopped for %s: %s", cases[i].later, stream.rule, stream.error);
+                        /* what came before the refusal went on, nothing of a refused head */
+                        assert_true(out >= 20 && memcmp(stream_out, "GET /ok HTTP/1.1\r\n\r\n", 20) == 0);
+                        assert_false(has_proxy_header(stream_out, out));
+                        if (stream.requests == 2) /* the later head itself was refused */
+                                assert_int_equal(in, strlen(ok));
+                        else /* its head passed, its body went wrong */
+                                assert_true(stream.requests == 3 && in >= strlen(ok) + (size_t) (head_end + 4 - cases[i].later));
+                }
+
+        /* once the proxy's audit log fails, a later head stops the stream */
+        {
+                static struct net_request r;
+                static char out[NET_HEADER_MAX + 64];
+                size_t used = 1, n = 1;
+
+                assert_int_equal(req(first, &r), 0);
+                net_stream_start(&stream, &r, "secret");
+                stream.no_more = true;
+                assert_int_equal(net_stream_feed(&stream, ok, strlen(ok), &used, out, sizeof(out), &n), -EPROTO);
+                assert_int_equal(used, 0);
+                assert_int_equal(n, 0);
+                assert_string_equal(stream.rule, "proxy limits");
+                assert_string_equal(stream.error, "the audit log cannot be written");
+        }
+
+        /* a later head that never ends within 16 KiB */
+        {
+                char *big = malloc(NET_HEADER_MAX * 2);
+                size_t n = (size_t) snprintf(big, NET_HEADER_MAX, "%sGET http://h.example:8080/ HTTP/1.1\r\n", ok), in = 0, out = 0;
+
+                assert_non_null(big);
+                while (n < NET_HEADER_MAX * 2 - 8) {
+                        memcpy(big + n, "X: y\r\n", 6);
+                        n += 6;
+                }
+                big[n] = 0;
+                assert_int_equal(stream_run(first, big, 4096, false, &in, &out), -EPROTO);
+                assert_string_equal(stream.rule, "proxy limits");
+                assert_int_equal(in, strlen(ok));
+                free(big);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_accepts),
                 cmocka_unit_test(test_parse_refuses),
                 cmocka_unit_test(test_match),
                 cmocka_unit_test(test_address_classes),
+                cmocka_unit_test(test_address_table),
                 cmocka_unit_test(test_policy_section),
                 cmocka_unit_test(test_flag_rules),
                 cmocka_unit_test(test_request_connect),
                 cmocka_unit_test(test_request_absolute),
                 cmocka_unit_test(test_request_malformed),
                 cmocka_unit_test(test_request_limits),
+                cmocka_unit_test(test_request_framing),
+                cmocka_unit_test(test_stream_pipelined),
+                cmocka_unit_test(test_stream_stops),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
