@@ -217,6 +217,16 @@ int glove_audit_helper_report(const struct glove_audit *a, int fd);
  * |fd| into |h| (run and component are the caller's). -EBADMSG when there
  * is none or it is malformed; |h| then stays unreported. */
 int glove_audit_helper_read(int fd, struct glove_audit_helper *h);
+
+/* Reports that name their runs, for a process that reports several (a
+ * spawned sandbox: its own run and its egress proxy's): one line each,
+ * "RUN COMPONENT RECORDS SHA256\n", COMPONENT one of "sandbox", "proxy",
+ * "mcp". _write() sends |h| (reported) as one write; _read_all() reads to
+ * EOF and parses at most |max| lines into |v| (|*ret_n| of them):
+ * -EBADMSG for anything malformed, an unknown component or more lines. */
+#define GLOVE_AUDIT_HELPER_LINE_MAX 160
+int glove_audit_helper_write(int fd, const struct glove_audit_helper *h);
+int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n);
 /* ---- the audit log against the receipts ---- */
 
 struct glove_audit_log_report {

@@ -91,6 +91,14 @@ struct glove_mcp_server {
         uint64_t init_timeout_ms;
         uint64_t max_tools;
         uint64_t max_pages;
+        /* "sandbox" (default true): the server runs in a Glove sandbox of
+         * its own, built from |policy|: the system directories read-only,
+         * an empty private HOME and /tmp, the entry's "filesystem" grants,
+         * its "network" (offline by default), "limits", "env" and "cwd".
+         * false: a host process with the invoking user's access (an
+         * explicit opt-out, warned about and audited). */
+        bool sandbox;
+        struct glove_policy *policy; /* NULL when !sandbox; owned */
 };
 
 struct glove_mcp_tool {

@@ -205,7 +205,28 @@ int glove_mcp_decode_error_response(const struct glove_mcp_decode_error *e, json
  * server the policy's mcp section names (docs/mcp.md, "The gateway"). */
 
 struct glove_mcp_policy;
+struct glove_mcp_server;
 struct glove_audit;
+
+/* A server whose policy entry has "sandbox": true (the default) is started
+ * by the caller's launcher, which builds its Glove sandbox (glove run and
+ * glove mcp use glove_sandbox_spawn()); the gateway only speaks to it. */
+struct glove_mcp_launched {
+        pid_t pid;
+        int pidfd;          /* owned: its exit ends the server */
+        int report_fd;      /* owned, or -1: once it exited, the audit runs of its sandbox, as
+                             * glove_audit_helper_read_all() reads them */
+        char run[33];       /* its sandbox's audit run (GLOVE_RUN_ID_CHARS), or "" */
+};
+
+struct glove_mcp_launcher {
+        /* Starts |server| in its own sandbox with |stdio| (borrowed) as its
+         * stdin, stdout and stderr. -errno, with the reason in |err|, when
+         * nothing was started. */
+        int (*start)(void *userdata, const struct glove_mcp_server *server, const int stdio[3],
+                     struct glove_mcp_launched *ret, char *err, size_t errlen);
+        void *userdata;
+};
 
 struct glove_mcp_gateway_options {
         const struct glove_mcp_policy *policy;
@@ -217,6 +238,10 @@ struct glove_mcp_gateway_options {
         int ready_fd;               /* one byte is written (and it is closed) once the servers are up; -1: none */
         int log_dir_fd;             /* each server's stderr goes to <id>.log here; -1: /dev/null */
         char *const *host_env;      /* where a server's env.pass looks names up */
+        /* starts the sandboxed servers; NULL: a sandboxed server cannot be
+         * started, and the gateway does not start (unsandboxed ones are
+         * host processes the gateway starts itself) */
+        const struct glove_mcp_launcher *launcher;
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,

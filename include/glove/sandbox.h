@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "glove/audit.h"
@@ -33,6 +34,11 @@ struct glove_sandbox_options {
          * start (or ends with reason "audit_failed"). Borrowed. */
         struct glove_audit *audit;
         const char *policy_sha256;   /* for the session_start record; may be NULL */
+        /* NULL: the agent gets a pty or pipes that glove relays, counts
+         * and limits (limits.output). Else three descriptors, borrowed,
+         * that become the agent's stdin, stdout and stderr as they are:
+         * nothing is relayed or counted (an MCP server's protocol pipes). */
+        const int *stdio;
 };
 
 /* What happened, for the receipt. */
@@ -77,6 +83,36 @@ struct glove_session_result {
  * command's own, 128+N for signal N, 125/126/127 as above. |ret| (may be
  * NULL) is filled in on every path. */
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
+
+/* A sandbox beside the session's agent (each upstream MCP server's own):
+ * run by a supervisor process of its own, forked here, under an audit run
+ * of its own. */
+struct glove_sandbox_spawn_options {
+        /* .stdio is required (three descriptors, borrowed: the command's
+         * stdin, stdout and stderr); .audit must be NULL: the supervisor
+         * opens |audit| itself. Everything it points to is only read, and
+         * only until glove_sandbox_spawn() returns (the child has a copy). */
+        const struct glove_sandbox_options *sandbox;
+        const struct glove_audit_options *audit; /* its audit run; NULL: not recorded */
+        const char *name;                        /* for messages: "MCP server fs" */
+};
+
+struct glove_sandbox_process {
+        pid_t pid;                   /* the supervisor: it exits with glove_sandbox_run()'s status */
+        int pidfd;                   /* owned */
+        /* owned: once the supervisor has exited, its audit runs (its own,
+         * component "sandbox", and its egress proxy's) are here as
+         * glove_audit_helper_read_all() reads them; nothing when it was
+         * not recorded or was killed */
+        int report_fd;
+};
+
+/* Forks the supervisor. It dies with the caller (and the sandbox with it),
+ * keeps none of the caller's descriptors but the three it was given and
+ * its stderr, and ends its command on SIGTERM as glove exec does. Returns
+ * -errno with nothing started. Setup failures are its own to report (on
+ * the caller's stderr) and show as its exit status 125. */
+int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glove_sandbox_process *ret);
 
 /* The session's receipt (docs/audit.md), before the journal adds seq,
  * prev, key and mac. */

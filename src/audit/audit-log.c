@@ -164,6 +164,111 @@ int glove_audit_helper_read(int fd, struct glove_audit_helper *h) {
         return 0;
 }
 
+static const char *const helper_components[] = { "sandbox", "proxy", "mcp", NULL };
+
+int glove_audit_helper_write(int fd, const struct glove_audit_helper *h) {
+        char line[GLOVE_AUDIT_HELPER_LINE_MAX];
+        const char *component = NULL;
+        ssize_t w;
+        int n;
+
+        for (size_t i = 0; helper_components[i]; i++)
+                if (h->component && strcmp(h->component, helper_components[i]) == 0)
+                        component = helper_components[i];
+        if (!component || !h->reported || strlen(h->run) != GLOVE_RUN_ID_CHARS)
+                return -EINVAL;
+        n = snprintf(line, sizeof(line), "%s %s %llu %s\n", h->run, component, (unsigned long long) h->records,
+                     h->sha256);
+        if (n < 0 || (size_t) n >= sizeof(line))
+                return -EINVAL;
+        do
+                w = write(fd, line, (size_t) n);
+        while (w < 0 && errno == EINTR);
+        return w == n ? 0 : w < 0 ? negative_errno() : -EIO;
+}
+
+static bool all_of(const char *s, size_t n, const char *set) {
+        return strspn(s, set) >= n;
+}
+
+static int helper_parse(char *line, struct glove_audit_helper *h) {
+        char *f[4], *end;
+        unsigned long long records;
+        size_t k = 0;
+
+        for (char *p = line; k < 4; k++) {
+                f[k] = p;
+                p = strchr(p, ' ');
+                if (k < 3) {
+                        if (!p)
+                                return -EBADMSG;
+                        *p++ = 0;
+                } else if (p)
+                        return -EBADMSG;
+        }
+        if (strlen(f[0]) != GLOVE_RUN_ID_CHARS || !all_of(f[0], GLOVE_RUN_ID_CHARS, "0123456789abcdef") ||
+            strlen(f[3]) != GLOVE_SHA256_HEX_CHARS || !all_of(f[3], GLOVE_SHA256_HEX_CHARS, "0123456789abcdef") ||
+            f[2][0] < '0' || f[2][0] > '9')
+                return -EBADMSG;
+        errno = 0;
+        records = strtoull(f[2], &end, 10);
+        if (errno || *end)
+                return -EBADMSG;
+        *h = (struct glove_audit_helper) { .reported = true, .records = records };
+        for (size_t i = 0; helper_components[i]; i++)
+                if (strcmp(f[1], helper_components[i]) == 0)
+                        h->component = helper_components[i];
+        if (!h->component)
+                return -EBADMSG;
+        memcpy(h->run, f[0], GLOVE_RUN_ID_CHARS + 1);
+        memcpy(h->sha256, f[3], GLOVE_SHA256_HEX_CHARS + 1);
+        return 0;
+}
+
+int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n) {
+        _cleanup_free_ char *buf = NULL;
+        size_t cap = max * GLOVE_AUDIT_HELPER_LINE_MAX + 1, len = 0, n = 0;
+        char *line;
+        int r;
+
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = read(fd, buf + len, cap - len);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+                if (len == cap)
+                        return -EBADMSG; /* more than |max| lines can hold */
+        }
+        buf[len] = 0;
+        if (len > 0 && buf[len - 1] != '\n')
+                return -EBADMSG;
+        if (memchr(buf, 0, len))
+                return -EBADMSG;
+        line = buf;
+        while (*line) {
+                char *nl = strchr(line, '\n');
+
+                *nl = 0;
+                if (n == max)
+                        return -EBADMSG;
+                r = helper_parse(line, &v[n]);
+                if (r < 0)
+                        return r;
+                n++;
+                line = nl + 1;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 void glove_audit_close(struct glove_audit *a) {
         if (!a)
                 return;

@@ -175,6 +175,31 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
         return 0;
 }
 
+static int vouch(struct ctx *c, const struct run_state *by, const json_t *v, uint64_t n) {
+        const char *run = json_string_value(json_object_get(v, "run"));
+        const char *sha = json_string_value(json_object_get(v, "sha256"));
+        const json_t *records = json_object_get(v, "records");
+        bool names_log = by->names_log;
+        struct run_state *r;
+
+        if (!json_is_object(v) || !is_run_id(run) || !json_is_integer(records) || json_integer_value(records) < 0 ||
+            !sha || strlen(sha) != GLOVE_SHA256_HEX_CHARS)
+                return damage(c->ret, n, by->id, "run %s vouches for another run in a malformed record", by->id);
+        r = run_get(c->rs, run, true);
+        if (!r)
+                return -ENOMEM;
+        if (r->receipted)
+                return damage(c->ret, n, run, "run %s is vouched for twice (line %llu)", run, (unsigned long long) n);
+        r->receipted = true;
+        r->names_log = names_log;
+        r->want_records = (uint64_t) json_integer_value(records);
+        memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
+        if (r->seen > r->want_records)
+                return damage(c->ret, n, run, "run %s: more records than the run vouching for it counts (%llu): added "
+                              "later", run, (unsigned long long) r->want_records);
+        return 0;
+}
+
 static int log_line(const char *line, size_t len, uint64_t n, bool complete, void *userdata) {
         struct ctx *c = userdata;
         _cleanup_json_ json_t *rec = NULL;
@@ -205,6 +230,16 @@ static int log_line(const char *line, size_t len, uint64_t n, bool complete, voi
         r->seen++;
         crypto_hash_sha256_update(&r->digest, (const unsigned char *) line, len);
         crypto_hash_sha256_update(&r->digest, (const unsigned char *) "\n", 1);
+        /* A record of a vouched-for run may vouch for another run in turn
+         * (the gateway for each MCP server's sandbox, whose records came
+         * first): that run is checked as if a receipt named it. Only as
+         * good as the voucher's own check, which the end makes. */
+        if (r->receipted) {
+                const json_t *v = json_object_get(rec, "vouches");
+
+                if (v)
+                        return vouch(c, r, v, n);
+        }
         return 0;
 }
 

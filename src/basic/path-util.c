@@ -143,3 +143,16 @@ int passwd_home(uid_t uid, char **ret) {
         fclose(f);
         return r;
 }
+
+int path_parent(const char *path, char **ret) {
+        const char *slash = strrchr(path, '/');
+        char *d;
+
+        if (!slash)
+                return -EINVAL;
+        d = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
+        if (!d)
+                return -ENOMEM;
+        *ret = d;
+        return 0;
+}

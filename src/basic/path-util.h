@@ -18,6 +18,10 @@ const char *path_startswith(const char *path, const char *prefix);
 /* a + "/" + b, with exactly one '/' between them. NULL on OOM. */
 char *path_join(const char *a, const char *b);
 
+/* The directory part of |path| ("/a/b" -> "/a", "/a" -> "/"); -EINVAL
+ * when there is no '/', -ENOMEM. */
+int path_parent(const char *path, char **ret);
+
 /* Number of components: "/" is 0, "/a/b" is 2. */
 size_t path_depth(const char *path);
 

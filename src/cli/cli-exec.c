@@ -14,6 +14,7 @@
 #include "glove/audit.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/mcp.h"
 #include "glove/net.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
@@ -336,19 +337,6 @@ int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) 
         return 0;
 }
 
-static int parent_of(const char *path, char **ret) {
-        const char *slash = strrchr(path, '/');
-        char *d;
-
-        if (!slash)
-                return -EINVAL;
-        d = slash == path ? strdup("/") : strndup(path, (size_t) (slash - path));
-        if (!d)
-                return -ENOMEM;
-        *ret = d;
-        return 0;
-}
-
 /* Builds the run's receipt, appends it to the journal and hands copies to
  * the caller. Any failure here is glove's failure: a run without its
  * receipt is not the run the user asked for. */
@@ -404,6 +392,11 @@ int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_close_ int log_dir_fd = -EBADF;
         struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
         struct glove_audit_helper helpers[2];
+        /* Glove's own files: kept out of the agent's sandbox and out of
+         * each MCP server's */
+        const char *private_paths[6] = {};
+        struct glove_mcp_launcher launcher;
+        struct cli_mcp_launcher lctx = {};
         size_t n_helpers = 0;
         bool gateway_up = false;
         const char *policy_path = NULL, *receipt_file = NULL;
@@ -574,8 +567,13 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 return GLOVE_EXIT_FAILED;
         }
-        if (parent_of(policy->audit_path, &audit_dir) < 0)
+        if (path_parent(policy->audit_path, &audit_dir) < 0)
                 return GLOVE_EXIT_FAILED;
+        private_paths[0] = dirs.config;
+        private_paths[1] = dirs.state;
+        private_paths[2] = dirs.runtime;
+        private_paths[3] = policy->audit_path;
+        private_paths[4] = audit_dir;
         if (run) {
                 /* the gateway's socket and the shim join the policy, and so
                  * its digest; the gateway's servers start before the agent */
@@ -591,15 +589,20 @@ int cli_exec_main(int argc, char **argv, bool run) {
                         return GLOVE_EXIT_FAILED;
                 }
                 log_dir_fd = cli_mcp_log_dir(state_fd, dirs.state);
-                gateway_up = log_dir_fd >= 0 && cli_run_gateway_start(&rs, policy, log_dir_fd, run_id) >= 0;
+                lctx = (struct cli_mcp_launcher) {
+                        .policy = policy,
+                        .policy_path = policy_path,
+                        .private_paths = private_paths,
+                        .host_env = environ,
+                };
+                cli_mcp_launcher_init(&launcher, &lctx);
+                gateway_up = log_dir_fd >= 0 &&
+                             cli_run_gateway_start(&rs, policy, log_dir_fd, run_id, &launcher) >= 0;
         }
         glove_sha256_hex(policy_text, strlen(policy_text), policy_sha);
 
         log_forget_errors(); /* only what goes wrong from here is the run's */
         {
-                const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path,
-                                                audit_dir, NULL };
-
                 if (run && !gateway_up) {
                         /* nothing ran; the receipt says so */
                         res = (struct glove_session_result) { .reason = "setup_failed", .status = GLOVE_EXIT_FAILED,

@@ -17,6 +17,7 @@
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
 #include "glove/policy.h"
+#include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -62,6 +63,66 @@ int cli_mcp_log_dir(int state_fd, const char *state) {
         return TAKE_FD(fd);
 }
 
+static int launch(void *userdata, const struct glove_mcp_server *server, const int stdio[3],
+                  struct glove_mcp_launched *ret, char *err, size_t errlen) {
+        const struct cli_mcp_launcher *l = userdata;
+        _cleanup_json_ json_t *doc = NULL;
+        _cleanup_free_ char *text = NULL;
+        char sha[GLOVE_SHA256_HEX_CHARS + 1], run[GLOVE_RUN_ID_CHARS + 1], name[64];
+        struct glove_sandbox_process proc;
+        struct glove_policy sp;
+        int r;
+
+        if (!server->policy) {
+                (void) snprintf(err, errlen, "it has no sandbox policy");
+                return -EINVAL;
+        }
+        /* the server's own grants, network and limits; the session's
+         * identity and audit log */
+        sp = *server->policy;
+        sp.root_uid = l->policy->root_uid;
+        sp.root_gid = l->policy->root_gid;
+        sp.audit_path = l->policy->audit_path;
+        sp.audit_raw_values = l->policy->audit_raw_values;
+        sp.audit_raw_max = l->policy->audit_raw_max;
+        if (glove_policy_to_json(&sp, &doc) < 0 || glove_json_canonical(doc, &text, NULL) < 0) {
+                (void) snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        glove_sha256_hex(text, strlen(text), sha);
+        glove_run_id_new(run);
+        (void) snprintf(name, sizeof(name), "MCP server %s", server->id);
+        r = glove_sandbox_spawn(&(const struct glove_sandbox_spawn_options) {
+                .sandbox = &(const struct glove_sandbox_options) {
+                        .policy = &sp,
+                        .argv = server->argv,
+                        .policy_path = l->policy_path,
+                        .host_env = l->host_env,
+                        .private_paths = l->private_paths,
+                        .policy_sha256 = sha,
+                        .stdio = stdio,
+                },
+                .audit = &(const struct glove_audit_options) {
+                        .path = sp.audit_path,
+                        .run_id = run,
+                        .raw_values = sp.audit_raw_values,
+                        .raw_max_bytes = sp.audit_raw_max,
+                },
+                .name = name,
+        }, &proc);
+        if (r < 0) {
+                (void) snprintf(err, errlen, "cannot start its supervisor: %s", strerror(-r));
+                return r;
+        }
+        *ret = (struct glove_mcp_launched) { .pid = proc.pid, .pidfd = proc.pidfd, .report_fd = proc.report_fd };
+        memcpy(ret->run, run, sizeof(run));
+        return 0;
+}
+
+void cli_mcp_launcher_init(struct glove_mcp_launcher *l, const struct cli_mcp_launcher *ctx) {
+        *l = (struct glove_mcp_launcher) { .start = launch, .userdata = (void *) ctx };
+}
+
 static void dirs_donep(struct glove_dirs *d) {
         glove_dirs_done(d);
 }
@@ -75,7 +136,8 @@ int cli_mcp(int argc, char **argv) {
         };
         _cleanup_policy_ struct glove_policy *policy = NULL;
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
-        _cleanup_free_ char *starter = NULL;
+        _cleanup_free_ char *starter = NULL, *audit_dir = NULL;
+        struct glove_mcp_launcher launcher;
         _cleanup_close_ int state_fd = -EBADF, log_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
         const char *policy_path = NULL;
@@ -145,6 +207,8 @@ int cli_mcp(int argc, char **argv) {
         log_fd = cli_mcp_log_dir(state_fd, dirs.state);
         if (log_fd < 0)
                 return EXIT_FAILED;
+        if (path_parent(policy->audit_path, &audit_dir) < 0)
+                return log_error_errno(-ENOMEM, "Out of memory"), EXIT_FAILED;
         glove_run_id_new(run_id);
         r = glove_audit_open(&(const struct glove_audit_options) {
                 .path = policy->audit_path,
@@ -168,7 +232,16 @@ int cli_mcp(int argc, char **argv) {
                 return EXIT_FAILED;
         }
 
+        const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path, audit_dir, NULL };
+        const struct cli_mcp_launcher lctx = {
+                .policy = policy,
+                .policy_path = policy_path,
+                .private_paths = private_paths,
+                .host_env = environ,
+        };
+        cli_mcp_launcher_init(&launcher, &lctx);
         r = glove_mcp_gateway_run(&(const struct glove_mcp_gateway_options) {
+                .launcher = &launcher,
                 .policy = policy->mcp,
                 .audit = audit,
                 .in_fd = STDIN_FILENO,

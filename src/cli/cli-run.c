@@ -83,7 +83,8 @@ int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *c
 }
 
 /* Starts the gateway as a child and waits until its servers are up. */
-int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id) {
+int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id,
+                          const struct glove_mcp_launcher *launcher) {
         int stop[2], ready[2], report[2];
         char c;
         ssize_t n;
@@ -128,6 +129,7 @@ int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int 
                         _exit(GLOVE_EXIT_FAILED);
                 }
                 r = glove_mcp_gateway_run(&(const struct glove_mcp_gateway_options) {
+                        .launcher = launcher,
                         .policy = p->mcp,
                         .audit = audit,
                         .in_fd = -1,

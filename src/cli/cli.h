@@ -27,6 +27,20 @@ int cli_exec_main(int argc, char **argv, bool run);
 /* cli-mcp.c: <state>/mcp (0700, ours), where servers' stderr logs go. */
 int cli_mcp_log_dir(int state_fd, const char *state);
 
+/* cli-mcp.c: how glove run's and glove mcp's gateways start a sandboxed
+ * MCP server: glove_sandbox_spawn() with the server's own policy, Glove's
+ * private paths kept out of it as out of the agent's, its records under a
+ * run of its own in the session's audit log. Everything is borrowed and
+ * must outlive the gateway. */
+struct glove_mcp_launcher;
+struct cli_mcp_launcher {
+        const struct glove_policy *policy;        /* the session's: identity, audit log */
+        const char *policy_path;
+        const char *const *private_paths;
+        char *const *host_env;
+};
+void cli_mcp_launcher_init(struct glove_mcp_launcher *l, const struct cli_mcp_launcher *ctx);
+
 /* cli-run.c: glove run's gateway. */
 struct cli_run {
         char *dir, *sock;   /* the socket's directory (mkdtemp) and the socket */
@@ -42,5 +56,6 @@ struct cli_run {
 struct glove_policy;
 struct glove_policy_context;
 int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, struct cli_run *rs);
-int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id);
+int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id,
+                          const struct glove_mcp_launcher *launcher);
 int cli_run_finish(struct cli_run *rs);

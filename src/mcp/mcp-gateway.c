@@ -32,6 +32,8 @@
 #define GW_AGENT_QUEUE_MAX ((size_t) 64 << 20)    /* bytes waiting for one agent connection */
 #define GW_UPSTREAM_QUEUE_MAX ((size_t) 16 << 20) /* bytes waiting for one server */
 #define GW_STOP_GRACE_MS 2000
+/* a sandboxed server found dead: time for its supervisor to end and report */
+#define GW_DIED_GRACE_MS 200
 #define GW_TIMEOUT_CODE (-32001)
 #define GW_MAX_CONNS 16                /* agent connections at once (glove run) */
 /* How a call ended need not be on record before anything else happens: its
@@ -94,7 +96,10 @@ struct fan {
         size_t pages[GLOVE_MCP_MAX_SERVERS], items[GLOVE_MCP_MAX_SERVERS];
 };
 
+struct gateway;
+
 struct gw_upstream {
+        struct gateway *g;
         const struct glove_mcp_server *cfg;
         struct mcp_upstream *u; /* NULL while dead */
         int log_fd;
@@ -385,6 +390,60 @@ static int audit_outcome(struct gateway *g, const struct pending *p, const char 
         });
 }
 
+/* A server's process was reaped: its sandbox's audit runs go on record
+ * here, in the gateway's own run, so that whatever vouches for the
+ * gateway's records (glove run's receipt) vouches for theirs. */
+static void upstream_ended(void *userdata, int status, const struct glove_audit_helper *runs, size_t n_runs) {
+        struct gw_upstream *up = userdata;
+
+        for (size_t i = 0; i < n_runs; i++) {
+                _cleanup_json_ json_t *extra = json_pack("{s:{s:s,s:s,s:I,s:s},s:i}", "vouches", "run", runs[i].run,
+                                                         "component", runs[i].component, "records",
+                                                         (json_int_t) runs[i].records, "sha256", runs[i].sha256,
+                                                         "exit_status", status);
+                if (!extra || audit(up->g, &(struct glove_audit_event) {
+                            .component = "mcp",
+                            .event = "server_run",
+                            .decision = "info",
+                            .reason = strcmp(runs[i].component, "proxy") == 0 ? "the server's egress proxy ended"
+                                                                             : "the server's sandbox ended",
+                            .subject = up->cfg->id,
+                            .extra = extra,
+                    }) < 0)
+                        log_warning("Cannot record the audit run of MCP server %s's sandbox", up->cfg->id);
+        }
+        if (n_runs == 0 && up->cfg->sandbox) {
+                _cleanup_json_ json_t *extra = json_pack("{s:i}", "exit_status", status);
+                (void) audit(up->g, &(struct glove_audit_event) {
+                        .component = "mcp",
+                        .event = "server_run",
+                        .decision = "info",
+                        .reason = "the server's sandbox reported no audit records (killed?): they stay unvouched for",
+                        .subject = up->cfg->id,
+                        .extra = extra,
+                });
+        }
+}
+
+static struct mcp_upstream_config upstream_config(struct gateway *g, size_t k) {
+        struct gw_upstream *up = &g->ups[k];
+
+        return (struct mcp_upstream_config) {
+                .id = up->cfg->id,
+                .argv = (const char *const *) up->cfg->argv,
+                .cwd = up->cfg->cwd,
+                .envp = (const char *const *) g->envps[k],
+                .stderr_fd = up->log_fd,
+                .init_timeout_ms = (int) up->cfg->init_timeout_ms,
+                .max_pages = up->cfg->max_pages,
+                .max_tools = up->cfg->max_tools,
+                .launcher = up->cfg->sandbox ? g->o->launcher : NULL,
+                .server = up->cfg,
+                .ended = upstream_ended,
+                .userdata = up,
+        };
+}
+
 /* An upstream is gone: its calls fail at once, its tools vanish. */
 static int upstream_died(struct gateway *g, size_t k, const char *why) {
         struct gw_upstream *up = &g->ups[k];
@@ -399,7 +458,7 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
                 .reason = why,
                 .subject = up->cfg->id,
         });
-        mcp_upstream_free(up->u, 0);
+        mcp_upstream_free(up->u, up->cfg->sandbox ? GW_DIED_GRACE_MS : 0);
         up->u = NULL;
         outq_free(&up->out);
         up->gen++;
@@ -437,17 +496,8 @@ static int upstream_died(struct gateway *g, size_t k, const char *why) {
         if (r < 0)
                 return r;
         if (up->cfg->restart) {
+                const struct mcp_upstream_config cfg = upstream_config(g, k);
                 char err[512] = "";
-                const struct mcp_upstream_config cfg = {
-                        .id = up->cfg->id,
-                        .argv = (const char *const *) up->cfg->argv,
-                        .cwd = up->cfg->cwd,
-                        .envp = (const char *const *) g->envps[k],
-                        .stderr_fd = up->log_fd,
-                        .init_timeout_ms = (int) up->cfg->init_timeout_ms,
-                        .max_pages = up->cfg->max_pages,
-                        .max_tools = up->cfg->max_tools,
-                };
 
                 r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
                 if (r < 0) {
@@ -1666,6 +1716,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 struct gw_upstream *up = &g.ups[g.n_ups++];
                 char err[512] = "", logname[GLOVE_MCP_SERVER_ID_MAX + 8];
 
+                up->g = &g;
                 up->cfg = s;
                 (void) snprintf(logname, sizeof(logname), "%s.log", s->id);
                 up->log_fd = o->log_dir_fd >= 0 ? openat(o->log_dir_fd, logname,
@@ -1676,24 +1727,49 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = log_error_errno(-ENOMEM, "Out of memory");
                         goto out;
                 }
-                r = mcp_upstream_start(&(const struct mcp_upstream_config) {
-                        .id = s->id,
-                        .argv = (const char *const *) s->argv,
-                        .cwd = s->cwd,
-                        .envp = (const char *const *) g.envps[i],
-                        .stderr_fd = up->log_fd,
-                        .init_timeout_ms = (int) s->init_timeout_ms,
-                        .max_pages = s->max_pages,
-                        .max_tools = s->max_tools,
-                }, &up->u, err, sizeof(err));
+                if (s->sandbox && !o->launcher) {
+                        r = log_error_errno(-EOPNOTSUPP, "Cannot start MCP server %s: it is to run in a sandbox of "
+                                            "its own, and this gateway cannot make one", s->id);
+                        goto out;
+                }
+                if (!s->sandbox) {
+                        char rule[sizeof("/mcp/servers//sandbox") + GLOVE_MCP_SERVER_ID_MAX];
+
+                        /* the operator's explicit choice: on record, and said */
+                        (void) snprintf(rule, sizeof(rule), "/mcp/servers/%s/sandbox", s->id);
+                        log_warning("MCP server %s runs unsandboxed (\"sandbox\": false): it can read and write "
+                                    "whatever your user can, whatever its tools' argument rules say",
+                                    s->id);
+                        r = audit(&g, &(struct glove_audit_event) {
+                                .component = "mcp",
+                                .event = "server_unsandboxed",
+                                .decision = "allow",
+                                .reason = "\"sandbox\": false: a host process with the invoking user's access",
+                                .subject = s->id,
+                                .rule = rule,
+                        });
+                        if (r < 0) {
+                                log_error_errno(r, "Cannot write the audit log: %m; MCP server %s does not start",
+                                                s->id);
+                                goto out;
+                        }
+                }
+                {
+                        const struct mcp_upstream_config cfg = upstream_config(&g, i);
+
+                        r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
+                }
                 if (r < 0) {
                         log_error("Cannot start MCP server %s: %s", s->id, err);
                         goto out;
                 }
                 {
-                        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I}", "protocol_version",
+                        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:b}", "protocol_version",
                                                                  up->u->protocol_version, "tools",
-                                                                 (json_int_t) json_array_size(up->u->tools));
+                                                                 (json_int_t) json_array_size(up->u->tools),
+                                                                 "sandbox", (int) s->sandbox);
+                        if (extra && up->u->proc.run[0])
+                                (void) json_object_set_new(extra, "sandbox_run", json_string(up->u->proc.run));
                         (void) audit(&g, &(struct glove_audit_event) {
                                 .component = "mcp",
                                 .event = "server_start",

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "glove/mcp.h"
 #include "macro.h"
 #include "mcp-process.h"
 
@@ -112,7 +114,53 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
                 .pidfd = pidfd,
                 .to_child = TAKE_FD(in[1]),
                 .from_child = TAKE_FD(out[0]),
+                .report_fd = -EBADF,
         };
+        return 0;
+}
+
+int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct glove_mcp_server *server,
+                       int err_log_fd, struct mcp_process *ret, char *err, size_t errlen) {
+        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int null = -EBADF;
+        struct glove_mcp_launched l = { .pidfd = -EBADF, .report_fd = -EBADF };
+        int r;
+
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                (void) snprintf(err, errlen, "pipe: %s", strerror(-r));
+                return r;
+        }
+        if (err_log_fd < 0) {
+                null = open("/dev/null", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+                if (null < 0) {
+                        r = negative_errno();
+                        (void) snprintf(err, errlen, "/dev/null: %s", strerror(-r));
+                        return r;
+                }
+        }
+        r = launcher->start(launcher->userdata, server, (const int[3]) { in[0], out[1], err_log_fd >= 0 ? err_log_fd : null },
+                            &l, err, errlen);
+        if (r < 0)
+                return r;
+        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
+                r = negative_errno();
+                (void) syscall(SYS_pidfd_send_signal, l.pidfd, SIGKILL, NULL, 0);
+                (void) waitid(P_PIDFD, (id_t) l.pidfd, &(siginfo_t) {}, WEXITED);
+                safe_close(l.pidfd);
+                safe_close(l.report_fd);
+                (void) snprintf(err, errlen, "fcntl: %s", strerror(-r));
+                return r;
+        }
+        *ret = (struct mcp_process) {
+                .pid = l.pid,
+                .pidfd = l.pidfd,
+                .to_child = TAKE_FD(in[1]),
+                .from_child = TAKE_FD(out[0]),
+                .report_fd = l.report_fd,
+        };
+        memcpy(ret->run, l.run, sizeof(ret->run));
+        ret->run[sizeof(ret->run) - 1] = 0;
         return 0;
 }
 
@@ -155,4 +203,5 @@ int mcp_process_stop(struct mcp_process *p, int grace_ms, int *ret_status) {
 void mcp_process_done(struct mcp_process *p) {
         if (p->pidfd >= 0)
                 (void) mcp_process_stop(p, 0, NULL);
+        p->report_fd = safe_close(p->report_fd);
 }

@@ -20,6 +20,10 @@
 
 const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", NULL };
 
+/* After a failed start, a sandboxed server's supervisor gets this long to
+ * end its sandbox on SIGTERM and report before SIGKILL. */
+#define UPSTREAM_FAILED_GRACE_MS 1000
+
 static int64_t now_ms(void) {
         struct timespec ts;
 
@@ -301,25 +305,45 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
         u = calloc(1, sizeof(*u));
         if (!u)
                 return error_format(err, errlen, -ENOMEM, "out of memory");
-        u->proc = (struct mcp_process) { .pidfd = -EBADF, .to_child = -EBADF, .from_child = -EBADF };
+        u->proc = (struct mcp_process) { .pidfd = -EBADF, .to_child = -EBADF, .from_child = -EBADF,
+                                         .report_fd = -EBADF };
         u->next_id = 1;
+        u->ended = cfg->ended;
+        u->userdata = cfg->userdata;
         u->id = strdup(cfg->id);
         if (!u->id || glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM, &u->reader) < 0) {
                 mcp_upstream_free(u, 0);
                 return error_format(err, errlen, -ENOMEM, "out of memory");
         }
-        r = mcp_process_spawn(cfg->argv, cfg->cwd, cfg->envp, cfg->stderr_fd, &u->proc);
-        if (r < 0) {
-                (void) error_format(err, errlen, r, "cannot start server %s (%s): %s", cfg->id, cfg->argv[0], strerror(-r));
-                mcp_upstream_free(u, 0);
-                return r;
+        if (cfg->launcher) {
+                char why[512] = "";
+
+                r = mcp_process_launch(cfg->launcher, cfg->server, cfg->stderr_fd, &u->proc, why, sizeof(why));
+                if (r < 0) {
+                        (void) error_format(err, errlen, r, "cannot start the sandbox of server %s: %s", cfg->id,
+                                            why[0] ? why : strerror(-r));
+                        u->ended = NULL; /* nothing ran */
+                        mcp_upstream_free(u, 0);
+                        return r;
+                }
+        } else {
+                r = mcp_process_spawn(cfg->argv, cfg->cwd, cfg->envp, cfg->stderr_fd, &u->proc);
+                if (r < 0) {
+                        (void) error_format(err, errlen, r, "cannot start server %s (%s): %s", cfg->id, cfg->argv[0],
+                                            strerror(-r));
+                        u->ended = NULL;
+                        mcp_upstream_free(u, 0);
+                        return r;
+                }
         }
         r = initialize(u, cfg, err, errlen);
         if (r >= 0)
                 r = mcp_upstream_list_tools(u, cfg, err, errlen);
         if (r < 0) {
-                /* a server that failed to start gets no grace */
-                mcp_upstream_free(u, 0);
+                /* A server that failed to start gets little grace; a
+                 * sandboxed one ends its sandbox on SIGTERM, and reports
+                 * what it recorded. */
+                mcp_upstream_free(u, cfg->launcher ? UPSTREAM_FAILED_GRACE_MS : 0);
                 return r;
         }
         *ret = u;
@@ -329,8 +353,19 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
 void mcp_upstream_free(struct mcp_upstream *u, int grace_ms) {
         if (!u)
                 return;
-        if (u->proc.pidfd >= 0)
-                (void) mcp_process_stop(&u->proc, grace_ms, NULL);
+        if (u->proc.pidfd >= 0) {
+                struct glove_audit_helper runs[2];
+                size_t n = 0;
+                int status = -1;
+
+                (void) mcp_process_stop(&u->proc, grace_ms, &status);
+                /* the supervisor has exited: its report is whole, or absent */
+                if (u->proc.report_fd >= 0 && glove_audit_helper_read_all(u->proc.report_fd, runs, ELEMENTSOF(runs), &n) < 0)
+                        n = 0;
+                if (u->ended)
+                        u->ended(u->userdata, status, runs, n);
+        }
+        mcp_process_done(&u->proc);
         glove_mcp_reader_free(u->reader);
         json_decref(u->server_info);
         json_decref(u->capabilities);

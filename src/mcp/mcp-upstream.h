@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glove/audit.h"
 #include "glove/mcp.h"
 #include "mcp-process.h"
 
@@ -21,6 +22,16 @@ struct mcp_upstream_config {
         int init_timeout_ms;         /* initialize, and each tools/list page */
         size_t max_pages;            /* tools/list pages drained at most */
         size_t max_tools;            /* tools kept at most */
+        /* A sandboxed server is started by |launcher| (borrowed); NULL: a
+         * host process (mcp_process_spawn). */
+        const struct glove_mcp_launcher *launcher;
+        const struct glove_mcp_server *server;
+        /* Called once the server's process has ended and was reaped (by
+         * mcp_upstream_free(), also after a start that failed), with its
+         * exit status and the audit runs its sandbox reported (none for a
+         * host process, or one that was killed). */
+        void (*ended)(void *userdata, int status, const struct glove_audit_helper *runs, size_t n_runs);
+        void *userdata;
 };
 
 /* One upstream MCP server, started and initialized. */
@@ -35,6 +46,8 @@ struct mcp_upstream {
         json_t *tools;                 /* the tools it listed (an array of objects) */
         bool tools_changed;            /* notifications/tools/list_changed seen since the last listing */
         uint64_t refused_requests;     /* server-to-client requests answered -32601 */
+        void (*ended)(void *userdata, int status, const struct glove_audit_helper *runs, size_t n_runs);
+        void *userdata;
 };
 
 /* Starts the server, runs initialize / notifications/initialized with the

@@ -13,6 +13,52 @@
  * rather than granted, since a grant root must not be a symlink. */
 static const char *const system_dirs[] = { "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL };
 
+/* The system directories read-only (symlinks where they are symlinks),
+ * and an empty private HOME and /tmp. */
+static int add_system_and_private(struct glove_policy *p, const struct glove_policy_context *ctx, const char *origin,
+                                  char *err, size_t errlen) {
+        int r;
+
+        for (size_t i = 0; system_dirs[i]; i++) {
+                struct stat st;
+
+                if (lstat(system_dirs[i], &st) < 0)
+                        continue; /* absent here (e.g. /lib32): nothing to expose */
+                if (S_ISLNK(st.st_mode))
+                        r = glove_policy_add_symlink(p, ctx, system_dirs[i], err, errlen);
+                else if (S_ISDIR(st.st_mode))
+                        r = glove_policy_add_grant(p, ctx, system_dirs[i], GLOVE_GRANT_RO, 0, origin, err, errlen);
+                else
+                        continue;
+                if (r < 0)
+                        return r;
+        }
+        r = glove_policy_add_grant(p, ctx, "~", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, origin, err, errlen);
+        if (r < 0)
+                return r;
+        return glove_policy_add_grant(p, ctx, "/tmp", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, origin, err, errlen);
+}
+
+int policy_new_server_base(const struct glove_policy_context *ctx, const char *source, struct glove_policy **ret,
+                           char *err, size_t errlen) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        int r;
+
+        if (!ctx->home)
+                return policy_error(err, errlen, EINVAL, source, "HOME is not an absolute path");
+        r = glove_policy_new(source, &p);
+        if (r < 0)
+                return r;
+        r = add_system_and_private(p, ctx, "server default", err, errlen);
+        if (r < 0)
+                return r;
+        r = glove_policy_set_cwd(p, ctx, "/", err, errlen);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
 int glove_policy_new_default(const struct glove_policy_context *ctx, struct glove_policy **ret, char *err,
                              size_t errlen) {
         _cleanup_policy_ struct glove_policy *p = NULL;
@@ -59,27 +105,9 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
         r = glove_policy_new("built-in default", &p);
         if (r < 0)
                 return r;
-
-        for (size_t i = 0; system_dirs[i]; i++) {
-                struct stat st;
-
-                if (lstat(system_dirs[i], &st) < 0)
-                        continue; /* absent here (e.g. /lib32): nothing to expose */
-                if (S_ISLNK(st.st_mode))
-                        r = glove_policy_add_symlink(p, ctx, system_dirs[i], err, errlen);
-                else if (S_ISDIR(st.st_mode))
-                        r = glove_policy_add_grant(p, ctx, system_dirs[i], GLOVE_GRANT_RO, 0, "default", err, errlen);
-                else
-                        continue;
-                if (r < 0)
-                        return r;
-        }
-        r = glove_policy_add_grant(p, ctx, "~", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "default", err, errlen);
-        if (r < 0)
-                return r;
         /* A working directory under /tmp stays visible: it is bound on top
          * of the private /tmp. */
-        r = glove_policy_add_grant(p, ctx, "/tmp", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, "default", err, errlen);
+        r = add_system_and_private(p, ctx, "default", err, errlen);
         if (r < 0)
                 return r;
         r = glove_policy_add_grant(p, ctx, "${PWD}", GLOVE_GRANT_RW, 0, "default", err, errlen);

@@ -89,6 +89,32 @@ static int load_net_allow(struct glove_policy *p, const json_t *v, const struct 
         return 0;
 }
 
+int policy_load_network(struct glove_policy *p, const json_t *net, const struct jpath *at, char *err, size_t errlen) {
+        static const char *const nkeys[] = { "mode", "allow", NULL };
+        struct jpath jm = policy_jp_key(at, "mode");
+        json_t *allow = json_object_get(net, "allow"), *v;
+        const char *s;
+        int r;
+
+        r = policy_check_keys(net, at, nkeys, err, errlen);
+        if (r < 0)
+                return r;
+        v = json_object_get(net, "mode");
+        if (v) {
+                r = get_string(v, &jm, &s, err, errlen);
+                if (r < 0)
+                        return r;
+                if (glove_policy_parse_net(s, &p->net) < 0)
+                        return policy_error(err, errlen, EINVAL, jm.s, "must be \"offline\", \"loopback\" or \"proxy\"");
+        }
+        if (allow) {
+                r = load_net_allow(p, allow, at, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 typedef int (*add_string_fn)(struct glove_policy *p, const struct glove_policy_context *ctx, const char *s, char *err,
                              size_t errlen);
 
@@ -195,7 +221,7 @@ static int load_write(struct glove_policy *p, const struct glove_policy_context 
         return 0;
 }
 
-static int load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
+int policy_load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
                            const struct jpath *at, char *err, size_t errlen) {
         static const char *const keys[] = { "read", "write", "symlinks", "protect", "unprotect", NULL };
         json_t *v;
@@ -399,7 +425,7 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         v = json_object_get(doc, "filesystem");
         if (v) {
                 struct jpath j = policy_jp_key(&root, "filesystem");
-                r = load_filesystem(p, ctx, v, &j, err, errlen);
+                r = policy_load_filesystem(p, ctx, v, &j, err, errlen);
                 if (r < 0)
                         return r;
         }
@@ -412,27 +438,10 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "network");
         if (v) {
-                static const char *const nkeys[] = { "mode", "allow", NULL };
-                struct jpath j = policy_jp_key(&root, "network"), jm = policy_jp_key(&j, "mode");
-                json_t *allow = json_object_get(v, "allow");
-
-                r = policy_check_keys(v, &j, nkeys, err, errlen);
+                struct jpath j = policy_jp_key(&root, "network");
+                r = policy_load_network(p, v, &j, err, errlen);
                 if (r < 0)
                         return r;
-                v = json_object_get(v, "mode");
-                if (v) {
-                        r = get_string(v, &jm, &s, err, errlen);
-                        if (r < 0)
-                                return r;
-                        if (glove_policy_parse_net(s, &p->net) < 0)
-                                return policy_error(err, errlen, EINVAL, jm.s,
-                                                    "must be \"offline\", \"loopback\" or \"proxy\"");
-                }
-                if (allow) {
-                        r = load_net_allow(p, allow, &j, err, errlen);
-                        if (r < 0)
-                                return r;
-                }
         }
         v = json_object_get(doc, "cwd");
         if (v) {

@@ -144,6 +144,7 @@ static void server_done(struct glove_mcp_server *s) {
                 free(s->env_set[i].value);
         }
         free(s->env_set);
+        glove_policy_free(s->policy);
 }
 
 static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
@@ -212,10 +213,93 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
         return 0;
 }
 
+/* The server's own sandbox (docs/policy.md, "Each server's sandbox"). */
+static int load_sandbox(struct glove_mcp_server *s, const json_t *v, const struct jpath *at,
+                        const struct glove_policy_context *ctx, char *err, size_t errlen) {
+        /* a server lives as long as its gateway: no wall time; the gateway
+         * bounds what it reads of the server (frames), not an output limit */
+        static const char *const lkeys[] = { "memory", "pids", "cpu", "open_files", "require_cgroup", "shm", NULL };
+        static const char *const sections[] = { "filesystem", "network", "limits", NULL };
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char source[64];
+        const json_t *m;
+        int r;
+
+        s->sandbox = true;
+        m = json_object_get(v, "sandbox");
+        if (m) {
+                struct jpath js = policy_jp_key(at, "sandbox");
+                r = get_bool(m, &js, &s->sandbox, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (!s->sandbox) {
+                for (size_t i = 0; sections[i]; i++)
+                        if (json_object_get(v, sections[i])) {
+                                struct jpath jk = policy_jp_key(at, sections[i]);
+                                return policy_error(err, errlen, EINVAL, jk.s,
+                                                    "applies only to a sandboxed server, and this one has "
+                                                    "\"sandbox\": false");
+                        }
+                return 0;
+        }
+
+        (void) snprintf(source, sizeof(source), "MCP server %s", s->id);
+        r = policy_new_server_base(ctx, source, &p, err, errlen);
+        if (r < 0)
+                return r;
+        m = json_object_get(v, "filesystem");
+        if (m) {
+                struct jpath jf = policy_jp_key(at, "filesystem");
+                if (!json_is_object(m))
+                        return policy_error(err, errlen, EINVAL, jf.s, "must be an object");
+                r = policy_load_filesystem(p, ctx, m, &jf, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        m = json_object_get(v, "network");
+        if (m) {
+                struct jpath jn = policy_jp_key(at, "network");
+                if (!json_is_object(m))
+                        return policy_error(err, errlen, EINVAL, jn.s, "must be an object");
+                r = policy_load_network(p, m, &jn, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        m = json_object_get(v, "limits");
+        if (m) {
+                struct jpath jl = policy_jp_key(at, "limits");
+                r = policy_check_keys(m, &jl, lkeys, err, errlen);
+                if (r < 0)
+                        return r;
+                r = policy_load_limits(p, m, &jl, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        /* what the server's entry says of its environment and working
+         * directory, as the sandbox's own */
+        for (size_t i = 0; i < s->n_env_pass; i++) {
+                r = glove_policy_add_env_pass(p, s->env_pass[i], err, errlen);
+                if (r < 0)
+                        return r == -ENOMEM ? policy_error(err, errlen, ENOMEM, at->s, "out of memory") : r;
+        }
+        for (size_t i = 0; i < s->n_env_set; i++) {
+                r = glove_policy_add_env_set(p, s->env_set[i].name, s->env_set[i].value, err, errlen);
+                if (r < 0)
+                        return r == -ENOMEM ? policy_error(err, errlen, ENOMEM, at->s, "out of memory") : r;
+        }
+        r = glove_policy_set_cwd(p, ctx, s->cwd, err, errlen);
+        if (r < 0)
+                return r == -ENOMEM ? policy_error(err, errlen, ENOMEM, at->s, "out of memory") : r;
+        s->policy = TAKE_PTR(p);
+        return 0;
+}
+
 static int load_server(struct glove_mcp_server *s, const char *id, const json_t *v, const struct jpath *at,
                        const struct glove_policy_context *ctx, char *err, size_t errlen) {
-        static const char *const keys[] = { "command",      "cwd",       "env",       "restart", "call_timeout",
-                                            "init_timeout", "max_tools", "max_pages", NULL };
+        static const char *const keys[] = { "command",   "cwd",       "env",     "restart",    "call_timeout",
+                                            "init_timeout", "max_tools", "max_pages", "sandbox", "filesystem",
+                                            "network",   "limits",    NULL };
         const json_t *m;
         size_t i;
         json_t *e;
@@ -340,7 +424,7 @@ static int load_server(struct glove_mcp_server *s, const char *id, const json_t 
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return load_sandbox(s, v, at, ctx, err, errlen);
 }
 
 static int cmp_server(const void *a, const void *b) {
@@ -1075,7 +1159,8 @@ static json_t *rule_to_json(const struct glove_mcp_rule *rule) {
 }
 
 static json_t *server_to_json(const struct glove_mcp_server *s) {
-        _cleanup_json_ json_t *set = json_object();
+        static const char *const sections[] = { "filesystem", "network", "limits" };
+        _cleanup_json_ json_t *set = json_object(), *doc = NULL, *sb = NULL;
         char ct[32], it[32];
 
         if (!set)
@@ -1085,10 +1170,24 @@ static json_t *server_to_json(const struct glove_mcp_server *s) {
                         return NULL;
         format_duration_ms(s->call_timeout_ms, ct);
         format_duration_ms(s->init_timeout_ms, it);
-        return json_pack("{s:o,s:s,s:{s:o,s:O},s:b,s:s,s:s,s:I,s:I}", "command", strv_to_json(s->argv, s->n_argv),
-                         "cwd", s->cwd, "env", "pass", strv_to_json(s->env_pass, s->n_env_pass), "set", set,
-                         "restart", (int) s->restart, "call_timeout", ct, "init_timeout", it, "max_tools",
-                         (json_int_t) s->max_tools, "max_pages", (json_int_t) s->max_pages);
+        doc = json_pack("{s:o,s:s,s:{s:o,s:O},s:b,s:s,s:s,s:I,s:I,s:b}", "command", strv_to_json(s->argv, s->n_argv),
+                        "cwd", s->cwd, "env", "pass", strv_to_json(s->env_pass, s->n_env_pass), "set", set,
+                        "restart", (int) s->restart, "call_timeout", ct, "init_timeout", it, "max_tools",
+                        (json_int_t) s->max_tools, "max_pages", (json_int_t) s->max_pages, "sandbox",
+                        (int) s->sandbox);
+        if (!doc || !s->policy)
+                return TAKE_PTR(doc);
+        /* the sandbox as loading it again would build it: the base's
+         * grants are written out too, and merge with themselves */
+        if (glove_policy_to_json(s->policy, &sb) < 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
+                json_t *m = json_object_get(sb, sections[i]);
+
+                if (m && json_object_set(doc, sections[i], m) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(doc);
 }
 
 int glove_mcp_policy_to_json(const struct glove_mcp_policy *p, json_t **ret) {

@@ -178,9 +178,18 @@ void relay_init(struct relay *r) {
         r->in.src = r->in.dst = r->out.src = r->out.dst = r->err.src = r->err.dst = -EBADF;
 }
 
-int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes) {
+int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes,
+                  const int *direct) {
         int k;
 
+        if (direct) {
+                /* the agent's 0-2 are the caller's descriptors themselves:
+                 * nothing passes through the relay, nothing is counted */
+                plan->terminal = false;
+                r->direct = true;
+                memcpy(r->direct_fds, direct, sizeof(r->direct_fds));
+                return 0;
+        }
         /* A pty only for a user at a terminal: with stdout redirected
          * (`glove exec -- make >log`, `| grep`) the agent's output must
          * stay as written, not pass through a line discipline (CR LF). */
@@ -239,7 +248,7 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
 
 int relay_child_fds(const struct relay *r) {
         for (int i = 0; i < 3; i++) {
-                int fd = r->terminal ? r->devnull : r->pipes[i][i == 0 ? 0 : 1];
+                int fd = r->direct ? r->direct_fds[i] : r->terminal ? r->devnull : r->pipes[i][i == 0 ? 0 : 1];
                 if (dup2(fd, i) < 0)
                         return negative_errno();
         }

@@ -57,6 +57,8 @@ struct relay_stream {
 struct relay {
         bool terminal;              /* glove's stdin and stdout are terminals: the agent has a pty, whose
                                      * master arrives over the sync socket */
+        bool direct;                /* the agent's 0-2 are direct_fds (glove_sandbox_options.stdio): no relay */
+        int direct_fds[3];          /* borrowed */
         uint64_t limit;             /* 0: none */
         uint64_t total, stdout_bytes, stderr_bytes, input_bytes;
         bool limit_hit;
@@ -78,8 +80,11 @@ struct relay {
 void relay_init(struct relay *r);
 /* Before the clone: pipes (or /dev/null for init when the agent gets a
  * terminal), glove's own descriptors, and the terminal's modes and size
- * into the plan for init. Logs its errors. */
-int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes);
+ * into the plan for init. With |direct| (three descriptors, borrowed) the
+ * agent's stdin, stdout and stderr are those and the relay does nothing.
+ * Logs its errors. */
+int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes,
+                  const int *direct);
 /* In the clone child (init): the agent's ends become 0, 1 and 2. On
  * failure the child must not go on: glove's own would stay. */
 int relay_child_fds(const struct relay *r);

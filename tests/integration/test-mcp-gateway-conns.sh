@@ -20,10 +20,10 @@ for id in $IDS; do
     ws=$(new_ws "$id" "ws-$id")
     wire="$T/wire-$id.jsonl"
     : >"$wire"
-    chmod 666 "$wire"
+    [ "$id" = nobody ] && chown 65534:65534 "$wire"
     pol="$T/policy-$id.json"
-    printf '{"version": 1, "base": "default", "mcp": {"servers": {"p": {"command": ["%s", "%s"], "env": {"set": {"PROGRESS_WIRE": "%s"}}}},
-      "tools": {"p_slow": {}}, "resources": ["p"], "prompts": ["p"]}}\n' "$PY" "$PROGRESS" "$wire" >"$pol"
+    printf '{"version": 1, "base": "default", "mcp": {"servers": {"p": {"command": ["%s", "%s"], "env": {"set": {"PROGRESS_WIRE": "%s"}}, %s}},
+      "tools": {"p_slow": {}}, "resources": ["p"], "prompts": ["p"]}}\n' "$PY" "$PROGRESS" "$wire" "$(mcp_fs -- "$wire")" >"$pol"
     chmod 600 "$pol"
     [ "$id" = nobody ] && chown 65534:65534 "$pol"
     cat >"$ws/agent.py" <<'EOF'

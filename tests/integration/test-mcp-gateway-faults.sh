@@ -20,12 +20,12 @@ id=${IDS%% *}
 gw_policy() {
     local f="$T/policy-$1.json"
     printf '{"version": 1, "mcp": {"servers": {"f": {"command": ["%s", "%s", "%s", "%s"], "call_timeout": "1s",
-      "restart": %s, "env": {"set": {"FAULTY_STARTS": "%s"}}}}, "tools": {"f_t": {}}}}\n' \
-        "$PY" "$FAULTY" "$2" "$MARK-$1" "$3" "$T/starts-$1" >"$f"
+      "restart": %s, "env": {"set": {"FAULTY_STARTS": "%s"}}, %s}}, "tools": {"f_t": {}}}}\n' \
+        "$PY" "$FAULTY" "$2" "$MARK-$1" "$3" "$T/starts-$1" "$(mcp_fs -- "$T/starts-$1")" >"$f"
     chmod 600 "$f"
     [ "$id" = nobody ] && chown 65534:65534 "$f"
     : >"$T/starts-$1"
-    chmod 666 "$T/starts-$1"
+    [ "$id" = nobody ] && chown 65534:65534 "$T/starts-$1"
     echo "$f"
 }
 gw() { GW=(env "${_no_xdg[@]}" "$(_xdg_of "$id")" HOME="$(home_of "$id")" "$GLOVE" mcp --policy "$1"); }
@@ -130,10 +130,10 @@ check "an agent that stops reading is cut off (the gateway ends), and its server
 # must not be taken for the call's.
 PROGRESS="$TESTS_DIR/mcp/fixtures/progress.py"
 : >"$T/wire-progress"
-chmod 666 "$T/wire-progress"
+[ "$id" = nobody ] && chown 65534:65534 "$T/wire-progress"
 ppol="$T/policy-progress.json"
-printf '{"version": 1, "mcp": {"servers": {"p": {"command": ["%s", "%s", "%s"], "env": {"set": {"PROGRESS_WIRE": "%s"}}}},
-  "tools": {"p_slow": {}}, "resources": ["p"], "prompts": ["p"]}}\n' "$PY" "$PROGRESS" "$MARK-progress" "$T/wire-progress" >"$ppol"
+printf '{"version": 1, "mcp": {"servers": {"p": {"command": ["%s", "%s", "%s"], "env": {"set": {"PROGRESS_WIRE": "%s"}}, %s}},
+  "tools": {"p_slow": {}}, "resources": ["p"], "prompts": ["p"]}}\n' "$PY" "$PROGRESS" "$MARK-progress" "$T/wire-progress" "$(mcp_fs -- "$T/wire-progress")" >"$ppol"
 chmod 600 "$ppol"
 [ "$id" = nobody ] && chown 65534:65534 "$ppol"
 gw "$ppol"

@@ -170,8 +170,8 @@ for id in $IDS; do
     : >"$wire_f"
     [ "$id" = nobody ] && chown 65534:65534 "$wire_e" "$wire_f"
     servers="\"everything\": {\"command\": $(wired "$wire_e" "$NODE_ABS" "$E" stdio "$MARK-e-$id"), \"call_timeout\": \"1s\",
-                      \"env\": {\"set\": {\"GLOVE_TEST_CANARY\": \"canary-$MARK\"}}},
-      \"fs\": {\"command\": $(wired "$wire_f" "$NODE_ABS" "$F" "$ws")}"
+                      \"env\": {\"set\": {\"GLOVE_TEST_CANARY\": \"canary-$MARK\"}}, $(mcp_fs -- "$wire_e")},
+      \"fs\": {\"command\": $(wired "$wire_f" "$NODE_ABS" "$F" "$ws"), $(mcp_fs "$ws" -- "$wire_f")}"
     tools='"everything_echo": {"arguments": {"message": {"type": "string", "max_len": 20, "pattern": "[A-Za-z0-9 .,!?-]*"}}, "required": ["message"]},
       "everything_get-sum": {"arguments": {"a": {"type": "number", "min": -100, "max": 100}, "b": {"type": "integer", "min": -100, "max": 100}}, "required": ["a", "b"]},
       "everything_get-annotated-message": {"arguments": {"messageType": {"type": "string", "enum": ["success", "debug"]}, "includeImage": {"type": "boolean"}}, "required": ["messageType"]},
@@ -378,7 +378,7 @@ for id in $IDS; do
         lines_py 'any("completed" in json.dumps(x.get("result")) for x in resp(20))'
 
     # --- server-to-client requests are refused and audited ----------------
-    apol=$(write_policy "$id" asker "{\"version\": 1, \"mcp\": {\"servers\": {\"asker\": {\"command\": [$(js "$NODE_ABS"), $(js "$ASKER"), \"$MARK-a-$id\"]}},
+    apol=$(write_policy "$id" asker "{\"version\": 1, \"mcp\": {\"servers\": {\"asker\": {\"command\": [$(js "$NODE_ABS"), $(js "$ASKER"), \"$MARK-a-$id\"], $(mcp_fs)}},
         \"tools\": {\"asker_ask\": {}}}}")
     gw "$id" "$apol"
     audit_mark "$id"
@@ -415,7 +415,7 @@ and len(json.loads(resp(30)[0]["result"]["content"][0]["text"])) == 3'
 
     # --- a server that cannot start: exit 125, named -----------------------
     bpol=$(write_policy "$id" broken "{\"version\": 1, \"mcp\": {\"servers\": {
-        \"everything\": {\"command\": [$(js "$NODE_ABS"), $(js "$E"), \"stdio\", \"$MARK-b-$id\"]},
+        \"everything\": {\"command\": [$(js "$NODE_ABS"), $(js "$E"), \"stdio\", \"$MARK-b-$id\"], $(mcp_fs)},
         \"brokensrv\": {\"command\": [\"$T/no-such-server-$id\"]}}, \"tools\": {}}}")
     gw "$id" "$bpol"
     timeout -k 5 30 "${GW[@]}" </dev/null >"$T/.out" 2>"$T/.err"
@@ -443,9 +443,10 @@ wire_re="$T/wire-res-ev.jsonl" wire_rm="$T/wire-res-mem.jsonl" wire_rf="$T/wire-
 [ "$id" = nobody ] && chown 65534:65534 "$wire_re" "$wire_rm" "$wire_rf"
 mkdir -p "$T/res-fs"; [ "$id" = nobody ] && chown 65534:65534 "$T/res-fs"
 rpol=$(write_policy "$id" resources "{\"version\": 1, \"mcp\": {\"servers\": {
-  \"ev\": {\"command\": $(wired "$wire_re" "$NODE_ABS" "$E" stdio)},
-  \"mem\": {\"command\": $(wired "$wire_rm" "$NODE_ABS" "$MCP_MEMORY"), \"env\": {\"set\": {\"MEMORY_FILE_PATH\": \"$T/res-fs/memory.json\"}}},
-  \"fs\": {\"command\": $(wired "$wire_rf" "$NODE_ABS" "$F" "$T/res-fs")}},
+  \"ev\": {\"command\": $(wired "$wire_re" "$NODE_ABS" "$E" stdio), $(mcp_fs -- "$wire_re")},
+  \"mem\": {\"command\": $(wired "$wire_rm" "$NODE_ABS" "$MCP_MEMORY"), \"env\": {\"set\": {\"MEMORY_FILE_PATH\": \"$T/res-fs/memory.json\"}},
+          $(mcp_fs -- "$wire_rm" "$T/res-fs")},
+  \"fs\": {\"command\": $(wired "$wire_rf" "$NODE_ABS" "$F" "$T/res-fs"), $(mcp_fs -- "$wire_rf" "$T/res-fs")}},
   \"tools\": {\"ev_echo\": {}}, \"resources\": [\"ev\", \"mem\", \"fs\"], \"prompts\": [\"ev\", \"fs\"]}}")
 gw "$id" "$rpol"
 audit_mark "$id"
@@ -498,7 +499,7 @@ check "$id: audit: the listings (with their servers), the reads (allow with the 
 
 # two servers listing the same URIs: neither is shown, each hidden one audited
 dpol=$(write_policy "$id" resources-dup "{\"version\": 1, \"mcp\": {\"servers\": {
-  \"a\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}, \"b\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"]}},
+  \"a\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"], $(mcp_fs)}, \"b\": {\"command\": [\"$NODE_ABS\", \"$E\", \"stdio\"], $(mcp_fs)}},
   \"tools\": {}, \"resources\": [\"a\", \"b\"], \"prompts\": [\"a\", \"b\"]}}")
 gw "$id" "$dpol"
 audit_mark "$id"
@@ -521,9 +522,9 @@ check "$id: ... each hidden URI is audited; the same prompt of both servers is t
 id=${IDS%% *}
 wire_l="$T/wire-lifecycle.jsonl"
 : >"$wire_l"
-chmod 666 "$wire_l"
+[ "$id" = nobody ] && chown 65534:65534 "$wire_l"
 lpol=$(write_policy "$id" lifecycle "{\"version\": 1, \"mcp\": {\"servers\": {\"p\": {\"command\": [$(js "$PY"), $(js "$TESTS_DIR/mcp/fixtures/progress.py")],
-  \"env\": {\"set\": {\"PROGRESS_WIRE\": $(js "$wire_l")}}}}, \"tools\": {\"p_slow\": {}}, \"resources\": [\"p\"], \"prompts\": [\"p\"]}}")
+  \"env\": {\"set\": {\"PROGRESS_WIRE\": $(js "$wire_l")}}, $(mcp_fs -- "$wire_l")}}, \"tools\": {\"p_slow\": {}}, \"resources\": [\"p\"], \"prompts\": [\"p\"]}}")
 gw "$id" "$lpol"
 : >"$wire_l"
 mcp_raw --line '{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"p_slow","arguments":{}}}' \
@@ -558,7 +559,7 @@ id=${IDS%% *}
 wire_s="$T/wire-smuggle.jsonl"
 : >"$wire_s"
 [ "$id" = nobody ] && chown 65534:65534 "$wire_s"
-spol=$(write_policy "$id" smuggle "{\"version\": 1, \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_s" "$NODE_ABS" "$E" stdio "$MARK-s")}},
+spol=$(write_policy "$id" smuggle "{\"version\": 1, \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_s" "$NODE_ABS" "$E" stdio "$MARK-s"), $(mcp_fs -- "$wire_s")}},
   \"tools\": {\"everything_echo\": {\"arguments\": {\"message\": {}}}}}}")
 gw "$id" "$spol"
 deep=$("$PY" -c 'print("[" * 100 + "]" * 100)')
@@ -583,10 +584,11 @@ if [ "$(id -u)" = 0 ]; then
     : >"$wire_a"
     apol() {
         write_policy root "auditfail-$1" "{\"version\": 1, \"audit\": {\"path\": \"$T/alog/$1.jsonl\"},
-          \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_a" "$NODE_ABS" "$E" stdio "$MARK-a")}},
+          \"mcp\": {\"servers\": {\"everything\": {\"command\": $(wired "$wire_a" "$NODE_ABS" "$E" stdio "$MARK-a"), \"sandbox\": false}},
           \"tools\": {\"everything_echo\": {\"arguments\": {\"message\": {\"type\": \"string\"}}}}}}"
     }
-    # what a start alone writes (its records have a fixed size)
+    # what a start alone writes (its records have a fixed size; the server
+    # is unsandboxed here so that nothing but the gateway writes to the log)
     gw root "$(apol probe)"
     mcp_raw --line "$INIT_2025_06" --line "$INITIALIZED" --line '{"jsonrpc":"2.0","id":2,"method":"ping"}' --wait 2 -- "${GW[@]}"
     start_bytes=$(($(stat -c %s "$T/alog/probe.jsonl") - $(tail -n 1 "$T/alog/probe.jsonl" | wc -c)))

@@ -48,8 +48,8 @@ for id in $IDS; do
     pol="$T/policy-$id.json"
     cat >"$pol" <<JSON
 {"version": 1, "base": "default", "filesystem": {"read": ["$MCP_DIR"]},
- "mcp": {"servers": {"fs": {"command": ["/usr/bin/node", "$F", "$data", "$MARK-$id"]},
-                     "everything": {"command": ["/usr/bin/node", "$E", "stdio", "$MARK-e-$id"]}},
+ "mcp": {"servers": {"fs": {"command": ["/usr/bin/node", "$F", "$data", "$MARK-$id"], $(mcp_fs "$data")},
+                     "everything": {"command": ["/usr/bin/node", "$E", "stdio", "$MARK-e-$id"], $(mcp_fs)}},
          "tools": {"fs_read_text_file": {"arguments": {"path": {"type": "string", "path_under": ["$data"]}}, "required": ["path"]},
                    "everything_echo": {"arguments": {"message": {"type": "string", "max_len": 40}}, "required": ["message"]}}}}
 JSON
@@ -73,7 +73,9 @@ JSON
     "$PY" - "$pol" "$pol2" "$mem" "$MCP_DIR/node_modules/@modelcontextprotocol/server-memory/dist/index.js" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
-p["mcp"]["servers"]["memory"] = {"command": ["/usr/bin/node", sys.argv[4]], "env": {"set": {"MEMORY_FILE_PATH": sys.argv[3]}}}
+p["mcp"]["servers"]["memory"] = {"command": ["/usr/bin/node", sys.argv[4]], "env": {"set": {"MEMORY_FILE_PATH": sys.argv[3]}},
+                                 "filesystem": {"read": p["mcp"]["servers"]["everything"]["filesystem"]["read"],
+                                                "write": [sys.argv[3].rsplit("/", 1)[0]]}}
 p["mcp"]["tools"]["memory_create_entities"] = {"arguments": {"entities": {"type": "array", "max_items": 5, "items": {
     "type": "object", "properties": {"name": {"type": "string", "max_len": 40}, "entityType": {"type": "string", "enum": ["person", "thing"]},
     "observations": {"type": "array", "max_items": 5, "items": {"type": "string", "max_len": 100}}},

@@ -60,3 +60,16 @@ sys.exit(0 if ok else 1)
 ' "$1" "$2"
 }
 out_lacks() { ! out_has "$1"; }
+
+# mcp_fs [PATH...] [-- RW_PATH...]: the "filesystem" member of a sandboxed
+# server's policy entry (docs/policy.md, "Each server's sandbox"): the test
+# peers (tests/mcp, node_modules and fixtures) and PATHs read-only, the
+# RW_PATHs writable. Servers run in sandboxes of their own by default; this
+# is what the test servers need to see.
+mcp_fs() {
+    "$PY" -c '
+import json, sys
+a = sys.argv[1:]
+ro, rw = (a[:a.index("--")], a[a.index("--") + 1:]) if "--" in a else (a, [])
+print("\"filesystem\": " + json.dumps({"read": ro, "write": rw}))' "$MCP_DIR" "$@"
+}

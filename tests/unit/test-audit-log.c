@@ -516,6 +516,161 @@ static void test_log_check_helpers(void **state) {
         assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
 }
 
+/* Reports naming their runs (a spawned sandbox's): several lines, each
+ * whole, components from the known set; anything else is no report. */
+static void test_helper_named(void **state) {
+        static const char run1[] = "0123456789abcdef0123456789abcdef", run2[] = "fedcba9876543210fedcba9876543210";
+        static const char sha[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        struct glove_audit_helper in[2] = { { .component = "sandbox", .reported = true, .records = 19 },
+                                            { .component = "proxy", .reported = true, .records = 0 } };
+        struct glove_audit_helper out[2];
+        size_t n = 99;
+        int fds[2];
+        static const char *const bad[] = {
+                "0123456789abcdef0123456789abcdef sandbox 3\n",
+                "0123456789abcdef0123456789abcdef agent 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+                "0123456789abcdef0123456789abcdeF sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+                "0123456789abcdef0123456789abcdef sandbox -3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+                "0123456789abcdef0123456789abcdef sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+                "0123456789abcdef0123456789abcdef sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff x\n",
+                "0123456789abcdef0123456789abcdef  sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+                "\n",
+        };
+
+        memcpy(in[0].run, run1, sizeof(run1));
+        memcpy(in[1].run, run2, sizeof(run2));
+        memcpy(in[0].sha256, sha, sizeof(sha));
+        memcpy(in[1].sha256, sha, sizeof(sha));
+        assert_int_equal(pipe(fds), 0);
+        assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
+        assert_int_equal(glove_audit_helper_write(fds[1], &in[1]), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        close(fds[0]);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < 2; i++) {
+                assert_true(out[i].reported);
+                assert_string_equal(out[i].run, in[i].run);
+                assert_string_equal(out[i].component, in[i].component);
+                assert_int_equal(out[i].records, in[i].records);
+                assert_string_equal(out[i].sha256, sha);
+        }
+        /* nothing at all: no runs (a supervisor that was killed) */
+        assert_int_equal(pipe(fds), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(n, 0);
+        close(fds[0]);
+        /* more lines than asked for */
+        assert_int_equal(pipe(fds), 0);
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+        close(fds[0]);
+        /* an unknown component or an unreported run is not written */
+        {
+                struct glove_audit_helper x = in[0];
+
+                x.component = "agent";
+                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
+                x = in[0];
+                x.reported = false;
+                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                assert_int_equal(pipe(fds), 0);
+                assert_int_equal(write(fds[1], bad[i], strlen(bad[i])), (ssize_t) strlen(bad[i]));
+                close(fds[1]);
+                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+                close(fds[0]);
+        }
+}
+
+/* A record of a vouched-for run may vouch for another run (the gateway for
+ * each MCP server's sandbox): that run is checked like a receipted one;
+ * a vouch from a run nothing vouches for counts for nothing. */
+static void test_log_check_vouches(void **state) {
+        static const char run[] = "0123456789abcdef0123456789abcdef", gw[] = "11111111111111111111111111111111",
+                          sb[] = "22222222222222222222222222222222";
+        char s1[256], s2[256], g1[512], log[2048], journal[2048], sha_run[GLOVE_SHA256_HEX_CHARS + 1],
+                sha_gw[GLOVE_SHA256_HEX_CHARS + 1], sha_sb[GLOVE_SHA256_HEX_CHARS + 1], l1[256], both[512];
+        struct glove_audit_log_report rep;
+
+        (void) snprintf(l1, sizeof(l1), "{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", run);
+        (void) snprintf(s1, sizeof(s1), "{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", sb);
+        (void) snprintf(s2, sizeof(s2), "{\"run\":\"%s\",\"seq\":2,\"v\":1}\n", sb);
+        (void) snprintf(both, sizeof(both), "%s%s", s1, s2);
+        glove_sha256_hex(both, strlen(both), sha_sb);
+        (void) snprintf(g1, sizeof(g1),
+                        "{\"run\":\"%s\",\"seq\":1,\"v\":1,\"vouches\":{\"component\":\"sandbox\",\"records\":2,"
+                        "\"run\":\"%s\",\"sha256\":\"%s\"}}\n",
+                        gw, sb, sha_sb);
+        glove_sha256_hex(l1, strlen(l1), sha_run);
+        glove_sha256_hex(g1, strlen(g1), sha_gw);
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"helpers\":[{\"component\":\"mcp\",\"records\":1,\"run\":\"%s\",\"sha256\":\"%s\"}],"
+                        "\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        gw, sha_gw, sha_run, run);
+
+        /* the sandbox's records come before the gateway's vouching record */
+        (void) snprintf(log, sizeof(log), "%s%s%s%s", l1, s1, s2, g1);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), 0);
+        assert_int_equal(rep.runs_checked, 3);
+        assert_int_equal(rep.runs_unreceipted, 0);
+        /* its last record deleted: found by the count */
+        (void) snprintf(log, sizeof(log), "%s%s%s", l1, s1, g1);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+        assert_string_equal(rep.run, sb);
+        assert_non_null(strstr(rep.reason, "deleted"));
+        /* one of its records altered: found by the digest */
+        (void) snprintf(log, sizeof(log), "%s%s%s%s", l1, s1, s2, g1);
+        strstr(log + strlen(l1), "\"v\":1")[4] = '2';
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+        assert_string_equal(rep.run, sb);
+        assert_non_null(strstr(rep.reason, "altered"));
+        /* one added after the vouching record */
+        {
+                char s3[256];
+
+                (void) snprintf(s3, sizeof(s3), "{\"run\":\"%s\",\"seq\":3,\"v\":1}\n", sb);
+                (void) snprintf(log, sizeof(log), "%s%s%s%s%s", l1, s1, s2, g1, s3);
+                assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+                assert_string_equal(rep.run, sb);
+        }
+        /* vouched for twice */
+        (void) snprintf(log, sizeof(log), "%s%s%s%s", l1, s1, s2, g1);
+        {
+                char journal2[4096];
+
+                (void) snprintf(journal2, sizeof(journal2),
+                                "%s{\"audit\":{\"helpers\":[{\"component\":\"mcp\",\"records\":2,\"run\":\"%s\","
+                                "\"sha256\":\"%s\"}],\"path\":\"/l\",\"records\":0,\"sha256\":\"%s\"},"
+                                "\"kind\":\"session\",\"run\":\"33333333333333333333333333333333\"}\n",
+                                journal, sb, sha_sb, sha_sb);
+                assert_int_equal(check(log, strlen(log), journal2, "/l", &rep), -EBADMSG);
+                assert_non_null(strstr(rep.reason, "twice"));
+        }
+        /* the gateway's run unvouched (no receipt names it): its vouch
+         * counts for nothing, both runs are merely unreceipted */
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        sha_run, run);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), 0);
+        assert_int_equal(rep.runs_checked, 1);
+        assert_int_equal(rep.runs_unreceipted, 2);
+        /* a malformed vouch in a vouched-for run is damage */
+        (void) snprintf(g1, sizeof(g1), "{\"run\":\"%s\",\"seq\":1,\"v\":1,\"vouches\":{\"run\":\"%s\"}}\n", gw, sb);
+        glove_sha256_hex(g1, strlen(g1), sha_gw);
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"helpers\":[{\"component\":\"mcp\",\"records\":1,\"run\":\"%s\",\"sha256\":\"%s\"}],"
+                        "\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
+                        gw, sha_gw, sha_run, run);
+        (void) snprintf(log, sizeof(log), "%s%s%s%s", l1, s1, s2, g1);
+        assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
+        assert_non_null(strstr(rep.reason, "malformed"));
+}
+
 static void test_log_check(void **state) {
         _cleanup_free_ char *journal = NULL, *log = NULL, *bad = NULL;
         struct glove_audit_log_report rep;
@@ -596,6 +751,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_report, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check_helpers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_named, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_log_check_vouches, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,14 +284,23 @@ static void test_to_json(void **state) {
 
         /* defaults filled in, paths expanded, durations in their largest exact unit */
         assert_int_equal(glove_policy_to_json(p, &j), 0);
-        assert_int_equal(
-                glove_json_canonical(json_object_get(json_object_get(json_object_get(j, "mcp"), "servers"), "fs"), &s,
-                                     NULL),
-                0);
+        {
+                json_t *fs = json_object_get(json_object_get(json_object_get(j, "mcp"), "servers"), "fs");
+                _cleanup_json_ json_t *copy = json_deep_copy(fs);
+
+                /* the sandbox's file system starts from the host's system
+                 * directories (which differ between hosts): checked in
+                 * test_server_sandbox; the rest exactly */
+                assert_non_null(copy);
+                assert_true(json_is_object(json_object_get(copy, "filesystem")));
+                assert_int_equal(json_object_del(copy, "filesystem"), 0);
+                assert_int_equal(glove_json_canonical(copy, &s, NULL), 0);
+        }
         assert_string_equal(s, "{\"call_timeout\":\"2m\",\"command\":[\"/usr/bin/node\",\"/opt/mcp/server-filesystem/"
                                "dist/index.js\",\"/work/ws\"],\"cwd\":\"/work/p/sub\",\"env\":{\"pass\":[\"HOME\"],"
                                "\"set\":{\"MEMORY_FILE_PATH\":\"/tmp/m.json\"}},\"init_timeout\":\"500ms\","
-                               "\"max_pages\":3,\"max_tools\":7,\"restart\":true}");
+                               "\"max_pages\":3,\"max_tools\":7,\"network\":{\"mode\":\"offline\"},"
+                               "\"restart\":true,\"sandbox\":true}");
         free(TAKE_PTR(s));
         assert_int_equal(glove_json_canonical(json_object_get(json_object_get(json_object_get(j, "mcp"), "tools"),
                                                               "fs_read_text_file"),
@@ -300,6 +309,108 @@ static void test_to_json(void **state) {
         assert_string_equal(s, "{\"additional_arguments\":false,\"arguments\":{\"head\":{\"max\":10000,\"min\":1,"
                                "\"type\":\"integer\"},\"path\":{\"max_len\":4096,\"path_under\":[\"/work/ws\"],"
                                "\"type\":\"string\"}},\"required\":[\"path\"]}");
+}
+
+static const struct glove_grant *grant_of(const struct glove_policy *p, const char *path) {
+        for (size_t i = 0; i < p->n_grants; i++)
+                if (strcmp(p->grants[i].path, path) == 0)
+                        return &p->grants[i];
+        return NULL;
+}
+
+__attribute__((returns_nonnull)) static const struct glove_grant *must_grant(const struct glove_policy *p,
+                                                                              const char *path) {
+        const struct glove_grant *g = grant_of(p, path);
+
+        if (!g)
+                fail_msg("no grant of %s", path);
+        return g ? g : &p->grants[0];
+}
+
+/* Each server's own sandbox: the base, its grants, network and limits,
+ * its environment and working directory; the opt-out. */
+static void test_server_sandbox(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_mcp(
+                "\"servers\":{\"fs\":{\"command\":[\"/usr/bin/node\",\"/opt/fs.js\"],\"cwd\":\"/opt\","
+                "\"env\":{\"pass\":[\"TOKEN\"],\"set\":{\"A\":\"b\"}},"
+                "\"filesystem\":{\"read\":[\"/opt\"],\"write\":[\"${PWD}/ws\",{\"path\":\"/var/cache/x\",\"kind\":\"tmpfs\","
+                "\"size\":\"1M\"}]},\"network\":{\"mode\":\"proxy\",\"allow\":[\"api.example.com:443\"]},"
+                "\"limits\":{\"memory\":\"256M\",\"pids\":64}},"
+                "\"raw\":{\"command\":[\"/bin/cat\"],\"sandbox\":false}}");
+        const struct glove_mcp_server *fs = glove_mcp_server_find(p->mcp, "fs");
+        const struct glove_mcp_server *raw = glove_mcp_server_find(p->mcp, "raw");
+        const struct glove_policy *sp;
+        const struct glove_grant *g;
+
+        assert_non_null(fs);
+        assert_true(fs->sandbox);
+        sp = fs->policy;
+        assert_non_null(sp);
+        /* the base: system directories read-only, private HOME and /tmp */
+        g = must_grant(sp, "/usr");
+        assert_int_equal(g->kind, GLOVE_GRANT_RO);
+        g = must_grant(sp, "/home/u");
+        assert_int_equal(g->kind, GLOVE_GRANT_TMPFS);
+        g = must_grant(sp, "/tmp");
+        assert_int_equal(g->kind, GLOVE_GRANT_TMPFS);
+        /* and not the agent's default: no writable working directory */
+        assert_null(grant_of(sp, "/work/p"));
+        /* its own */
+        g = must_grant(sp, "/opt");
+        assert_int_equal(g->kind, GLOVE_GRANT_RO);
+        g = must_grant(sp, "/work/p/ws");
+        assert_int_equal(g->kind, GLOVE_GRANT_RW);
+        assert_string_equal(g->origin, "/mcp/servers/fs/filesystem/write/0");
+        g = must_grant(sp, "/var/cache/x");
+        assert_int_equal(g->kind, GLOVE_GRANT_TMPFS);
+        assert_int_equal(g->size, 1 << 20);
+        assert_int_equal(sp->net, GLOVE_NET_PROXY);
+        assert_int_equal(sp->n_net_allow, 1);
+        assert_int_equal(sp->memory_max, 256 << 20);
+        assert_int_equal(sp->pids_max, 64);
+        assert_int_equal(sp->n_env_pass, 1);
+        assert_string_equal(sp->env_pass[0], "TOKEN");
+        assert_int_equal(sp->n_env_set, 1);
+        assert_string_equal(sp->env_set[0].name, "A");
+        assert_string_equal(sp->cwd, "/opt");
+        /* the agent's policy is not the server's */
+        assert_int_equal(p->net, GLOVE_NET_OFFLINE);
+        assert_null(grant_of(p, "/opt"));
+
+        assert_non_null(raw);
+        assert_false(raw->sandbox);
+        assert_null(raw->policy);
+
+        /* a server without any of it still gets the sandbox, offline */
+        {
+                _cleanup_policy_ struct glove_policy *q = load_mcp(SERVERS);
+                const struct glove_mcp_server *ev = glove_mcp_server_find(q->mcp, "ev");
+
+                assert_true(ev->sandbox);
+                assert_non_null(ev->policy);
+                assert_int_equal(ev->policy->net, GLOVE_NET_OFFLINE);
+                assert_string_equal(ev->policy->cwd, "/");
+                assert_int_equal(ev->policy->memory_max, 0);
+        }
+
+#define ONE(rest) "\"servers\":{\"fs\":{\"command\":[\"/usr/bin/node\"]," rest "}}"
+        check_refused(ONE("\"sandbox\":false,\"filesystem\":{}"), -EINVAL,
+                      "/mcp/servers/fs/filesystem: applies only to a sandboxed server, and this one has \"sandbox\": "
+                      "false");
+        check_refused(ONE("\"sandbox\":false,\"limits\":{}"), -EINVAL, "/mcp/servers/fs/limits: applies only*");
+        check_refused(ONE("\"sandbox\":\"no\""), -EINVAL, "/mcp/servers/fs/sandbox: must be true or false");
+        check_refused(ONE("\"limits\":{\"wall\":\"1s\"}"), -EINVAL, "/mcp/servers/fs/limits/wall: unknown key*");
+        check_refused(ONE("\"limits\":{\"output\":1}"), -EINVAL, "/mcp/servers/fs/limits/output: unknown key*");
+        check_refused(ONE("\"limits\":{\"pids\":1}"), -EINVAL, "/mcp/servers/fs/limits/pids:*");
+        check_refused(ONE("\"filesystem\":{\"read\":[\"relative\"]}"), -EINVAL, "/mcp/servers/fs/filesystem/read/0:*");
+        check_refused(ONE("\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"ro\"}]}"), -EINVAL,
+                      "/mcp/servers/fs/filesystem/write/0/kind:*");
+        check_refused(ONE("\"filesystem\":{\"mounts\":[]}"), -EINVAL, "/mcp/servers/fs/filesystem/mounts: unknown key");
+        check_refused(ONE("\"filesystem\":[]"), -EINVAL, "/mcp/servers/fs/filesystem: must be an object");
+        check_refused(ONE("\"network\":{\"allow\":[\"a.example:443\"]}"), -EINVAL,
+                      "/mcp/servers/fs/network/allow: needs \"mode\": \"proxy\"*");
+        check_refused(ONE("\"network\":{\"mode\":\"host\"}"), -EINVAL, "/mcp/servers/fs/network/mode: must be*");
+#undef ONE
 }
 
 static void test_load_errors(void **state) {
@@ -859,6 +970,7 @@ int main(void) {
                 cmocka_unit_test(test_load_example),
                 cmocka_unit_test(test_no_section),
                 cmocka_unit_test(test_to_json),
+                cmocka_unit_test(test_server_sandbox),
                 cmocka_unit_test(test_load_errors),
                 cmocka_unit_test(test_pattern_errors),
                 cmocka_unit_test(test_unknown_tools),

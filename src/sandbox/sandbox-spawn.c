@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* A sandbox that is not the session's agent (an upstream MCP server): its
+ * own supervisor process, forked from the caller, runs glove_sandbox_run()
+ * with the caller's descriptors as the command's stdin, stdout and stderr,
+ * under an audit run of its own, and at its end reports that run (and its
+ * egress proxy's) on a pipe, so that whoever vouches for the session can
+ * vouch for these records too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "glove/sandbox.h"
+#include "log.h"
+#include "macro.h"
+
+/* In the child: the descriptors it needs go to 3-6, in this order, and
+ * every other one of the caller's is closed (a gateway holds its agents'
+ * connections and its other servers' pipes; none of them is this
+ * sandbox's). Its own stdin and stdout become /dev/null (in glove mcp
+ * they are the client's); stderr stays the caller's, for its messages. */
+static int child_fds(const int need[4]) {
+        int tmp[4], top = 6, null;
+
+        for (size_t i = 0; i < 4; i++)
+                top = need[i] > top ? need[i] : top;
+        for (size_t i = 0; i < 4; i++) {
+                tmp[i] = fcntl(need[i], F_DUPFD_CLOEXEC, top + 1);
+                if (tmp[i] < 0)
+                        return negative_errno();
+        }
+        for (size_t i = 0; i < 4; i++)
+                if (dup2(tmp[i], 3 + (int) i) < 0)
+                        return negative_errno();
+        (void) close_range(7, ~0U, 0);
+        /* the report's end must not reach the sandbox: init closes what it
+         * does not need, but say so here too */
+        if (fcntl(6, F_SETFD, FD_CLOEXEC) < 0)
+                return negative_errno();
+        null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0)
+                return negative_errno();
+        (void) close(null);
+        return 0;
+}
+
+_Noreturn static void child(const struct glove_sandbox_spawn_options *o, int report_fd, pid_t parent) {
+        struct glove_sandbox_options opts = *o->sandbox;
+        const int stdio[3] = { 3, 4, 5 };
+        struct glove_audit *audit = NULL;
+        struct glove_session_result res;
+        char err[512] = "";
+        int status, r;
+
+        /* a spawned sandbox never outlives whoever spawned it (its init
+         * dies with it in turn) */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                _exit(GLOVE_EXIT_FAILED);
+        r = child_fds((const int[4]) { o->sandbox->stdio[0], o->sandbox->stdio[1], o->sandbox->stdio[2], report_fd });
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the descriptors of %s's sandbox: %m", o->name);
+                _exit(GLOVE_EXIT_FAILED);
+        }
+        /* the caller's mask and dispositions are not the sandbox's */
+        {
+                sigset_t none;
+
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                for (int s = 1; s < NSIG; s++)
+                        if (s != SIGKILL && s != SIGSTOP)
+                                (void) signal(s, SIG_DFL);
+        }
+        /* own process group: a terminal's Ctrl-C reaches the caller, which
+         * decides when its sandboxes stop */
+        (void) setpgid(0, 0);
+        log_forget_errors();
+        if (o->audit) {
+                r = glove_audit_open(o->audit, &audit, err, sizeof(err));
+                if (r < 0) {
+                        log_error("Cannot open the audit log for %s's sandbox: %s", o->name,
+                                  err[0] ? err : strerror(-r));
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+        }
+        opts.audit = audit;
+        opts.stdio = stdio;
+        status = glove_sandbox_run(&opts, &res);
+        if (audit) {
+                struct glove_audit_helper own = { .component = "sandbox", .reported = true };
+
+                /* what is reported is on disk */
+                if (glove_audit_sync(audit) < 0) {
+                        log_error("Cannot sync the audit log of %s's sandbox", o->name);
+                        _exit(GLOVE_EXIT_FAILED);
+                }
+                memcpy(own.run, glove_audit_run_id(audit), sizeof(own.run));
+                own.records = glove_audit_count(audit);
+                glove_audit_digest(audit, own.sha256);
+                if (glove_audit_helper_write(6, &own) < 0 ||
+                    (res.proxy.run[0] && res.proxy.reported && glove_audit_helper_write(6, &res.proxy) < 0))
+                        log_error("Cannot report the audit records of %s's sandbox", o->name);
+        }
+        _exit(status & 0xff);
+}
+
+int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glove_sandbox_process *ret) {
+        _cleanup_close_pair_ int report[2] = { -EBADF, -EBADF };
+        pid_t parent = getpid(), pid;
+        int pidfd;
+
+        if (!o || !o->sandbox || !o->sandbox->stdio || o->sandbox->audit || !o->name)
+                return -EINVAL;
+        if (pipe2(report, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                report[0] = safe_close(report[0]);
+                child(o, report[1], parent);
+        }
+        report[1] = safe_close(report[1]);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                int r = negative_errno();
+
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
+        }
+        *ret = (struct glove_sandbox_process) { .pid = pid, .pidfd = pidfd, .report_fd = TAKE_FD(report[0]) };
+        return 0;
+}
