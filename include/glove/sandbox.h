@@ -35,6 +35,22 @@ struct glove_sandbox_options {
         const char *policy_sha256;   /* for the session_start record; may be NULL */
 };
 
+/* What the sandbox reported applied before it released the command
+ * (glove_session_result.applied): the receipt's mechanisms come only from
+ * these reports, each step's bit set by the process that did it once it
+ * had succeeded. */
+enum {
+        GLOVE_APPLIED_IDENTITY = 1u << 0,     /* init became the mapped uid and gid (the maps were written) */
+        GLOVE_APPLIED_ROOT = 1u << 1,         /* the new root built from the grants; pivot_root; old root gone */
+        GLOVE_APPLIED_NETWORK = 1u << 2,      /* lo up in the sandbox's network namespace (proxy: its helper runs) */
+        GLOVE_APPLIED_CAPS = 1u << 3,         /* every capability dropped, securebits locked (init, before the fork) */
+        GLOVE_APPLIED_RLIMITS = 1u << 4,      /* the agent's rlimits (RLIMIT_CORE 0, and the policy's) */
+        GLOVE_APPLIED_LANDLOCK = 1u << 5,     /* the agent restricted itself (landlock_abi says with which ABI) */
+        GLOVE_APPLIED_NO_NEW_PRIVS = 1u << 6, /* checked set in the agent */
+        GLOVE_APPLIED_SECCOMP = 1u << 7,      /* the agent's filter loaded */
+        GLOVE_APPLIED_ALL = (1u << 8) - 1,
+};
+
 /* What happened, for the receipt. */
 struct glove_session_result {
         const char *reason;          /* "exit", "signal", "timeout" (124), "exec_failed" (126/127), "setup_failed",
@@ -43,13 +59,19 @@ struct glove_session_result {
         int status;                  /* what glove exits with (as glove_sandbox_run returns) */
         int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
         int signal;                  /* the signal that ended it (reason "signal"), else 0 */
-        bool started;                /* the sandbox was built and the command was released */
+        /* the command was released: init started the agent once the
+         * run's records were durable, and the agent, with every protection
+         * in |applied| in place, reported so and called execve (reason
+         * "exec_failed": that call failed) */
+        bool started;
         struct timespec start_wall, end_wall;
         struct timespec start_mono, end_mono;
         /* the mechanisms in effect, as set up */
         bool root_mode;
         uint32_t host_uid, host_gid; /* the agent's identity on the host */
-        int landlock_abi;
+        uint32_t applied;            /* GLOVE_APPLIED_*, as the sandbox reported them; 0 unless started */
+        int landlock_abi;            /* the ABI the agent's Landlock ruleset was made for, as reported; 0 unless
+                                      * applied */
         /* rusage of everything the sandbox's init reaped */
         bool have_rusage;
         uint64_t utime_us, stime_us, maxrss_kib;

@@ -658,7 +658,9 @@ int limits_receipt(const struct glove_receipt_input *in, json_t *receipt) {
 
         if (!mech || !lim)
                 return 0; /* the session did not start: nothing was in effect */
-        if (res->mechanism) {
+        /* the session cgroup is the supervisor's own doing (init was
+         * cloned into it); rlimits are the agent's, as it reported */
+        if (res->mechanism && (strcmp(res->mechanism, "cgroup") == 0 || (res->applied & GLOVE_APPLIED_RLIMITS))) {
                 m = json_pack("{s:s}", "mechanism", res->mechanism);
                 if (!m || json_object_set_new(mech, "resources", m) < 0)
                         return -ENOMEM;
