@@ -35,6 +35,10 @@ struct glove_sandbox_options {
         const char *policy_sha256;   /* for the session_start record; may be NULL */
 };
 
+/* The newest Landlock ABI whose features the agent's ruleset uses; on a
+ * newer kernel it is still made for this one (the receipt's landlock_abi). */
+#define GLOVE_LANDLOCK_ABI_USED 6
+
 /* What the sandbox reported applied before it released the command
  * (glove_session_result.applied): the receipt's mechanisms come only from
  * these reports, each step's bit set by the process that did it once it
@@ -123,9 +127,35 @@ struct glove_receipt_input {
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);
 
-/* Which resource-limit mechanism a session would get here, without making
- * anything: 1 for cgroup v2 (|detail| says where), 0 for rlimits (|detail|
- * says why, |fix| what would give cgroup v2), 2 when glove exec would ask
- * the user's systemd manager for a delegated scope first (not tried here),
- * -errno if it cannot tell. */
-int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen);
+/* glove doctor's resource-limits check (src/sandbox/sandbox-limits-trial.c):
+ * does what glove exec would to get a session cgroup (asking the systemd
+ * user manager for a scope, moving this process into <cgroup>/supervisor:
+ * both stay, as after a glove exec), then makes a test cgroup, sets each
+ * limit there and, for memory and pids, sees it hold with a process cloned
+ * into it; the test cgroup is removed. Never fails but for -ENOMEM. */
+enum glove_limit_outcome {
+        GLOVE_LIMIT_NOT_TRIED, /* no session cgroup to try it in */
+        GLOVE_LIMIT_HELD,      /* set, and a process in the cgroup was stopped by it */
+        GLOVE_LIMIT_SET,       /* set and read back; holding it is the kernel's (cpu: not timed) */
+        GLOVE_LIMIT_FAILED,    /* its controller could not be enabled, or the limit did not take or hold */
+};
+
+struct glove_limit_result {
+        enum glove_limit_outcome outcome;
+        char detail[512];            /* what was done and seen, one line */
+};
+
+struct glove_limits_trial {
+        bool cgroup;                 /* glove exec's memory and pids limits would be a session cgroup's */
+        const char *layout;          /* where session cgroups go (a phrase), when cgroup */
+        char base[1024];             /* the cgroup they are made in */
+        char session[1100];          /* the test cgroup made (and removed) */
+        bool left_behind;            /* it could not be removed */
+        bool moved;                  /* this process moved into <cgroup>/supervisor */
+        char scope[128];             /* the systemd scope this process was given, or "" */
+        char why[1400];              /* rlimits: why not cgroup v2 */
+        char fix[300];
+        struct glove_limit_result memory, pids, cpu;
+};
+
+int glove_sandbox_limits_trial(struct glove_limits_trial *ret);

@@ -704,33 +704,3 @@ int limits_receipt(const struct glove_receipt_input *in, json_t *receipt) {
         json_decref(m);
         return 0;
 }
-
-int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen) {
-        struct cgroup_probe pr;
-        int r = cgroup_probe(NULL, &pr);
-
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                char mgr[512];
-                bool bus;
-
-                if (pr.not_delegated && geteuid() != 0 && scope_user_manager(mgr, sizeof(mgr), &bus) >= 0) {
-                        (void) snprintf(detail, dlen, "%s; glove exec asks the systemd user manager at %s for a "
-                                                      "delegated scope (not tried here)",
-                                        pr.why, mgr);
-                        (void) snprintf(fix, flen, "%s", pr.fix);
-                        return 2;
-                }
-                (void) snprintf(detail, dlen, "%s", pr.why);
-                (void) snprintf(fix, flen, "%s", pr.fix);
-                return 0;
-        }
-        (void) snprintf(detail, dlen, "session cgroups under %s (%s)", pr.base,
-                        pr.layout == CGROUP_LAYOUT_TOP    ? "the hierarchy's root"
-                        : pr.layout == CGROUP_LAYOUT_MOVE ? "glove moves itself into <cgroup>/supervisor first"
-                                                          : "beside glove's own cgroup");
-        if (flen)
-                fix[0] = 0;
-        return 1;
-}

@@ -59,7 +59,7 @@ struct ll_path_beneath {
 
 /* The newest ABI whose features the ruleset below uses (6: scopes). A
  * newer kernel enforces the same ruleset; the receipt names this one. */
-#define LL_ABI_USED_MAX 6
+#define LL_ABI_USED_MAX GLOVE_LANDLOCK_ABI_USED
 
 int landlock_abi_usable(int kernel_abi) {
         return kernel_abi < LL_ABI_USED_MAX ? kernel_abi : LL_ABI_USED_MAX;
