@@ -36,3 +36,6 @@ int policy_check_keys(const json_t *obj, const struct jpath *at, const char *con
 int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
                        size_t errlen);
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc);
+/* The built-in default's memory limit from |meminfo| (/proc/meminfo):
+ * MemTotal / GLOVE_DEFAULT_MEMORY_DIVISOR, rounded down to a MiB. */
+int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t errlen);

@@ -142,7 +142,7 @@ fi
 echo "# booting $(basename "$kernel") under qemu ($accel)"
 log="$t/console.log"
 rc=0
-timeout -k 10 240 "$qemu" -accel "$accel" -m 1024 -smp 2 -nodefaults -display none -no-reboot \
+timeout -k 10 240 "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
         -kernel "$kernel" -initrd "$t/initrd.gz" \
         -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" \
         -serial "file:$log" -monitor none </dev/null || rc=$?

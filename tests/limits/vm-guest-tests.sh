@@ -53,6 +53,39 @@ gx() {
         chmod 644 /tmp/receipt 2>/dev/null
 }
 
+# gxd ARGS...: glove exec with the starter policy (the built-in default:
+# no --policy) from a project directory of $who's, as $AS
+gxd() {
+        rm -f /tmp/receipt
+        if [ -n "$AS" ]; then
+                mkdir -p /tmp/proj-nobody && chown 65534:65534 /tmp/proj-nobody
+                # shellcheck disable=SC2086
+                (cd /tmp/proj-nobody && $AS env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME "$G" exec --receipt /tmp/receipt "$@") >/tmp/out 2>/tmp/err </dev/null
+        else
+                mkdir -p /tmp/proj-root
+                (cd /tmp/proj-root && HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --receipt /tmp/receipt "$@") >/tmp/out 2>/tmp/err </dev/null
+        fi
+        RC=$?
+        chmod 644 /tmp/receipt 2>/dev/null
+}
+# the built-in default's memory limit: half of MemTotal, whole MiB
+DEFAULT_MEMORY=$(( $(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) / 2 / 1024 * 1048576 ))
+
+# The built-in default's limits, with cgroup v2: a 4 GiB allocation and a
+# fork flood stop at them. As uid 65534 only: the default makes the working
+# directory a writable grant, which root gets as an idmapped mount, and
+# this guest's file systems (tmpfs on 6.1) cannot be idmapped.
+default_suite() {
+        who=$1
+        gxd --ro /glove -- "$HOG" mem 4096
+        check "$who: the default policy stops a 4 GiB allocation at memory.max (half the RAM): 137, reason memory" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(num memory_bytes)" = "$DEFAULT_MEMORY" ] &&
+                 [ "$(str mechanism)" = cgroup ] && ! grep -q warning /tmp/err'
+        gxd --ro /glove -- "$HOG" fork 4200
+        check "$who: the default policy stops a fork flood at pids.max 4096: reason pids" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 4094 && [ "$(str reason)" = pids ] && [ "$(num pids)" = 4096 ]'
+}
+
 suite() {
         who=$1
         gx -- true
@@ -163,6 +196,7 @@ if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" se
         sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor 2>&1 |
                 grep -E "cgroup-v2|resource-limits|user-namespace" | sed 's/^/#   /'
         suite nobody
+        default_suite nobody
         check "nobody: glove moved itself into delegated/supervisor, and no session cgroup is left" \
                 '[ -d /sys/fs/cgroup/delegated/supervisor ] && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
         sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor >/tmp/out 2>&1
