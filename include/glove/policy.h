@@ -96,6 +96,11 @@ struct glove_policy {
 #define GLOVE_POLICY_MIN_OPEN_FILES 4u
 #define GLOVE_POLICY_MAX_OPEN_FILES 1048576u /* the default fs.nr_open */
 #define GLOVE_DEFAULT_SHM_SIZE ((uint64_t) 256 << 20)
+/* The built-in default's limits (docs/policy.md): pids, and memory as a
+ * fraction of the host's RAM (MemTotal / GLOVE_DEFAULT_MEMORY_DIVISOR,
+ * read when the policy is built). */
+#define GLOVE_DEFAULT_PIDS 4096u
+#define GLOVE_DEFAULT_MEMORY_DIVISOR 2u
 /* base64 of it (4/3) and the rest of the receipt stay under
  * GLOVE_RECEIPT_MAX_BYTES (64 KiB) */
 #define GLOVE_POLICY_MAX_TRANSCRIPT_TAIL ((uint64_t) 32 << 10)
@@ -155,7 +160,7 @@ int glove_policy_set_output_limit(struct glove_policy *p, uint64_t bytes, char *
 /* audit.transcript_tail / --transcript-tail: 0 (none) to 32 KiB. */
 int glove_policy_set_transcript_tail(struct glove_policy *p, uint64_t bytes, char *err, size_t errlen);
 /* limits.memory / --memory ("2G", at least 1M), limits.pids / --pids
- * (2 to 4194304), limits.cpu / --cpu (cores, "1.5", 0.01 to 1024),
+ * (2 to 4194304), either "none" for no limit (what the default's become), limits.cpu / --cpu (cores, "1.5", 0.01 to 1024),
  * limits.open_files / --open-files (4 to 1048576), limits.shm (a size).
  * Errors name the limit. */
 int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen);

@@ -41,6 +41,26 @@ struct glove_sandbox_options {
         const int *stdio;
 };
 
+/* The newest Landlock ABI whose features the agent's ruleset uses; on a
+ * newer kernel it is still made for this one (the receipt's landlock_abi). */
+#define GLOVE_LANDLOCK_ABI_USED 6
+
+/* What the sandbox reported applied before it released the command
+ * (glove_session_result.applied): the receipt's mechanisms come only from
+ * these reports, each step's bit set by the process that did it once it
+ * had succeeded. */
+enum {
+        GLOVE_APPLIED_IDENTITY = 1u << 0,     /* init became the mapped uid and gid (the maps were written) */
+        GLOVE_APPLIED_ROOT = 1u << 1,         /* the new root built from the grants; pivot_root; old root gone */
+        GLOVE_APPLIED_NETWORK = 1u << 2,      /* lo up in the sandbox's network namespace (proxy: its helper runs) */
+        GLOVE_APPLIED_CAPS = 1u << 3,         /* every capability dropped, securebits locked (init, before the fork) */
+        GLOVE_APPLIED_RLIMITS = 1u << 4,      /* the agent's rlimits (RLIMIT_CORE 0, and the policy's) */
+        GLOVE_APPLIED_LANDLOCK = 1u << 5,     /* the agent restricted itself (landlock_abi says with which ABI) */
+        GLOVE_APPLIED_NO_NEW_PRIVS = 1u << 6, /* checked set in the agent */
+        GLOVE_APPLIED_SECCOMP = 1u << 7,      /* the agent's filter loaded */
+        GLOVE_APPLIED_ALL = (1u << 8) - 1,
+};
+
 /* What happened, for the receipt. */
 struct glove_session_result {
         const char *reason;          /* "exit", "signal", "timeout" (124), "exec_failed" (126/127), "setup_failed",
@@ -49,13 +69,19 @@ struct glove_session_result {
         int status;                  /* what glove exits with (as glove_sandbox_run returns) */
         int exit_code;               /* the agent's exit code (reason "exit"), else -1 */
         int signal;                  /* the signal that ended it (reason "signal"), else 0 */
-        bool started;                /* the sandbox was built and the command was released */
+        /* the command was released: init started the agent once the
+         * run's records were durable, and the agent, with every protection
+         * in |applied| in place, reported so and called execve (reason
+         * "exec_failed": that call failed) */
+        bool started;
         struct timespec start_wall, end_wall;
         struct timespec start_mono, end_mono;
         /* the mechanisms in effect, as set up */
         bool root_mode;
         uint32_t host_uid, host_gid; /* the agent's identity on the host */
-        int landlock_abi;
+        uint32_t applied;            /* GLOVE_APPLIED_*, as the sandbox reported them; 0 unless started */
+        int landlock_abi;            /* the ABI the agent's Landlock ruleset was made for, as reported; 0 unless
+                                      * applied */
         /* rusage of everything the sandbox's init reaped */
         bool have_rusage;
         uint64_t utime_us, stime_us, maxrss_kib;
@@ -137,9 +163,35 @@ struct glove_receipt_input {
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);
 
-/* Which resource-limit mechanism a session would get here, without making
- * anything: 1 for cgroup v2 (|detail| says where), 0 for rlimits (|detail|
- * says why, |fix| what would give cgroup v2), 2 when glove exec would ask
- * the user's systemd manager for a delegated scope first (not tried here),
- * -errno if it cannot tell. */
-int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen);
+/* glove doctor's resource-limits check (src/sandbox/sandbox-limits-trial.c):
+ * does what glove exec would to get a session cgroup (asking the systemd
+ * user manager for a scope, moving this process into <cgroup>/supervisor:
+ * both stay, as after a glove exec), then makes a test cgroup, sets each
+ * limit there and, for memory and pids, sees it hold with a process cloned
+ * into it; the test cgroup is removed. Never fails but for -ENOMEM. */
+enum glove_limit_outcome {
+        GLOVE_LIMIT_NOT_TRIED, /* no session cgroup to try it in */
+        GLOVE_LIMIT_HELD,      /* set, and a process in the cgroup was stopped by it */
+        GLOVE_LIMIT_SET,       /* set and read back; holding it is the kernel's (cpu: not timed) */
+        GLOVE_LIMIT_FAILED,    /* its controller could not be enabled, or the limit did not take or hold */
+};
+
+struct glove_limit_result {
+        enum glove_limit_outcome outcome;
+        char detail[512];            /* what was done and seen, one line */
+};
+
+struct glove_limits_trial {
+        bool cgroup;                 /* glove exec's memory and pids limits would be a session cgroup's */
+        const char *layout;          /* where session cgroups go (a phrase), when cgroup */
+        char base[1024];             /* the cgroup they are made in */
+        char session[1100];          /* the test cgroup made (and removed) */
+        bool left_behind;            /* it could not be removed */
+        bool moved;                  /* this process moved into <cgroup>/supervisor */
+        char scope[128];             /* the systemd scope this process was given, or "" */
+        char why[1400];              /* rlimits: why not cgroup v2 */
+        char fix[300];
+        struct glove_limit_result memory, pids, cpu;
+};
+
+int glove_sandbox_limits_trial(struct glove_limits_trial *ret);

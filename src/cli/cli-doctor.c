@@ -20,10 +20,18 @@ static void help(FILE *f) {
                 "usage: glove doctor [--json]\n"
                 "\n"
                 "Reports, for each kernel mechanism Glove uses, whether this host provides it\n"
-                "to the calling user and, if not, why and how to fix it. Every mechanism is\n"
-                "tried for real in short-lived child processes (user and other namespaces,\n"
-                "seccomp, Landlock, the mount API, idmapped mounts when run as root,\n"
-                "overlayfs, pidfd, clone3, cgroup v2 delegation); nothing is left behind.\n"
+                "to the calling user and, if not, why and how to fix it. Each check says what\n"
+                "it did. Most are tried for real in short-lived child processes (user and the\n"
+                "other namespaces, seccomp, Landlock, the mount API, idmapped mounts when run\n"
+                "as root, overlayfs, pidfd, clone3); their namespaces and mounts die with them.\n"
+                "cgroup-v2 only reads files (cgroup.controllers, mountinfo, access(2)).\n"
+                "resource-limits does what 'glove exec' would to get a session cgroup: it may\n"
+                "ask the systemd user manager for a delegated scope (which ends with the\n"
+                "doctor) or move the doctor into <cgroup>/supervisor, enables the memory, pids\n"
+                "and cpu controllers there, then makes a test cgroup, sees a memory hog\n"
+                "OOM-killed and a fork refused in it, sets cpu.max, and removes it. What can\n"
+                "stay is what one 'glove exec' leaves: the controllers enabled, a supervisor/\n"
+                "cgroup. overlayfs is reported, not used: Glove has no overlay grants yet.\n"
                 "Run it as the user who will run 'glove exec': the answers differ for root.\n"
                 "\n"
                 "  --json        print the report as one JSON object instead\n"
@@ -32,8 +40,9 @@ static void help(FILE *f) {
                 "Exit status: 0 when everything 'glove exec' requires is available; 1 when\n"
                 "something it requires is missing (the doctor itself worked; the report says\n"
                 "what is missing and how to fix it); 125 when the doctor could not run (bad\n"
-                "option, out of memory). overlayfs and cgroup v2 are optional: without them\n"
-                "'overlay' grants are refused and resource limits use rlimits.\n");
+                "option, out of memory). cgroup v2 is optional: without it resource limits\n"
+                "use rlimits, which bound each process rather than the sandbox, and --cpu and\n"
+                "--require-cgroup are refused.\n");
 }
 
 static const char *status_mark(const struct glove_doctor_check *c) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* glove doctor: every mechanism is exercised for real, not read from
+/* glove doctor: mechanisms are exercised for real, not read from
  * configuration, because configuration lies (an LSM can refuse what a sysctl
  * allows, a container's seccomp profile can hide a syscall the kernel has).
  * Anything that changes process state runs in a forked child that reports
  * {stage, errno, values} over a pipe and is reaped before the next probe;
- * namespaces and mounts die with it. */
+ * namespaces and mounts die with it. Two checks are different, and say so:
+ * cgroup-v2 only reads files; resource-limits does in this process what
+ * glove exec would (src/sandbox/sandbox-limits-trial.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -697,7 +699,9 @@ static void probe_seccomp(struct doctor *d) {
                 return;
         }
         check_status(d, CHECK_SECCOMP, GLOVE_DOCTOR_AVAILABLE);
-        check_detail(d, CHECK_SECCOMP, "a filter installed with libseccomp %s denies as asked%s", version,
+        check_detail(d, CHECK_SECCOMP, "tried: a filter installed with libseccomp %s made getppid() fail with "
+                                       "EPERM%s",
+                     version,
                      mode == 2 ? " (this process already runs under a filter, e.g. a container's; Glove's stacks "
                                  "on top)"
                                : "");
@@ -806,11 +810,14 @@ static void probe_landlock(struct doctor *d) {
         check_status(d, CHECK_LANDLOCK, GLOVE_DOCTOR_AVAILABLE);
         if (abi > (long) ELEMENTSOF(landlock_features))
                 check_detail(d, CHECK_LANDLOCK, "ABI %ld: file system rules%s%s, and features newer than this "
-                                                "Glove knows; enforcement checked",
-                             abi, list[0] ? " + " : "", list);
+                                                "Glove knows; tried: a ruleset handling READ_DIR denied listing /; "
+                                                "Glove's ruleset is made for ABI %d",
+                             abi, list[0] ? " + " : "", list, GLOVE_LANDLOCK_ABI_USED);
         else
-                check_detail(d, CHECK_LANDLOCK, "ABI %ld: file system rules%s%s; enforcement checked", abi,
-                             list[0] ? " + " : "", list);
+                check_detail(d, CHECK_LANDLOCK, "ABI %ld: file system rules%s%s; tried: a ruleset handling READ_DIR "
+                                                "denied listing /; Glove's ruleset is made for ABI %ld",
+                             abi, list[0] ? " + " : "", list,
+                             abi < GLOVE_LANDLOCK_ABI_USED ? abi : (long) GLOVE_LANDLOCK_ABI_USED);
 }
 
 /* ---- new mount API ---- */
@@ -907,8 +914,8 @@ static void probe_mount_api(struct doctor *d) {
                 return;
         }
         check_status(d, CHECK_MOUNT_API, GLOVE_DOCTOR_AVAILABLE);
-        check_detail(d, CHECK_MOUNT_API, "fsopen/fsmount (tmpfs), open_tree(OPEN_TREE_CLONE), move_mount and "
-                                         "mount_setattr(RDONLY) work in a user+mount namespace; a cloned tree "
+        check_detail(d, CHECK_MOUNT_API, "tried: fsopen/fsmount (tmpfs), open_tree(OPEN_TREE_CLONE), move_mount "
+                                         "and mount_setattr(RDONLY) work in a user+mount namespace; a cloned tree "
                                          "is read-only");
 }
 
@@ -1149,30 +1156,32 @@ static int child_overlay(struct probe_msg *m) {
         return 0;
 }
 
+/* Glove offers no overlay grants yet (the policy refuses them), so this is
+ * never "available": it says whether the kernel could do its part. */
 static void probe_overlay(struct doctor *d) {
+        static const char unused[] = "not used: Glove does not offer 'overlay' grants yet (a policy with one is "
+                                     "refused; use 'rw' or 'tmpfs')";
         struct probe_msg m;
 
+        check_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_SKIPPED);
         if (!d->userns_ok) {
-                not_probed_without_userns(d, CHECK_OVERLAY, "not probed: it is mounted inside a user namespace, and those are "
-                                               "unavailable");
+                check_extra(d, CHECK_OVERLAY, "kernel_mounts_overlay", json_null());
+                check_detail(d, CHECK_OVERLAY, "%s; whether the kernel could mount one was not tried: that needs a "
+                                               "user namespace",
+                             unused);
                 return;
         }
         probe_in_child(child_overlay, &m);
+        check_extra(d, CHECK_OVERLAY, "kernel_mounts_overlay", json_boolean(m.error == 0));
         if (m.error == 0) {
-                check_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_AVAILABLE);
-                check_detail(d, CHECK_OVERLAY, "an overlay mounts in a user namespace, and copy-on-write works");
+                check_detail(d, CHECK_OVERLAY, "%s; the kernel could: tried, an overlay mounted in a user+mount "
+                                               "namespace showed its lower layer and took a write in its upper one",
+                             unused);
                 return;
         }
-        check_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_UNAVAILABLE);
         check_extra_errno(d, CHECK_OVERLAY, m.stage, m.error);
-        check_detail(d, CHECK_OVERLAY, "%s failed in a user+mount namespace: %s (%s); 'overlay' grants will be "
-                                       "refused",
-                     m.stage, errno_name(m.error), err_desc(m.error));
-        if (strstr(m.stage, "overlay") && (m.error == ENODEV || m.error == EPERM || m.error == EINVAL))
-                check_fix(d, CHECK_OVERLAY, "use a kernel >= 5.11 with CONFIG_OVERLAY_FS (modprobe overlay), or "
-                                            "use 'rw' or 'tmpfs' grants instead of 'overlay'");
-        else
-                check_fix(d, CHECK_OVERLAY, "use 'rw' or 'tmpfs' grants instead of 'overlay'");
+        check_detail(d, CHECK_OVERLAY, "%s; nor could the kernel: tried, %s failed in a user+mount namespace: %s (%s)",
+                     unused, m.stage, errno_name(m.error), err_desc(m.error));
 }
 
 /* ---- pidfd and clone3 ---- */
@@ -1191,7 +1200,8 @@ static void probe_pidfd(struct doctor *d) {
         }
         if (e == 0) {
                 check_status(d, CHECK_PIDFD, GLOVE_DOCTOR_AVAILABLE);
-                check_detail(d, CHECK_PIDFD, "pidfd_open and pidfd_send_signal work");
+                check_detail(d, CHECK_PIDFD, "tried: pidfd_open of this process and pidfd_send_signal (signal 0) "
+                                             "through it work");
                 return;
         }
         check_status(d, CHECK_PIDFD, GLOVE_DOCTOR_UNAVAILABLE);
@@ -1359,6 +1369,9 @@ static int own_cgroup_v2(char **ret) {
         return -ENXIO;
 }
 
+/* Read only: what the files say about this process's cgroup. Whether a
+ * session cgroup can really be made and its limits hold is what
+ * resource-limits tries. */
 static void probe_cgroup(struct doctor *d) {
         static const char fallback[] = "without it, resource limits use rlimits (see resource-limits)";
         _cleanup_(cgroup_mounts_done) struct cgroup_mounts mounts = {};
@@ -1471,37 +1484,45 @@ static void probe_cgroup(struct doctor *d) {
 
         if (n_missing == ELEMENTSOF(cgroup_wanted) && n_v1 > 0) {
                 check_status(d, CHECK_CGROUP2, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_CGROUP2, "cgroup2 at %s has no controllers: they are bound to cgroup v1 "
-                                               "hierarchies (%s); %s",
+                check_detail(d, CHECK_CGROUP2, "read: cgroup2 at %s has no controllers: they are bound to cgroup v1 "
+                                               "hierarchies (%s, /proc/self/mountinfo); %s",
                              mounts.v2_mountpoint, v1, fallback);
                 check_fix(d, CHECK_CGROUP2, "boot with systemd.unified_cgroup_hierarchy=1 (systemd hosts) or "
                                             "cgroup_no_v1=all, so the controllers move to cgroup v2");
         } else if (n_missing == ELEMENTSOF(cgroup_wanted)) {
                 check_status(d, CHECK_CGROUP2, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_CGROUP2, "cgroup %s (%s) offers none of memory, pids, cpu; %s", cg, dir,
-                             fallback);
+                check_detail(d, CHECK_CGROUP2, "read: cgroup %s (%s) lists none of memory, pids, cpu in "
+                                               "cgroup.controllers; %s",
+                             cg, dir, fallback);
                 check_fix(d, CHECK_CGROUP2, "run glove in a delegated cgroup: systemd-run --user --scope -p "
                                             "Delegate=yes glove ...");
         } else if (n_missing > 0) {
                 check_status(d, CHECK_CGROUP2, GLOVE_DOCTOR_PARTIAL);
-                check_detail(d, CHECK_CGROUP2, "cgroup %s (%s) lacks the %s controller%s%s%s%s; %s", cg, dir,
-                             missing, n_missing > 1 ? "s" : "", n_v1 > 0 ? " (bound to cgroup v1: " : "", v1,
-                             n_v1 > 0 ? ")" : "", writable ? "those limits fall back to rlimits" : fallback);
+                check_detail(d, CHECK_CGROUP2, "read: cgroup %s (%s) lacks the %s controller%s%s%s%s in "
+                                               "cgroup.controllers; %s",
+                             cg, dir, missing, n_missing > 1 ? "s" : "", n_v1 > 0 ? " (bound to cgroup v1: " : "", v1,
+                             n_v1 > 0 ? ")" : "",
+                             !writable ? fallback
+                             : word_in_list(missing, "cpu", ", ") && n_missing == 1
+                                     ? "--cpu is refused (resource-limits tries the rest)"
+                                     : "without memory and pids, resource limits use rlimits (see resource-limits)");
                 check_fix(d, CHECK_CGROUP2, n_v1 > 0 ? "boot with systemd.unified_cgroup_hierarchy=1 or "
                                                        "cgroup_no_v1=all"
                                                      : "enable them in the parent's cgroup.subtree_control, or "
                                                        "use systemd-run --user --scope -p Delegate=yes glove ...");
         } else if (!writable) {
                 check_status(d, CHECK_CGROUP2, GLOVE_DOCTOR_UNAVAILABLE);
-                check_detail(d, CHECK_CGROUP2, "cgroup %s (%s) has memory, pids and cpu but is not writable by "
-                                               "uid %u (not delegated); %s",
+                check_detail(d, CHECK_CGROUP2, "read: cgroup %s (%s) lists memory, pids and cpu in cgroup.controllers "
+                                               "but is not writable by uid %u (access(2): not delegated); %s",
                              cg, dir, (unsigned) d->report->uid, fallback);
                 check_fix(d, CHECK_CGROUP2, "run glove in a delegated cgroup: systemd-run --user --scope -p "
                                             "Delegate=yes glove ...");
         } else {
                 check_status(d, CHECK_CGROUP2, GLOVE_DOCTOR_AVAILABLE);
-                check_detail(d, CHECK_CGROUP2, "cgroup %s (%s) is writable and offers memory, pids and cpu", cg,
-                             dir);
+                check_detail(d, CHECK_CGROUP2, "read: cgroup %s (%s) lists memory, pids and cpu in "
+                                               "cgroup.controllers, and it and its cgroup.procs are writable by uid "
+                                               "%u (access(2)); resource-limits tries them",
+                             cg, dir, (unsigned) d->report->uid);
         }
 }
 
@@ -1549,41 +1570,100 @@ const struct glove_doctor_check *glove_doctor_report_find(const struct glove_doc
         return NULL;
 }
 
-/* ---- the resource-limit mechanism a session gets ---- */
+/* ---- the resource-limit mechanism a session gets, tried ---- */
 
-/* Asks the sandbox's own selection (src/sandbox/sandbox-cgroup.c), which
- * changes nothing, so that doctor and glove exec cannot disagree. */
+static const char *outcome_name(enum glove_limit_outcome o) {
+        switch (o) {
+        case GLOVE_LIMIT_HELD:
+                return "held";
+        case GLOVE_LIMIT_SET:
+                return "set";
+        case GLOVE_LIMIT_FAILED:
+                return "failed";
+        case GLOVE_LIMIT_NOT_TRIED:
+        default:
+                return "not_tried";
+        }
+}
+
+/* The sandbox's own code does it (src/sandbox/sandbox-limits-trial.c), so
+ * that doctor and glove exec cannot disagree. */
 static void probe_limits(struct doctor *d) {
-        char detail[700], fix[300];
-        int r = glove_sandbox_limits_probe(detail, sizeof(detail), fix, sizeof(fix));
+        _cleanup_free_ struct glove_limits_trial *t = calloc(1, sizeof(*t));
+        _cleanup_free_ char *where = NULL;
+        bool mem, pids, cpu;
+        int r;
 
-        if (r == -ENOMEM) {
+        if (!t) {
                 d->oom = true;
                 return;
         }
-        check_extra(d, CHECK_LIMITS, "mechanism", json_string(r == 1 ? "cgroup" : r == 2 ? "scope" : "rlimit"));
-        if (r == 2) {
-                /* decided only when glove exec asks: the manager may refuse */
+        r = glove_sandbox_limits_trial(t);
+        if (r < 0) {
+                d->oom = true;
+                return;
+        }
+        check_extra(d, CHECK_LIMITS, "mechanism", json_string(t->cgroup ? "cgroup" : "rlimit"));
+        check_extra(d, CHECK_LIMITS, "memory", json_string(outcome_name(t->memory.outcome)));
+        check_extra(d, CHECK_LIMITS, "pids", json_string(outcome_name(t->pids.outcome)));
+        check_extra(d, CHECK_LIMITS, "cpu", json_string(outcome_name(t->cpu.outcome)));
+        if (t->scope[0])
+                check_extra(d, CHECK_LIMITS, "scope", json_string_lossy(t->scope));
+        if (t->session[0])
+                check_extra(d, CHECK_LIMITS, "test_cgroup", json_string_lossy(t->session));
+        if (!t->cgroup) {
                 check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
-                check_detail(d, CHECK_LIMITS, "mechanism cgroup if the systemd user manager grants a delegated "
-                                              "scope, else rlimit: %s",
-                             detail);
-                check_fix(d, CHECK_LIMITS, "%s", fix);
+                check_detail(d, CHECK_LIMITS,
+                             "mechanism rlimit: no session cgroup, because %s%s%s. glove exec then sets, in the agent "
+                             "(not tried here), RLIMIT_DATA for --memory, which bounds each process and not the "
+                             "sandbox as a whole, and RLIMIT_NPROC for --pids; it refuses --cpu and "
+                             "--require-cgroup, and an end by a limit cannot be told from others",
+                             t->why, t->scope[0] ? "; tried in the systemd scope " : "", t->scope);
+                check_fix(d, CHECK_LIMITS, "%s", t->fix);
                 return;
         }
-        if (r > 0) {
+        if (asprintf(&where, "session cgroups under %s (%s)%s%s%s%s", t->base, t->layout,
+                     t->moved ? "; this process moved itself into <cgroup>/supervisor, as glove exec does, and "
+                                "stays there"
+                              : "",
+                     t->scope[0] ? "; in the systemd scope " : "", t->scope,
+                     t->scope[0] ? ", asked for as glove exec does, which ends with this process" : "") < 0) {
+                d->oom = true;
+                return;
+        }
+        mem = t->memory.outcome == GLOVE_LIMIT_HELD;
+        pids = t->pids.outcome == GLOVE_LIMIT_HELD;
+        cpu = t->cpu.outcome == GLOVE_LIMIT_SET;
+        if (mem && pids && cpu && !t->left_behind) {
                 check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_AVAILABLE);
-                check_detail(d, CHECK_LIMITS, "mechanism cgroup: memory, pids and cpu limits hold for the whole "
-                                              "sandbox; %s",
-                             detail);
+                check_detail(d, CHECK_LIMITS,
+                             "mechanism cgroup, tried: memory, pids and cpu limits hold for the whole sandbox: %s; "
+                             "in the test cgroup %s (removed): memory: %s; pids: %s; cpu: %s",
+                             where, t->session, t->memory.detail, t->pids.detail, t->cpu.detail);
                 return;
         }
-        check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
-        check_detail(d, CHECK_LIMITS, "mechanism rlimit: --memory and --pids bound each process (RLIMIT_DATA, "
-                                      "RLIMIT_NPROC), --cpu and --require-cgroup make glove exec refuse to run, and an end by a limit "
-                                      "cannot be told from others; no cgroup v2 because %s",
-                     detail);
-        check_fix(d, CHECK_LIMITS, "%s", fix);
+        if (mem && pids && !t->left_behind) {
+                check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_PARTIAL);
+                check_detail(d, CHECK_LIMITS,
+                             "mechanism cgroup, tried: memory and pids limits hold for the whole sandbox, cpu "
+                             "limits do not, so glove exec refuses --cpu (125): %s; in the test cgroup %s "
+                             "(removed): memory: %s; pids: %s; cpu: %s",
+                             where, t->session, t->memory.detail, t->pids.detail, t->cpu.detail);
+                check_fix(d, CHECK_LIMITS, "delegate the cpu controller too: enable it in the cgroup.subtree_control "
+                                           "of each parent down to %s (systemd: Delegate=yes), or run without --cpu",
+                          t->base);
+                return;
+        }
+        check_status(d, CHECK_LIMITS, GLOVE_DOCTOR_UNAVAILABLE);
+        check_detail(d, CHECK_LIMITS,
+                     "mechanism cgroup, but its limits did not all hold when tried: %s; in the test cgroup %s%s: "
+                     "memory: %s; pids: %s; cpu: %s",
+                     where, t->session, t->left_behind ? " (which could not be removed)" : " (removed)",
+                     t->memory.detail, t->pids.detail, t->cpu.detail);
+        check_fix(d, CHECK_LIMITS, "%s",
+                  t->left_behind ? "remove the test cgroup (rmdir) once its processes are gone, and see why the "
+                                   "limits did not hold above"
+                                 : "see why above; a security module or a container runtime may stand in the way");
 }
 
 int glove_doctor_run(struct glove_doctor_report **ret) {

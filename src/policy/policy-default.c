@@ -117,6 +117,13 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
         if (r < 0)
                 return r;
         p->net = GLOVE_NET_OFFLINE;
+        /* A fork flood or a runaway allocation must not take the host
+         * down: the limits are resolved here, so --dry-run, the policy
+         * digest and the receipt show the value in force. */
+        p->pids_max = GLOVE_DEFAULT_PIDS;
+        r = policy_default_memory("/proc/meminfo", &p->memory_max, err, errlen);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -49,3 +49,7 @@ int policy_load_network(struct glove_policy *p, const json_t *net, const struct 
  * working directory "/". |origin| names its grants in messages. */
 int policy_new_server_base(const struct glove_policy_context *ctx, const char *source, struct glove_policy **ret,
                            char *err, size_t errlen);
+
+/* The built-in default's memory limit from |meminfo| (/proc/meminfo):
+ * MemTotal / GLOVE_DEFAULT_MEMORY_DIVISOR, rounded down to a MiB. */
+int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t errlen);

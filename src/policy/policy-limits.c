@@ -3,8 +3,12 @@
  * open_files, require_cgroup, shm) and their flags. limits.wall is in
  * policy.c; the sandbox applies these in src/sandbox/sandbox-cgroup.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
 
 #include "parse-util.h"
 #include "policy-internal.h"
@@ -12,10 +16,14 @@
 int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen) {
         uint64_t v;
 
+        if (strcmp(size, "none") == 0) {
+                p->memory_max = 0;
+                return 0;
+        }
         if (parse_size(size, &v) < 0 || v < GLOVE_POLICY_MIN_MEMORY || v > (uint64_t) INT64_MAX)
                 return policy_error(err, errlen, EINVAL, NULL,
                                     "memory limit \"%.64s\" must be a size of at least 1M, such as \"512M\" or "
-                                    "\"2G\"",
+                                    "\"2G\", or \"none\"",
                                     size);
         p->memory_max = v;
         return 0;
@@ -24,10 +32,14 @@ int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err,
 int glove_policy_set_pids(struct glove_policy *p, const char *n, char *err, size_t errlen) {
         uint64_t v;
 
+        if (strcmp(n, "none") == 0) {
+                p->pids_max = 0;
+                return 0;
+        }
         if (parse_u64(n, GLOVE_POLICY_MAX_PIDS, &v) < 0 || v < GLOVE_POLICY_MIN_PIDS)
                 return policy_error(err, errlen, EINVAL, NULL,
                                     "pids limit \"%.64s\" must be a whole number from %u to %u (processes and "
-                                    "threads, the sandbox's init included)",
+                                    "threads, the sandbox's init included), or \"none\"",
                                     n, GLOVE_POLICY_MIN_PIDS, GLOVE_POLICY_MAX_PIDS);
         p->pids_max = v;
         return 0;
@@ -63,6 +75,49 @@ int glove_policy_set_shm(struct glove_policy *p, const char *size, char *err, si
                 return policy_error(err, errlen, EINVAL, NULL,
                                     "/dev/shm size \"%.64s\" must be a size such as \"64M\"", size);
         p->shm_size = v;
+        return 0;
+}
+
+int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t errlen) {
+        _cleanup_close_ int fd = open(meminfo, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char text[8192], num[32];
+        const char *p;
+        uint64_t kib;
+        ssize_t n;
+        size_t k;
+
+        if (fd < 0)
+                return policy_error(err, errlen, errno, "default policy",
+                                    "cannot read %s for the default memory limit (half the host's RAM): %s; give "
+                                    "--memory SIZE (or \"none\")",
+                                    meminfo, strerror(errno));
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return policy_error(err, errlen, errno, "default policy", "cannot read %s: %s", meminfo,
+                                    strerror(errno));
+        text[n] = 0;
+        p = strncmp(text, "MemTotal:", 9) == 0 ? text : strstr(text, "\nMemTotal:");
+        if (p && *p == '\n')
+                p++;
+        if (p) {
+                p += 9;
+                p += strspn(p, " ");
+                k = strcspn(p, " \n");
+        }
+        if (!p || k == 0 || k >= sizeof(num) || strncmp(p + k, " kB", 3) != 0)
+                return policy_error(err, errlen, EINVAL, "default policy",
+                                    "%s has no \"MemTotal: N kB\" line for the default memory limit; give --memory "
+                                    "SIZE (or \"none\")",
+                                    meminfo);
+        memcpy(num, p, k);
+        num[k] = 0;
+        if (parse_u64(num, UINT64_MAX >> 10, &kib) < 0)
+                return policy_error(err, errlen, EINVAL, "default policy", "%s: MemTotal \"%s\" is not a number",
+                                    meminfo, num);
+        /* whole MiB, and never below what --memory accepts */
+        *ret = (kib / GLOVE_DEFAULT_MEMORY_DIVISOR) >> 10 << 20;
+        if (*ret < GLOVE_POLICY_MIN_MEMORY)
+                *ret = GLOVE_POLICY_MIN_MEMORY;
         return 0;
 }
 

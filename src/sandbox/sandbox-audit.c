@@ -82,7 +82,8 @@ static int record_start(const struct plan *plan, const struct glove_sandbox_opti
         extra = json_pack("{s:s,s:s*,s:s,s:b,s:I,s:I,s:i,s:s}", "argv_sha256", argv_sha, "policy_sha256",
                           opts->policy_sha256, "policy_source", plan->policy->source, "root_mode",
                           (int) plan->root_mode, "host_uid", (json_int_t) plan->host_uid, "host_gid",
-                          (json_int_t) plan->host_gid, "landlock_abi", plan->landlock_abi, "cwd", plan->cwd);
+                          (json_int_t) plan->host_gid, "landlock_abi", landlock_abi_usable(plan->landlock_abi), "cwd",
+                          plan->cwd);
         if (!extra)
                 return -ENOMEM;
         return append(opts->audit, &(struct glove_audit_event) {
@@ -337,6 +338,44 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
         return r;
 }
 
+static bool applied(const struct glove_session_result *res, uint32_t bits) {
+        return (res->applied & bits) == bits;
+}
+
+/* The receipt's mechanisms: each from the report of the step that applied
+ * it (GLOVE_APPLIED_*), none from the plan alone. The namespaces are the
+ * clone's (it succeeded, or nothing ran) and init built the root in them. */
+static int mechanisms_json(const struct glove_receipt_input *in, json_t *m) {
+        const struct glove_session_result *res = in->result;
+
+        if (applied(res, GLOVE_APPLIED_ROOT) &&
+            json_object_set_new(m, "namespaces", json_pack("[s,s,s,s,s,s,s]", "user", "mount", "pid", "ipc", "uts",
+                                                           "net", "cgroup")) < 0)
+                return -ENOMEM;
+        if (applied(res, GLOVE_APPLIED_SECCOMP) && json_object_set_new(m, "seccomp", json_string("filter")) < 0)
+                return -ENOMEM;
+        if (applied(res, GLOVE_APPLIED_LANDLOCK) && res->landlock_abi > 0 &&
+            json_object_set_new(m, "landlock_abi", json_integer(res->landlock_abi)) < 0)
+                return -ENOMEM;
+        if (applied(res, GLOVE_APPLIED_NO_NEW_PRIVS) && json_object_set_new(m, "no_new_privs", json_true()) < 0)
+                return -ENOMEM;
+        if (applied(res, GLOVE_APPLIED_CAPS) && json_object_set_new(m, "capabilities", json_string("none")) < 0)
+                return -ENOMEM;
+        /* offline's "no inet sockets" is the filter's */
+        if (applied(res, GLOVE_APPLIED_NETWORK | (in->net == GLOVE_NET_OFFLINE ? GLOVE_APPLIED_SECCOMP : 0)) &&
+            json_object_set_new(m, "network", json_string(glove_net_mode_to_string(in->net))) < 0)
+                return -ENOMEM;
+        if (applied(res, GLOVE_APPLIED_IDENTITY) &&
+            json_object_set_new(m, "identity", json_pack("{s:b,s:I,s:I}", "root_mode", (int) res->root_mode, "host_uid",
+                                                         (json_int_t) res->host_uid, "host_gid",
+                                                         (json_int_t) res->host_gid)) < 0)
+                return -ENOMEM;
+        /* limits_receipt() replaces it with the mechanism, rlimits applied */
+        if (applied(res, GLOVE_APPLIED_RLIMITS) && json_object_set_new(m, "resources", json_string("none")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static json_t *moment(const struct timespec *wall, const struct timespec *mono) {
         char buf[RFC3339_MAX];
 
@@ -397,15 +436,14 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         if (in->error && json_object_set_new(r, "error", glove_json_string_lossy(in->error, strlen(in->error))) < 0)
                 return -ENOMEM;
         /* What was enforced; only for a session that started (a refused
-         * one had nothing in effect). */
+         * one had nothing in effect), and each mechanism only as the
+         * sandbox reported it applied. */
         if (res->started) {
-                json_t *m = json_pack(
-                        "{s:[s,s,s,s,s,s,s],s:s,s:i,s:b,s:s,s:s,s:{s:b,s:I,s:I},s:s}", "namespaces", "user", "mount",
-                        "pid", "ipc", "uts", "net", "cgroup", "seccomp", "filter", "landlock_abi", res->landlock_abi,
-                        "no_new_privs", 1, "capabilities", "none", "network", glove_net_mode_to_string(in->net),
-                        "identity", "root_mode", (int) res->root_mode, "host_uid", (json_int_t) res->host_uid,
-                        "host_gid", (json_int_t) res->host_gid, "resources", "none");
+                json_t *m = json_object();
+
                 if (!m || json_object_set_new(r, "mechanisms", m) < 0)
+                        return -ENOMEM;
+                if (mechanisms_json(in, m) < 0)
                         return -ENOMEM;
                 /* the limits in force: the wall time and the output here,
                  * the resource limits in limits_receipt(); empty says none */

@@ -343,6 +343,25 @@ int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
         return 0;
 }
 
+/* "11.8G", "1280M", "64M": a size for a message, rounded down below 10G. */
+static void format_size(uint64_t v, char buf[32]) {
+        if (v >= (10ULL << 30))
+                (void) snprintf(buf, 32, "%.1fG", (double) v / (double) (1ULL << 30));
+        else if (v >= (1ULL << 20))
+                (void) snprintf(buf, 32, "%juM", (uintmax_t) (v >> 20));
+        else
+                (void) snprintf(buf, 32, "%juK", (uintmax_t) (v >> 10));
+}
+
+uint64_t limits_tmpfs_bytes(const struct glove_policy *p) {
+        uint64_t total = p->shm_size ? p->shm_size : GLOVE_DEFAULT_SHM_SIZE;
+
+        for (size_t i = 0; i < p->n_grants; i++)
+                if (p->grants[i].kind == GLOVE_GRANT_TMPFS)
+                        total = p->grants[i].size > UINT64_MAX - total ? UINT64_MAX : total + p->grants[i].size;
+        return total;
+}
+
 /* Falls back to rlimits unless that would drop a limit. */
 static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, const char *why, const char *fix,
                      struct glove_session_result *res) {
@@ -359,6 +378,20 @@ static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, cons
         res->mechanism = "rlimit";
         (void) snprintf(res->mechanism_note, sizeof(res->mechanism_note), "%s", why);
         log_debug("Resource limits by rlimits: %s", why);
+        /* Less than was asked for: said where the user reads it, before
+         * the run. (pids is no weaker: RLIMIT_NPROC counts the sandbox's
+         * own user namespace.) */
+        if (p->memory_max > 0) {
+                char mem[32], tmp[32];
+                uint64_t t = limits_tmpfs_bytes(p);
+
+                format_size(p->memory_max, mem);
+                format_size(t, tmp);
+                log_warning("the memory limit %s holds for each process (RLIMIT_DATA), not for the sandbox as a "
+                            "whole, and its private tmpfs (%s in all%s) come on top: no cgroup v2 here (%s); "
+                            "'glove doctor' says how to get it, and --require-cgroup refuses to run without it",
+                            mem, tmp, t > p->memory_max ? ", more than the limit" : "", why);
+        }
         return 0;
 }
 
@@ -628,17 +661,19 @@ int limits_audit(const struct plan *plan, struct glove_audit *a) {
         char cpu[32], reason[700];
 
         format_cpu_milli(p->cpu_milli, cpu);
-        extra = json_pack("{s:s,s:I,s:I,s:s,s:I,s:b}", "mechanism", ls && ls->cgroup ? "cgroup" : "rlimit",
+        extra = json_pack("{s:s,s:I,s:I,s:s,s:I,s:b,s:I}", "mechanism", ls && ls->cgroup ? "cgroup" : "rlimit",
                           "memory_bytes", (json_int_t) p->memory_max, "pids", (json_int_t) p->pids_max, "cpu", cpu,
-                          "open_files", (json_int_t) p->open_files, "require_cgroup", (int) p->require_cgroup);
+                          "open_files", (json_int_t) p->open_files, "require_cgroup", (int) p->require_cgroup,
+                          "tmpfs_bytes", (json_int_t) limits_tmpfs_bytes(p));
         if (!extra)
                 return -ENOMEM;
         if (ls && ls->cgroup)
                 (void) snprintf(reason, sizeof(reason), "cgroup v2: the session's own cgroup %s", ls->path);
         else
                 (void) snprintf(reason, sizeof(reason),
-                                "rlimits in the agent (per process: RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_NOFILE, "
-                                "RLIMIT_CORE 0); no cgroup v2: %s",
+                                "rlimits in the agent (per process: RLIMIT_DATA, RLIMIT_NOFILE, RLIMIT_CORE 0; "
+                                "RLIMIT_NPROC for the sandbox's user namespace); the private tmpfs (tmpfs_bytes) "
+                                "are outside the memory limit; no cgroup v2: %s",
                                 ls ? ls->why : "");
         return glove_audit_append(a, &(struct glove_audit_event) {
                 .component = "sandbox",
@@ -658,7 +693,9 @@ int limits_receipt(const struct glove_receipt_input *in, json_t *receipt) {
 
         if (!mech || !lim)
                 return 0; /* the session did not start: nothing was in effect */
-        if (res->mechanism) {
+        /* the session cgroup is the supervisor's own doing (init was
+         * cloned into it); rlimits are the agent's, as it reported */
+        if (res->mechanism && (strcmp(res->mechanism, "cgroup") == 0 || (res->applied & GLOVE_APPLIED_RLIMITS))) {
                 m = json_pack("{s:s}", "mechanism", res->mechanism);
                 if (!m || json_object_set_new(mech, "resources", m) < 0)
                         return -ENOMEM;
@@ -701,34 +738,4 @@ int limits_receipt(const struct glove_receipt_input *in, json_t *receipt) {
         }
         json_decref(m);
         return 0;
-}
-
-int glove_sandbox_limits_probe(char *detail, size_t dlen, char *fix, size_t flen) {
-        struct cgroup_probe pr;
-        int r = cgroup_probe(NULL, &pr);
-
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                char mgr[512];
-                bool bus;
-
-                if (pr.not_delegated && geteuid() != 0 && scope_user_manager(mgr, sizeof(mgr), &bus) >= 0) {
-                        (void) snprintf(detail, dlen, "%s; glove exec asks the systemd user manager at %s for a "
-                                                      "delegated scope (not tried here)",
-                                        pr.why, mgr);
-                        (void) snprintf(fix, flen, "%s", pr.fix);
-                        return 2;
-                }
-                (void) snprintf(detail, dlen, "%s", pr.why);
-                (void) snprintf(fix, flen, "%s", pr.fix);
-                return 0;
-        }
-        (void) snprintf(detail, dlen, "session cgroups under %s (%s)", pr.base,
-                        pr.layout == CGROUP_LAYOUT_TOP    ? "the hierarchy's root"
-                        : pr.layout == CGROUP_LAYOUT_MOVE ? "glove moves itself into <cgroup>/supervisor first"
-                                                          : "beside glove's own cgroup");
-        if (flen)
-                fix[0] = 0;
-        return 1;
 }

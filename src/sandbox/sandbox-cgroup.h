@@ -65,6 +65,10 @@ void limits_collect(struct limits_state *ls, struct glove_session_result *res);
 /* Kills and removes the session cgroup if it is still there. */
 void limits_done(struct limits_state *ls);
 
+/* What the sandbox's private tmpfs may hold in all: the tmpfs grants and
+ * /dev/shm. A session cgroup's memory.max covers it; rlimits do not. */
+uint64_t limits_tmpfs_bytes(const struct glove_policy *p);
+
 /* The audit record of the limits decision (written with the others). */
 int limits_audit(const struct plan *plan, struct glove_audit *a);
 

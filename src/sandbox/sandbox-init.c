@@ -105,11 +105,13 @@ static int exec_in_path(char *const *argv, char **envp) {
 }
 
 /* |tty_fd|: the agent's terminal (then its 0-2), or -EBADF: it keeps the
- * pipes init holds as 0-2. */
-_Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_fd) {
+ * pipes init holds as 0-2. |applied|: what init applied before the fork
+ * (GLOVE_APPLIED_*); the agent adds its own steps as each succeeds and
+ * reports them all just before execve. */
+_Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_fd, uint32_t applied) {
         char detail[200] = "";
         sigset_t all;
-        int r;
+        int r, abi;
 
         /* The agent starts with default dispositions and nothing blocked. */
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
@@ -144,15 +146,28 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
         r = limits_apply_rlimits(plan, detail, sizeof(detail));
         if (r < 0)
                 sync_fail(sync_fd, STAGE_LIMITS, -r, detail);
+        applied |= GLOVE_APPLIED_RLIMITS;
 
-        r = landlock_apply(plan, detail, sizeof(detail));
-        if (r < 0)
-                sync_fail(sync_fd, STAGE_LANDLOCK, -r, detail);
+        abi = landlock_apply(plan, detail, sizeof(detail));
+        if (abi < 0)
+                sync_fail(sync_fd, STAGE_LANDLOCK, -abi, detail);
+        applied |= GLOVE_APPLIED_LANDLOCK;
         if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
                 sync_fail(sync_fd, STAGE_NO_NEW_PRIVS, EPERM, "no_new_privs not set");
+        applied |= GLOVE_APPLIED_NO_NEW_PRIVS;
         r = seccomp_apply(plan);
         if (r < 0)
                 sync_fail(sync_fd, STAGE_SECCOMP, -r, "load filter");
+        applied |= GLOVE_APPLIED_SECCOMP;
+
+        /* The receipt names only what this report says; a run that cannot
+         * report it does not start. */
+        {
+                struct sync_msg m = { .type = MSG_APPLIED, .applied = applied, .landlock_abi = abi };
+
+                if (applied != GLOVE_APPLIED_ALL || sync_send(sync_fd, &m, NULL, 0) < 0)
+                        _exit(GLOVE_EXIT_FAILED);
+        }
 
         r = exec_in_path(plan->argv, plan->envp);
         {
@@ -187,6 +202,8 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         _cleanup_close_ int sfd = -EBADF, tty_fd = -EBADF;
         char detail[240] = "";
         enum stage stage = STAGE_NONE;
+        /* we run only once child_wait_go() took the mapped identity */
+        uint32_t applied = GLOVE_APPLIED_IDENTITY;
         sigset_t mask;
         pid_t agent;
         int r;
@@ -194,6 +211,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         r = mount_build_root(plan, sync_fd, &stage, detail, sizeof(detail));
         if (r < 0)
                 sync_fail(sync_fd, stage, -r, detail);
+        applied |= GLOVE_APPLIED_ROOT;
 
         if (sethostname(plan->policy->hostname, strlen(plan->policy->hostname)) < 0)
                 sync_fail(sync_fd, STAGE_HOSTNAME, errno, plan->policy->hostname);
@@ -209,6 +227,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         r = caps_drop_all();
         if (r < 0)
                 sync_fail(sync_fd, STAGE_CAPS, -r, "drop capabilities");
+        applied |= GLOVE_APPLIED_CAPS;
 
         sigemptyset(&mask);
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
@@ -238,6 +257,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         r = net_helper_start(plan, detail, sizeof(detail));
         if (r < 0)
                 sync_fail(sync_fd, STAGE_NET, -r, detail);
+        applied |= GLOVE_APPLIED_NETWORK;
 
         /* The supervisor syncs the run's audit records while we built the
          * root; the agent exists only once they are on disk. */
@@ -253,7 +273,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         if (agent < 0)
                 sync_fail(sync_fd, STAGE_FORK, errno, "fork the agent");
         if (agent == 0)
-                agent_main(plan, sync_fd, TAKE_FD(tty_fd));
+                agent_main(plan, sync_fd, TAKE_FD(tty_fd), applied);
         tty_fd = safe_close(tty_fd);
 
         for (;;) {

@@ -60,6 +60,7 @@ enum msg_type {
         MSG_PLACEHOLDERS,   /* supervisor -> init: placeholders made (error 0) or not */
         MSG_RELEASE,        /* supervisor -> init: the run's audit records are durable; start the agent */
         MSG_TERMINAL,       /* init -> supervisor: the agent's pty master (SCM_RIGHTS) */
+        MSG_APPLIED,        /* agent -> supervisor: every protection is in place, execve is next */
 };
 
 struct sync_msg {
@@ -70,6 +71,11 @@ struct sync_msg {
         char detail[240];
         /* MSG_AGENT_EXITED: rusage of everything init reaped */
         uint64_t utime_us, stime_us, maxrss_kib;
+        /* MSG_APPLIED: the steps init and the agent applied
+         * (GLOVE_APPLIED_*; all of them, or the agent does not send it)
+         * and the Landlock ABI the agent's ruleset was made for */
+        uint32_t applied;
+        int32_t landlock_abi;
 };
 
 /* One host-bound grant, resolved and checked in the supervisor. */
@@ -193,6 +199,10 @@ int loopback_up(void);
 
 /* sandbox-landlock.c */
 int landlock_abi_version(void);
+/* The ABI Glove makes its ruleset for on a kernel offering |kernel_abi|:
+ * the kernel's, or the newest whose features Glove uses if that is older. */
+int landlock_abi_usable(int kernel_abi);
+/* Returns the ABI the ruleset was made for (> 0), or -errno with |detail|. */
 int landlock_apply(const struct plan *plan, char *detail, size_t len);
 
 /* sandbox-seccomp.c */

@@ -57,6 +57,14 @@ struct ll_path_beneath {
         int32_t parent_fd;
 } __attribute__((packed));
 
+/* The newest ABI whose features the ruleset below uses (6: scopes). A
+ * newer kernel enforces the same ruleset; the receipt names this one. */
+#define LL_ABI_USED_MAX GLOVE_LANDLOCK_ABI_USED
+
+int landlock_abi_usable(int kernel_abi) {
+        return kernel_abi < LL_ABI_USED_MAX ? kernel_abi : LL_ABI_USED_MAX;
+}
+
 int landlock_abi_version(void) {
         long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
         if (abi < 0)
@@ -98,7 +106,8 @@ static int add_rule(int ruleset, const char *path, uint64_t access, uint64_t han
 }
 
 int landlock_apply(const struct plan *plan, char *detail, size_t len) {
-        const uint64_t handled = fs_handled(plan->landlock_abi);
+        const int abi = landlock_abi_usable(plan->landlock_abi);
+        const uint64_t handled = fs_handled(abi);
         const uint64_t read = LL_READ_FILE | LL_READ_DIR | LL_EXECUTE;
         const uint64_t all = handled;
         struct ll_ruleset_attr attr = { .handled_access_fs = handled };
@@ -106,20 +115,24 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
         _cleanup_close_ int ruleset = -EBADF;
         int r;
 
-        if (plan->landlock_abi >= 4) {
+        if (abi < 1) {
+                (void) snprintf(detail, len, "no Landlock ABI (%d)", plan->landlock_abi);
+                return -EOPNOTSUPP;
+        }
+        if (abi >= 4) {
                 attr_size = 2 * sizeof(uint64_t);
                 /* offline: no TCP at all (the seccomp filter also denies
                  * inet sockets); loopback: the namespace holds only lo. */
                 if (plan->policy->net == GLOVE_NET_OFFLINE)
                         attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         }
-        if (plan->landlock_abi >= 6) {
+        if (abi >= 6) {
                 attr_size = sizeof(attr);
                 attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
         }
         ruleset = RET_NERRNO(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
         if (ruleset < 0) {
-                (void) snprintf(detail, len, "create ruleset (ABI %d)", plan->landlock_abi);
+                (void) snprintf(detail, len, "create ruleset (ABI %d)", abi);
                 return ruleset;
         }
 
@@ -152,8 +165,8 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
         }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
             syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) {
-                (void) snprintf(detail, len, "restrict self (ABI %d)", plan->landlock_abi);
+                (void) snprintf(detail, len, "restrict self (ABI %d)", abi);
                 return negative_errno();
         }
-        return 0;
+        return abi;
 }

@@ -114,9 +114,13 @@ int sync_recv(int fd, struct sync_msg *m, int *fds, size_t max_fds, size_t *ret_
         size_t got = 0;
         ssize_t n;
 
+        /* A peer that exited with our last message unread leaves
+         * ECONNRESET, which the kernel reports (and clears) before the
+         * messages it sent first: those still count (a setup failure's
+         * reason comes this way). */
         do
                 n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
+        while (n < 0 && (errno == EINTR || errno == ECONNRESET));
         if (n < 0)
                 return negative_errno();
         if (n == 0)
@@ -325,8 +329,9 @@ static int64_t now_ms(void) {
  * wait: the namespaces' teardown (which costs the kernel an RCU grace
  * period) goes on without holding up the caller. Without a report, init's
  * own exit (pidfd) ends it. Past the output limit init is killed, like the
- * watchdog's last step. */
-static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *relay,
+ * watchdog's last step. The run has started once the agent reported every
+ * protection applied (|landlock_abi|: the ABI its ruleset can be for). */
+static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *relay, int landlock_abi,
                       struct glove_session_result *res) {
         bool setup_failed = false, exec_failed = false, exited = false, timed_out = false, init_gone = false;
         bool limit_killed = false;
@@ -443,6 +448,22 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                 res->maxrss_kib = m.maxrss_kib;
                                 exited = true;
                                 break;
+                        case MSG_APPLIED:
+                                /* exactly once, all of them, and a Landlock
+                                 * ABI the plan allows: anything else is no
+                                 * report Glove can vouch for */
+                                if (res->started || m.applied != GLOVE_APPLIED_ALL || m.landlock_abi < 1 ||
+                                    m.landlock_abi > landlock_abi) {
+                                        log_error("The sandbox reported its protections %s",
+                                                  res->started ? "twice" : "in a malformed message");
+                                        setup_failed = true;
+                                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                                        break;
+                                }
+                                res->started = true;
+                                res->applied = m.applied;
+                                res->landlock_abi = m.landlock_abi;
+                                break;
                         case MSG_TERMINAL:
                                 if (n_fds == 1 && relay_attach_master(relay, fd) >= 0)
                                         break;
@@ -503,6 +524,13 @@ drained:
                 res->exit_code = -1;
                 res->signal = 0;
         }
+        /* an agent that exited without reporting its protections never
+         * reached the command (a signal before then stays the signal) */
+        if (!res->started && strcmp(res->reason, "exit") == 0) {
+                res->reason = "setup_failed";
+                res->status = GLOVE_EXIT_FAILED;
+                res->exit_code = -1;
+        }
         if (timed_out && !limit_killed) {
                 res->reason = "timeout";
                 res->status = GLOVE_EXIT_TIMEOUT;
@@ -545,7 +573,6 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         res.root_mode = plan.root_mode;
         res.host_uid = plan.host_uid;
         res.host_gid = plan.host_gid;
-        res.landlock_abi = plan.landlock_abi;
         /* the session cgroup, or rlimits: chosen (and recorded) before anything runs */
         r = limits_setup(&limits, opts->policy, &res);
         if (r < 0)
@@ -704,7 +731,6 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 goto restore;
         }
 
-        res.started = true;
         if (tfd >= 0 && timerfd_settime(tfd, 0,
                                         &(struct itimerspec) { .it_value = {
                                                 .tv_sec = (time_t) (opts->policy->wall_ms / 1000),
@@ -715,7 +741,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
-        supervise(pair[0], pidfd, sfd, tfd, &relay, &res);
+        supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res);
         relay_result(&relay, &res);
         limits_collect(&limits, &res);
         /* the terminal and glove's descriptors as they were before we

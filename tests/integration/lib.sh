@@ -42,6 +42,13 @@ fi
 GLOVE=$(readlink -f "$GLOVE")
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
+# A sanitizer build's glove reserves terabytes of shadow memory as it
+# starts, which RLIMIT_DATA refuses: runs that start glove inside the
+# sandbox (the shim, glove mcp-connect) give these options, --memory none
+# in an ASan build, so that the default memory limit is not an rlimit it
+# cannot start under (docs/policy.md, "Without cgroup v2").
+GLOVE_INSIDE_OPTS=()
+if ldd "$GLOVE" 2>/dev/null | grep -q libasan; then GLOVE_INSIDE_OPTS=(--memory none); fi
 # No single glove exec in these tests needs more than a few seconds.
 GLOVE_TEST_TIMEOUT=${GLOVE_TEST_TIMEOUT:-30}
 

@@ -128,6 +128,22 @@ if "idmapped-mounts" in by:
         want(im.get("status") == "skipped", "idmapped-mounts probed for a non-root user")
 for optional in ("overlayfs", "cgroup-v2", "resource-limits"):
     want(by.get(optional, {}).get("required") is False, f"{optional} must be optional")
+# Glove has no overlay grants: never "available", and the detail says so
+ov = by.get("overlayfs", {})
+want(ov.get("status") == "skipped" and "does not offer 'overlay' grants" in ov.get("detail", ""),
+     f"overlayfs must say Glove does not offer overlay grants: {ov}")
+want("copy-on-write works" not in ov.get("detail", ""), "overlayfs claims copy-on-write works")
+# cgroup-v2 only reads files, and says so
+cg = by.get("cgroup-v2", {})
+want(cg.get("detail", "").startswith("read: ") or "no cgroup2" in cg.get("detail", ""),
+     f"cgroup-v2 must say it only read files: {cg.get('detail')}")
+# resource-limits names what holds: a cpu limit only when cpu.max was set
+rl = by.get("resource-limits", {})
+if rl.get("mechanism") == "rlimit":
+    want("limits hold" not in rl.get("detail", ""), f"rlimit mechanism, but: {rl.get('detail')}")
+    want(rl.get("cpu") == "not_tried", f"rlimit mechanism, but cpu {rl.get('cpu')}")
+if "cpu limits hold" in rl.get("detail", ""):
+    want(rl.get("cpu") == "set", f"says cpu limits hold, but cpu {rl.get('cpu')}")
 
 for p in problems:
     print(p)
@@ -209,6 +225,75 @@ rc=0
 "$GLOVE" doctor --help >"$work/help" || rc=$?
 [[ $rc == 0 ]] || fail "--help: exit $rc"
 grep -q "Exit status" "$work/help" || fail "--help does not document the exit status"
+grep -q "cgroup-v2 only reads files" "$work/help" || fail "--help does not say cgroup-v2 only reads files"
+! grep -qi "every mechanism is" "$work/help" || fail "--help still says every mechanism is tried for real"
+
+# -- a mechanism taken away for real: the report changes ---------------------------
+# tests/fault/fault-inject runs doctor with one system call failing (EPERM)
+# under a seccomp filter of its own; each check that depends on it must turn
+# from what the plain report said into unavailable (overlayfs: from "the
+# kernel could" to "nor could the kernel").
+if [[ -z ${FAULT_INJECT:-} || ! -x $FAULT_INJECT ]]; then
+        fail "FAULT_INJECT must name the fault-inject binary (got '${FAULT_INJECT:-}')"
+else
+        install -m 755 "$FAULT_INJECT" "$work/fault-inject"
+        faults=(
+                "user-namespace unshare:0x10000000"
+                "mount-namespace unshare:0x00020000"
+                "pid-namespace unshare:0x20000000"
+                "ipc-namespace unshare:0x08000000"
+                "uts-namespace unshare:0x04000000"
+                "net-namespace unshare:0x40000000"
+                "cgroup-namespace unshare:0x02000000"
+                "seccomp seccomp prctl:22"
+                "landlock landlock_restrict_self"
+                "mount-api fsopen"
+                "idmapped-mounts mount_setattr"
+                "overlayfs mount"
+                "pidfd pidfd_open"
+                "clone3 clone3"
+        )
+        users=(self)
+        [[ $(id -u) == 0 ]] && users+=(65534)
+        for user in "${users[@]}"; do
+                g=$GLOVE
+                [[ $user == self ]] || g=$work/glove
+                as_user "$user" "$g" doctor --json >"$work/base.json" 2>/dev/null || true
+                for f in "${faults[@]}"; do
+                        read -r check calls <<<"$f"
+                        # shellcheck disable=SC2086
+                        as_user "$user" "$work/fault-inject" $calls -- "$g" doctor --json >"$work/fault.json" 2>"$work/err" || true
+                        rc=0
+                        "$PY" - "$work/base.json" "$work/fault.json" "$check" "$calls" <<'EOF' || rc=$?
+import json, sys
+base, fault, name, calls = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+b = {c["name"]: c for c in base["checks"]}[name]
+f = {c["name"]: c for c in fault["checks"]}[name]
+if name == "overlayfs":
+    if b.get("kernel_mounts_overlay") is not True:
+        print(f"# {name}: the kernel cannot mount overlayfs here to begin with ({b['detail']}); not checked")
+        sys.exit(3)
+    ok = f.get("kernel_mounts_overlay") is False and "nor could the kernel" in f["detail"] and f["status"] == "skipped"
+elif b["status"] == "skipped":
+    print(f"# {name}: skipped for this user ({b['detail']}); not checked")
+    sys.exit(3)
+elif b["status"] != "available":
+    print(f"# {name}: not available to begin with ({b['detail']}); not checked")
+    sys.exit(3)
+else:
+    ok = f["status"] == "unavailable" and not f["available"] and bool(f.get("fix"))
+if not ok:
+    print(f"with {calls} failing, {name} still says {f['status']}: {f['detail']}")
+sys.exit(0 if ok else 1)
+EOF
+                        case $rc in
+                                0) echo "ok - uid $user: with $calls failing (EPERM), $check reports it" ;;
+                                3) ;;
+                                *) fail "uid $user: $check with $calls failing" ;;
+                        esac
+                done
+        done
+fi
 
 # -- a host without user namespaces: report it, name the fix, exit 1 ------------
 # The limit is per user namespace, so lowering it inside one of our own

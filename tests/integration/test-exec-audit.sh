@@ -40,6 +40,35 @@ sha256() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 verify() { (cd "$T" && as "$1" "$GLOVE" audit verify "${@:2}") >"$T/.vout" 2>&1; VRC=$?; VOUT=$(cat "$T/.vout"); }
 verify_ok() { verify "$@"; [ "$VRC" = 0 ]; }
 
+# fault-inject (tests/fault): the same glove exec with named system calls
+# failing for real; uid 65534 needs a copy it can execute
+if [ -z "${FAULT_INJECT:-}" ] || [ ! -x "$FAULT_INJECT" ]; then
+    echo "not ok - FAULT_INJECT must name the fault-inject binary (got '${FAULT_INJECT:-}')"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+install -m 755 "$FAULT_INJECT" "$T/bin/fault-inject"
+# frun ID DIR FAULT ARGS...: run, with the system call FAULT failing (EPERM)
+frun() {
+    local id=$1 dir=$2 fault=$3
+    shift 3
+    (cd "$dir" && as "$id" "$T/bin/fault-inject" "$fault" -- "$GLOVE" exec "$@") >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+}
+# The Landlock ABI the kernel offers; Glove's ruleset uses features up to ABI 6
+kernel_landlock_abi() {
+    "$PY" -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+r = libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+print(r if r > 0 else 0)'
+}
+ll_kernel=$(kernel_landlock_abi)
+ll_used=$((ll_kernel < 6 ? ll_kernel : 6))
+
 for id in $IDS; do
     ws=$(new_ws "$id" "ws-$id")
     home=$(home_of "$id")
@@ -100,6 +129,35 @@ for id in $IDS; do
         eval 'rc_is 125 && [ "$(receipts "$id")" = $((before + 1)) ] && [ "$(field "$r" reason)" = setup_failed ] &&
               [ "$(field "$r" started)" = false ] && [ "$(field "$r" mechanisms)" = null ] &&
               [ "$(field "$r" error)" = "Cannot grant /nonexistent-glove-path (--ro): No such file or directory" ]'
+    # A failure inside the sandbox, after the run's records were synced:
+    # every step init and the agent apply is reported as done, and the
+    # receipt claims nothing the report did not carry.
+    mk="$ws/ran-anyway"
+    for fault in cwd landlock_restrict_self seccomp pivot_root; do
+        before=$(receipts "$id")
+        case $fault in
+            cwd) run "$id" "$ws" --cwd /nonexistent-glove-cwd -- touch "$mk"; stage=chdir ;;
+            *) frun "$id" "$ws" "$fault" -- touch "$mk"; stage=$(echo "$fault" | sed 's/landlock_restrict_self/landlock/; s/pivot_root/pivot-root/') ;;
+        esac
+        r=$(last_receipt "$id")
+        run_id=$(field "$r" run)
+        check "$id: a failing $fault in the sandbox: 125, the stage named, nothing ran" \
+            eval 'refused "stage '"'"'$stage'"'"'" "$mk"'
+        check "$id: ... its receipt says setup_failed, not started, and claims no mechanism (none was reported applied)" \
+            eval '[ "$(receipts "$id")" = $((before + 1)) ] && [ "$(field "$r" reason)" = setup_failed ] &&
+                  [ "$(field "$r" started)" = false ] && [ "$(field "$r" mechanisms)" = null ] &&
+                  [ "$(field "$r" limits)" = null ] && [ "$(field "$r" output)" = null ] &&
+                  case "$(field "$r" error)" in *"stage '"'"'$stage'"'"'"*) true ;; *) false ;; esac'
+        check "$id: ... and the audit log's session_end says not started" \
+            eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_end\" and r[\"started\"] is False and r[\"end_reason\"] == \"setup_failed\"")" = 1 ]'
+    done
+    run "$id" "$ws" -- true
+    r=$(last_receipt "$id")
+    run_id=$(field "$r" run)
+    check "$id: landlock_abi is the ABI Glove's ruleset was made for ($ll_used; the kernel offers $ll_kernel), in the receipt and the log" \
+        eval 'rc_is 0 && [ "$(field "$r" mechanisms.landlock_abi)" = "$ll_used" ] &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_start\" and r[\"landlock_abi\"] == $ll_used")" = 1 ]'
+
     run "$id" "$ws" -- glove-no-such-command
     r=$(last_receipt "$id")
     run_id=$(field "$r" run)

@@ -26,6 +26,9 @@ print(v)' "$2"; }
 # the number after WORD in the output: "forked 10" -> 10
 num_after() { printf '%s\n' "$OUT" | sed -n "s/^$1 \([0-9][0-9]*\).*/\1/p" | head -n 1; }
 between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+# the built-in default's memory limit: half of MemTotal, whole MiB
+default_memory=$(( $(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) / 2 / 1024 * 1048576 ))
+dry_limits() { "$PY" -c 'import json, sys; print(json.dumps(json.load(sys.stdin).get("limits"), sort_keys=True))'; }
 
 for id in $IDS; do
     ws=$(new_ws "$id" "ws-$id")
@@ -39,6 +42,44 @@ print(next(c for c in json.load(sys.stdin)["checks"] if c["name"] == "resource-l
     check "$id: a run gets the mechanism glove doctor names ($mech: $got)" \
         eval 'rc_is 0 && { [ "$got" = "$mech" ] || { [ "$mech" = scope ] && { [ "$got" = cgroup ] || [ "$got" = rlimit ]; }; }; }'
     mech=$got
+
+    # --- the built-in default's limits (the starter policy is it) ---
+    dry=$(cd "$ws" && as "$id" "$GLOVE" exec --dry-run | dry_limits)
+    check "$id: --dry-run of the starter policy states the default limits: pids 4096, memory half the RAM ($default_memory)" \
+        eval '[ "$dry" = "{\"memory\": $default_memory, \"pids\": 4096}" ]'
+    dry=$(cd "$ws" && as "$id" "$GLOVE" exec --memory none --pids none --dry-run | dry_limits)
+    check "$id: --memory none --pids none remove them" eval '[ "$dry" = null ]'
+    run "$id" "$ws" --ro "$T/bin" -- "$HOG" fork 4200
+    check "$id: the default policy stops a fork flood: at most 4094 children of 4096 tasks, the receipt says pids 4096" \
+        eval 'rc_is 5 && out_has "fork failed" && between "$(num_after forked)" 1 4094 && [ "$(rfield "$id" limits.pids)" = 4096 ]'
+    if [ "$mech" = rlimit ]; then
+        # one untouched mapping past the limit: RLIMIT_DATA refuses it at
+        # once, so this uses no memory (and without a limit it would pass)
+        run "$id" "$ws" --ro "$T/bin" -- "$HOG" reserve $((default_memory / 1048576 + 64))
+        check "$id: the default policy stops an allocation past its memory limit (RLIMIT_DATA)" \
+            eval 'rc_is 3 && out_has "mmap failed" && [ "$(rfield "$id" limits.memory_bytes)" = "$default_memory" ]'
+        run "$id" "$ws" --ro "$T/bin" -- "$HOG" reserve 64
+        check "$id: ... and one within it goes through" eval 'rc_is 0 && out_has "reserved 64 MiB"'
+        # the fallback is less than was asked for, and glove says so first
+        run "$id" "$ws" -- true
+        check "$id: with rlimits, glove warns at the start that the memory limit is per process, with the tmpfs on top, and the fix" \
+            eval 'rc_is 0 && [ "$(printf "%s\n" "$ERR" | grep -c "warning: the memory limit")" = 1 ] &&
+                  err_has "holds for each process (RLIMIT_DATA), not for the sandbox as a whole" &&
+                  err_has "private tmpfs (1280M in all)" && err_has "--require-cgroup" && err_has "glove doctor"'
+        run "$id" "$ws" --tmpfs /scratch:2G --memory 1G -- true
+        check "$id: ... counting every private tmpfs (~, /tmp, /dev/shm, --tmpfs), and saying when they exceed the limit" \
+            eval 'rc_is 0 && err_has "the memory limit 1024M holds" && err_has "private tmpfs (3328M in all, more than the limit)"'
+        run "$id" "$ws" --memory none -- true
+        check "$id: without a memory limit there is nothing weaker to warn about" eval 'rc_is 0 && ! err_has "warning"'
+    else
+        run "$id" "$ws" -- true
+        check "$id: with a session cgroup the default memory limit is memory.max, and no warning" \
+            eval 'rc_is 0 && [ "$(rfield "$id" limits.memory_bytes)" = "$default_memory" ] && ! err_has "warning"'
+    fi
+    run "$id" "$ws" --pids 40 -- true
+    check "$id: the limits audit record counts the private tmpfs (tmpfs_bytes: ~, /tmp and /dev/shm by default)" \
+        eval 'grep "\"run\":\"$(rfield "$id" run)\"" "$(state_of "$id")/audit.jsonl" | grep "\"event\":\"limits\"" |
+              grep -q "\"tmpfs_bytes\":1342177280"'
 
     # --- memory ---
     run "$id" "$ws" --ro "$T/bin" --memory 64M -- "$HOG" mem 512

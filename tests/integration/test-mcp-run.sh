@@ -29,7 +29,7 @@ MARK="glove-run-$$-$RANDOM"
 grun() {
     local id=$1 dir=$2
     shift 2
-    (cd "$dir" && as "$id" "$GLOVE" run "$@") >"$T/.out" 2>"$T/.err" </dev/null
+    (cd "$dir" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" "$@") >"$T/.out" 2>"$T/.err" </dev/null
     RC=$?
     OUT=$(cat "$T/.out")
     ERR=$(cat "$T/.err")

@@ -5,6 +5,11 @@
  *   limits-hog mem MIB      allocate and touch MIB MiB, 1 MiB at a time;
  *                           "allocated N MiB" and 0, or "malloc failed after
  *                           N MiB" and 3 (a cgroup's OOM killer ends it first)
+ *   limits-hog reserve MIB  map MIB MiB of private writable memory in one
+ *                           piece without touching it: "reserved N MiB" and
+ *                           0, or "mmap failed" and 3 (RLIMIT_DATA refuses
+ *                           it at once, so a test can go past a large limit
+ *                           without using the memory)
  *   limits-hog fork N [HOLD]  fork up to N sleeping children (and keep them
  *                           HOLD seconds); "forked K" and 5 when a fork
  *                           failed with EAGAIN, 0 when all N ran
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -58,6 +64,17 @@ static int hog_mem(long mib) {
                 memset(p, 0x5a, 1 << 20);
         }
         printf("allocated %ld MiB\n", n);
+        return 0;
+}
+
+static int hog_reserve(long mib) {
+        void *p = mmap(NULL, (size_t) mib << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED) {
+                printf("mmap failed: %s\n", strerror(errno));
+                return 3;
+        }
+        printf("reserved %ld MiB\n", mib);
         return 0;
 }
 
@@ -192,6 +209,8 @@ int main(int argc, char **argv) {
                 return run_as(number(argv[2]), argv + 3);
         if (argc == 3 && strcmp(argv[1], "mem") == 0)
                 return hog_mem(number(argv[2]));
+        if (argc == 3 && strcmp(argv[1], "reserve") == 0)
+                return hog_reserve(number(argv[2]));
         if (argc == 3 && strcmp(argv[1], "fork") == 0)
                 return hog_fork(number(argv[2]), 0);
         if (argc == 4 && strcmp(argv[1], "fork") == 0)
@@ -204,6 +223,6 @@ int main(int argc, char **argv) {
                 return hog_fill(argv[2]);
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD...\n");
+        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD...\n");
         return 2;
 }

@@ -5,8 +5,10 @@
 # cgroup2 holds every controller, runs the limit tests there and reads their
 # results from the serial console.
 #
-#   vm-cgroup.sh GLOVE HOG WORKDIR
+#   vm-cgroup.sh GLOVE HOG FAULT WORKDIR
 #
+# FAULT is tests/fault/fault-inject (static), for the doctor checks that
+# take a step away (a system call failing) inside the guest.
 # The kernel comes from `apt-get download` of the package linux-image-amd64
 # depends on, unpacked with dpkg-deb into WORKDIR (never installed on the
 # host); qemu-system-x86 and busybox-static come from scripts/install-deps.
@@ -14,13 +16,14 @@
 # only when qemu is not installed; with GLOVE_TESTS_MUST_WORK=1 that fails.
 set -euo pipefail
 
-if [ $# -ne 3 ]; then
-        echo "usage: $0 GLOVE HOG WORKDIR" >&2
+if [ $# -ne 4 ]; then
+        echo "usage: $0 GLOVE HOG FAULT WORKDIR" >&2
         exit 2
 fi
 glove=$(realpath "$1")
 hog=$(realpath "$2")
-work=$3
+fault=$(realpath "$3")
+work=$4
 here=$(cd "$(dirname "$0")" && pwd)
 
 skip() {
@@ -76,6 +79,7 @@ ln -s busybox "$root/bin/sh"
 install -m 755 "$here/vm-init.sh" "$root/init"
 install -m 755 "$glove" "$root/glove/glove"
 install -m 755 "$hog" "$root/glove/limits-hog"
+install -m 755 "$fault" "$root/glove/fault-inject"
 install -m 644 "$here/vm-guest-tests.sh" "$root/glove/vm-guest-tests.sh"
 # The systemd user manager, for the transient-scope check, when this host
 # has systemd installed: its binary, the libraries it links and the user
@@ -138,7 +142,7 @@ fi
 echo "# booting $(basename "$kernel") under qemu ($accel)"
 log="$t/console.log"
 rc=0
-timeout -k 10 240 "$qemu" -accel "$accel" -m 1024 -smp 2 -nodefaults -display none -no-reboot \
+timeout -k 10 240 "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
         -kernel "$kernel" -initrd "$t/initrd.gz" \
         -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" \
         -serial "file:$log" -monitor none </dev/null || rc=$?

@@ -7,6 +7,7 @@
 # VM-RESULT line the host side reads.
 G=/glove/glove
 HOG=/glove/limits-hog
+FI=/glove/fault-inject
 PASSED=0
 FAILED=0
 check() {
@@ -50,6 +51,39 @@ gx() {
         fi
         RC=$?
         chmod 644 /tmp/receipt 2>/dev/null
+}
+
+# gxd ARGS...: glove exec with the starter policy (the built-in default:
+# no --policy) from a project directory of $who's, as $AS
+gxd() {
+        rm -f /tmp/receipt
+        if [ -n "$AS" ]; then
+                mkdir -p /tmp/proj-nobody && chown 65534:65534 /tmp/proj-nobody
+                # shellcheck disable=SC2086
+                (cd /tmp/proj-nobody && $AS env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME "$G" exec --receipt /tmp/receipt "$@") >/tmp/out 2>/tmp/err </dev/null
+        else
+                mkdir -p /tmp/proj-root
+                (cd /tmp/proj-root && HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" exec --receipt /tmp/receipt "$@") >/tmp/out 2>/tmp/err </dev/null
+        fi
+        RC=$?
+        chmod 644 /tmp/receipt 2>/dev/null
+}
+# the built-in default's memory limit: half of MemTotal, whole MiB
+DEFAULT_MEMORY=$(( $(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo) / 2 / 1024 * 1048576 ))
+
+# The built-in default's limits, with cgroup v2: a 4 GiB allocation and a
+# fork flood stop at them. As uid 65534 only: the default makes the working
+# directory a writable grant, which root gets as an idmapped mount, and
+# this guest's file systems (tmpfs on 6.1) cannot be idmapped.
+default_suite() {
+        who=$1
+        gxd --ro /glove -- "$HOG" mem 4096
+        check "$who: the default policy stops a 4 GiB allocation at memory.max (half the RAM): 137, reason memory" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(num memory_bytes)" = "$DEFAULT_MEMORY" ] &&
+                 [ "$(str mechanism)" = cgroup ] && ! grep -q warning /tmp/err'
+        gxd --ro /glove -- "$HOG" fork 4200
+        check "$who: the default policy stops a fork flood at pids.max 4096: reason pids" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 4094 && [ "$(str reason)" = pids ] && [ "$(num pids)" = 4096 ]'
 }
 
 suite() {
@@ -111,8 +145,32 @@ suite() {
                 '[ "$RC" = 124 ] && [ "$(str reason)" = timeout ] && [ ! -e "$(str cgroup)" ]'
 }
 
+# doc [PREFIX...]: glove doctor (as root, or as PREFIX runs it), its report in /tmp/out
+doc() {
+        : >/tmp/receipt
+        # shellcheck disable=SC2086
+        $AS "$@" env HOME=${DOC_HOME:-/root} XDG_RUNTIME_DIR=${DOC_RUNTIME:-${DOC_HOME:-/root}/.run} "$G" doctor >/tmp/out 2>/tmp/err
+        RC=$?
+}
+limits_line() { grep -E "^[a-zNOk-]+ +resource-limits " /tmp/out; }
+
 echo "# glove doctor (root):"
-HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" doctor 2>&1 | grep -E "cgroup-v2|resource-limits|landlock|user-namespace" | sed 's/^/#   /'
+doc
+grep -E "cgroup-v2|resource-limits|landlock|user-namespace" /tmp/out | sed 's/^/#   /'
+# resource-limits tries what it says: a test cgroup with each limit
+check "root: doctor's resource-limits tried a test cgroup: memory, pids and cpu limits hold, and it is gone" \
+        'limits_line | grep -q "^ok  *resource-limits  *mechanism cgroup, tried: memory, pids and cpu limits hold" &&
+         limits_line | grep -q "was OOM-killed" && limits_line | grep -q "a fork failed with EAGAIN" &&
+         limits_line | grep -q "cpu.max \"10000 100000\" set and read back" &&
+         ! ls -d /sys/fs/cgroup/glove-doctor-* >/dev/null 2>&1'
+# ... and the report changes when a step is taken away for real
+doc "$FI" mkdir mkdirat --
+check "root: with mkdir failing, doctor's resource-limits says rlimit: no session cgroup can be made" \
+        'limits_line | grep -q "^part  *resource-limits  *(optional) mechanism rlimit: no session cgroup, because cannot create a session cgroup"'
+doc "$FI" clone3 --
+check "root: with clone3 failing, nothing runs in the test cgroup, and doctor says the limits did not hold" \
+        'limits_line | grep -q "^NO  *resource-limits  *(optional) mechanism cgroup, but its limits did not all hold" &&
+         ! ls -d /sys/fs/cgroup/glove-doctor-* >/dev/null 2>&1'
 HOME=/root XDG_RUNTIME_DIR=/root/.run "$G" setup >/dev/null 2>&1 || echo "# glove setup as root failed"
 suite root
 check "root: no session cgroup is left in the root" '! ls -d /sys/fs/cgroup/glove-* >/dev/null 2>&1'
@@ -138,6 +196,7 @@ if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" se
         sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor 2>&1 |
                 grep -E "cgroup-v2|resource-limits|user-namespace" | sed 's/^/#   /'
         suite nobody
+        default_suite nobody
         check "nobody: glove moved itself into delegated/supervisor, and no session cgroup is left" \
                 '[ -d /sys/fs/cgroup/delegated/supervisor ] && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
         sh /glove/in-delegated.sh $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" doctor >/tmp/out 2>&1
@@ -152,6 +211,31 @@ if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" se
         gx --pids 12 -- "$HOG" fork 1000
         check "nobody, not delegated: rlimits hold the fork flood, the receipt says rlimit" \
                 '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10 && [ "$(str mechanism)" = rlimit ]'
+
+        # A subtree delegated with memory and pids but not cpu: doctor must
+        # say cpu limits do not hold, as glove exec refuses --cpu there
+        mkdir /sys/fs/cgroup/nocpu
+        echo "+memory +pids" >/sys/fs/cgroup/nocpu/cgroup.subtree_control
+        mkdir /sys/fs/cgroup/nocpu/delegated
+        chown 65534:65534 /sys/fs/cgroup/nocpu/delegated /sys/fs/cgroup/nocpu/delegated/cgroup.procs \
+                /sys/fs/cgroup/nocpu/delegated/cgroup.subtree_control /sys/fs/cgroup/nocpu/delegated/cgroup.threads
+        cat >/glove/in-nocpu.sh <<'D'
+d=/sys/fs/cgroup/nocpu/delegated
+if [ -d $d/supervisor ]; then echo $$ >$d/supervisor/cgroup.procs; else echo $$ >$d/cgroup.procs; fi && exec "$@"
+D
+        AS="sh /glove/in-nocpu.sh $HOG as 65534"
+        DOC_HOME=/home/nobody doc
+        grep -E "cgroup-v2|resource-limits" /tmp/out | sed 's/^/#   /'
+        check "nobody, delegated without cpu: doctor says memory and pids hold (tried), cpu does not, --cpu refused" \
+                'limits_line | grep -q "^part  *resource-limits  *(optional) mechanism cgroup, tried: memory and pids limits hold for the whole sandbox, cpu limits do not, so glove exec refuses --cpu" &&
+                 limits_line | grep -q "cannot enable the cpu controller" && ! limits_line | grep -q "cpu limits hold" &&
+                 ! ls -d /sys/fs/cgroup/nocpu/delegated/glove-doctor-* >/dev/null 2>&1'
+        gx --cpu 0.5 -- true
+        check "nobody, delegated without cpu: --cpu 0.5 is refused (125), as doctor said" \
+                '[ "$RC" = 125 ] && grep -q "limits.cpu" /tmp/err && grep -q "lacks the controllers cpu" /tmp/err'
+        gx --memory 64M -- "$HOG" mem 512
+        check "nobody, delegated without cpu: memory limits still hold in a session cgroup (reason memory)" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ]'
 else
         FAILED=$((FAILED + 1))
         echo "not ok - glove setup as uid 65534 failed: $(head -c 500 /tmp/setup.err)"
@@ -205,6 +289,12 @@ D
                 check "nobody, in a session scope not its own: glove asks systemd (its own socket) for a delegated scope; the memory hog ends reason memory" \
                         '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
                          case "$(str cgroup)" in $um/*glove-*.scope/glove-*) true ;; *) false ;; esac'
+                # doctor does the same for real: its own scope, the limits tried there
+                DOC_HOME=/home/nobody DOC_RUNTIME=/run/user/private-only doc
+                limits_line | sed 's/^/#   /'
+                check "nobody, in a session scope not its own: doctor asks systemd for a scope too, and the limits hold there" \
+                        'limits_line | grep -q "^ok  *resource-limits  *mechanism cgroup, tried: memory, pids and cpu limits hold" &&
+                         limits_line | grep -q "in the systemd scope glove-[0-9]*-[0-9]*.scope"'
                 # the session bus, which the manager starts on the first
                 # connection and then joins: wait until it did (its name
                 # answers), then ask over it

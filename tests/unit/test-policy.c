@@ -20,6 +20,7 @@
 #include "glove/json.h"
 #include "glove/policy.h"
 #include "macro.h"
+#include "policy-internal.h"
 
 static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
 
@@ -741,6 +742,15 @@ static void test_default(void **state) {
         (void) default_grant(p, "/home/u/proj", GLOVE_GRANT_RW);
         assert_string_equal(p->cwd, "/home/u/proj");
         assert_int_equal(p->net, GLOVE_NET_OFFLINE);
+        /* limits: pids, and half the RAM for memory */
+        {
+                uint64_t mem = 0;
+
+                assert_int_equal(p->pids_max, GLOVE_DEFAULT_PIDS);
+                assert_int_equal(policy_default_memory("/proc/meminfo", &mem, err, sizeof(err)), 0);
+                assert_true(mem >= GLOVE_POLICY_MIN_MEMORY);
+                assert_int_equal(p->memory_max, mem);
+        }
         assert_int_equal(p->n_env_set, 0);
         /* nothing else is writable */
         for (size_t i = 0; i < p->n_grants; i++)
@@ -1083,6 +1093,50 @@ static void test_resource_limits(void **state) {
         check_refused("{\"version\":1,\"limits\":{\"shm\":\"0\"}}", -EINVAL, "/limits/shm: *");
 }
 
+static void write_meminfo(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        assert_non_null(f);
+        assert_int_equal(fputs(text, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+}
+
+static void test_default_limits(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        char dir[] = "/tmp/glove-test-meminfo-XXXXXX", path[64], err[512] = "";
+        uint64_t v = 0;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        (void) snprintf(path, sizeof(path), "%s/meminfo", dir);
+        /* half, rounded down to a MiB: 8 GiB + 1 KiB of RAM gives 4 GiB */
+        write_meminfo(path, "MemTotal:        8388609 kB\nMemFree:         1000 kB\n");
+        assert_int_equal(policy_default_memory(path, &v, err, sizeof(err)), 0);
+        assert_int_equal(v, (uint64_t) 4 << 30);
+        write_meminfo(path, "Foo: 1 kB\nMemTotal: 3000 kB\n");
+        assert_int_equal(policy_default_memory(path, &v, err, sizeof(err)), 0);
+        assert_int_equal(v, GLOVE_POLICY_MIN_MEMORY); /* 1.5 MiB: never below what --memory accepts */
+        write_meminfo(path, "MemFree: 1 kB\n");
+        assert_int_equal(policy_default_memory(path, &v, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "MemTotal"));
+        write_meminfo(path, "MemTotal: lots kB\n");
+        assert_int_equal(policy_default_memory(path, &v, err, sizeof(err)), -EINVAL);
+        (void) unlink(path);
+        assert_int_equal(policy_default_memory(path, &v, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "--memory"));
+        (void) rmdir(dir);
+
+        /* "none" removes a limit, the default's included */
+        p = load_ok("{\"version\":1,\"limits\":{\"memory\":\"none\",\"pids\":\"none\"}}");
+        assert_int_equal(p->memory_max, 0);
+        assert_int_equal(p->pids_max, 0);
+        assert_int_equal(glove_policy_set_memory(p, "2G", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_set_memory(p, "none", err, sizeof(err)), 0);
+        assert_int_equal(p->memory_max, 0);
+        assert_int_equal(glove_policy_set_pids(p, "none", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_set_memory(p, "None", err, sizeof(err)), -EINVAL);
+}
+
 static void test_base_default(void **state) {
         _cleanup_policy_ struct glove_policy *p = NULL;
         static const char home_pwd[] = "{\"version\":1,\"base\":\"default\"}";
@@ -1245,6 +1299,7 @@ int main(void) {
                 cmocka_unit_test(test_output_limit),
                 cmocka_unit_test(test_resource_limits),
                 cmocka_unit_test(test_default),
+                cmocka_unit_test(test_default_limits),
                 cmocka_unit_test(test_default_refused),
                 cmocka_unit_test(test_default_refuses_symlinked_home),
                 cmocka_unit_test(test_default_refuses_passwd_home),

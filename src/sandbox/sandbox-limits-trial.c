@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* glove doctor's resource-limits check, done for real: what glove exec
+ * would do to give a session a cgroup (the same probe, the same systemd
+ * scope request, the same move into <cgroup>/supervisor), then a test
+ * cgroup of its own in which each limit is set and, where that can be
+ * shown without timing anything, seen to hold: a process cloned into it
+ * (CLONE_INTO_CGROUP, as the sandbox's init is) touches more memory than
+ * memory.max and must be OOM-killed, and one at pids.max must fail to
+ * fork. The test cgroup is removed; what stays is what one glove exec
+ * leaves (the controllers enabled in the base's cgroup.subtree_control, a
+ * supervisor/ leaf), and a systemd scope lasts only as long as the doctor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "log.h"
+#include "macro.h"
+#include "parse-util.h"
+#include "sandbox-cgroup.h"
+#include "sandbox-internal.h"
+#include "sandbox-scope.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+#define TRIAL_MEMORY_MAX (16u << 20)  /* memory.max of the test cgroup */
+#define TRIAL_MEMORY_TOUCH (64u << 20) /* what the test process touches */
+#define TRIAL_CPU_MAX "10000 100000"  /* a tenth of a core */
+
+static const char fix_delegate[] = "run glove in a delegated cgroup (systemd-run --user --scope -p Delegate=yes "
+                                   "glove ...), or as root";
+
+static int read_small(int dirfd, const char *name, char *buf, size_t len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        return 0;
+}
+
+static uint64_t event_count(int dirfd, const char *file, const char *key) {
+        char text[1024];
+        size_t n = strlen(key);
+
+        if (read_small(dirfd, file, text, sizeof(text)) < 0)
+                return 0;
+        for (char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+                        char num[32];
+                        size_t k = strcspn(p + n + 1, "\n");
+                        uint64_t v;
+
+                        if (k == 0 || k >= sizeof(num))
+                                return 0;
+                        memcpy(num, p + n + 1, k);
+                        num[k] = 0;
+                        return parse_u64(num, UINT64_MAX, &v) >= 0 ? v : 0;
+                }
+        return 0;
+}
+
+/* Runs |fn| in a child cloned into the cgroup |cg_fd| and returns its wait
+ * status, or -errno when it could not be started. */
+static int run_in(int cg_fd, int (*fn)(void), int *ret_status) {
+        struct clone_args ca = {
+                .flags = CLONE_INTO_CGROUP,
+                .exit_signal = SIGCHLD,
+                .cgroup = (uint64_t) cg_fd,
+        };
+        pid_t pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        int status;
+
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0)
+                _exit(fn());
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        *ret_status = status;
+        return 0;
+}
+
+/* Touches more than memory.max; the OOM killer must end it first. */
+static int touch_memory(void) {
+        char *p = mmap(NULL, TRIAL_MEMORY_TOUCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED)
+                return 2;
+        for (size_t i = 0; i < TRIAL_MEMORY_TOUCH; i += 4096)
+                p[i] = 1;
+        return 0;
+}
+
+/* At pids.max 1 (itself), a fork must fail with EAGAIN. */
+static int try_fork(void) {
+        pid_t p = fork();
+
+        if (p == 0)
+                _exit(0);
+        if (p > 0) {
+                (void) waitpid(p, NULL, 0);
+                return 1;
+        }
+        return errno == EAGAIN ? 0 : 2;
+}
+
+static void not_cgroup(struct glove_limits_trial *ret, const char *why, const char *fix) {
+        ret->cgroup = false;
+        (void) snprintf(ret->why, sizeof(ret->why), "%s", why);
+        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", fix);
+}
+
+static void outcome(struct glove_limit_result *l, enum glove_limit_outcome o, const char *fmt, ...) _printf_(3, 4);
+static void outcome(struct glove_limit_result *l, enum glove_limit_outcome o, const char *fmt, ...) {
+        va_list ap;
+
+        l->outcome = o;
+        va_start(ap, fmt);
+        (void) vsnprintf(l->detail, sizeof(l->detail), fmt, ap);
+        va_end(ap);
+}
+
+static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *pr) {
+        static const char *const names[] = { "memory", "pids", "cpu" };
+        struct glove_limit_result *res[] = { &ret->memory, &ret->pids, &ret->cpu };
+        int enabled[3];
+        char file[1100], value[64], why[1400];
+        _cleanup_close_ int fd = -EBADF;
+        int r, status;
+
+        /* each controller on its own, so that each answer is its own */
+        (void) snprintf(file, sizeof(file), "%s/cgroup.subtree_control", pr->base);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                (void) snprintf(value, sizeof(value), "+%s", names[i]);
+                enabled[i] = write_string_at(AT_FDCWD, file, value);
+                if (enabled[i] < 0)
+                        outcome(res[i], GLOVE_LIMIT_FAILED, "cannot enable the %s controller in %s: %s (%s)",
+                                names[i], file, strerror(-enabled[i]), errno_name(-enabled[i]));
+        }
+        /* glove exec falls back to rlimits without memory and pids */
+        if (enabled[0] < 0 || enabled[1] < 0) {
+                (void) snprintf(why, sizeof(why), "%s", enabled[0] < 0 ? ret->memory.detail : ret->pids.detail);
+                not_cgroup(ret, why, fix_delegate);
+                return;
+        }
+        (void) snprintf(ret->session, sizeof(ret->session), "%s/glove-doctor-%d", pr->base, (int) getpid());
+        if (mkdir(ret->session, 0755) < 0) {
+                (void) snprintf(why, sizeof(why), "cannot create a session cgroup %s: %s (%s)", ret->session,
+                                strerror(errno), errno_name(errno));
+                ret->session[0] = 0;
+                not_cgroup(ret, why, fix_delegate);
+                return;
+        }
+        ret->cgroup = true;
+        fd = open(ret->session, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                r = negative_errno();
+                outcome(&ret->memory, GLOVE_LIMIT_FAILED, "cannot open %s: %s", ret->session, strerror(-r));
+                outcome(&ret->pids, GLOVE_LIMIT_FAILED, "cannot open %s: %s", ret->session, strerror(-r));
+                goto remove; /* the test cgroup must not stay */
+        }
+
+        (void) snprintf(value, sizeof(value), "%u", TRIAL_MEMORY_MAX);
+        r = write_string_at(fd, "memory.max", value);
+        if (r >= 0) {
+                int k = write_string_at(fd, "memory.swap.max", "0");
+                /* no swap accounting is fine without swap; the hog below
+                 * tells either way */
+                (void) k;
+                r = run_in(fd, touch_memory, &status);
+        }
+        if (r < 0)
+                outcome(&ret->memory, GLOVE_LIMIT_FAILED, "memory.max %u in %s, then a process in it: %s (%s)",
+                        TRIAL_MEMORY_MAX, ret->session, strerror(-r), errno_name(-r));
+        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && event_count(fd, "memory.events", "oom_kill") > 0)
+                outcome(&ret->memory, GLOVE_LIMIT_HELD,
+                        "a process touching %u MiB at memory.max %u MiB was OOM-killed (memory.events oom_kill)",
+                        TRIAL_MEMORY_TOUCH >> 20, TRIAL_MEMORY_MAX >> 20);
+        else
+                outcome(&ret->memory, GLOVE_LIMIT_FAILED,
+                        "a process touching %u MiB at memory.max %u MiB was not stopped (wait status %#x)",
+                        TRIAL_MEMORY_TOUCH >> 20, TRIAL_MEMORY_MAX >> 20, (unsigned) status);
+
+        r = write_string_at(fd, "pids.max", "1");
+        if (r >= 0)
+                r = run_in(fd, try_fork, &status);
+        if (r < 0)
+                outcome(&ret->pids, GLOVE_LIMIT_FAILED, "pids.max 1 in %s, then a process in it: %s (%s)", ret->session,
+                        strerror(-r), errno_name(-r));
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && event_count(fd, "pids.events", "max") > 0)
+                outcome(&ret->pids, GLOVE_LIMIT_HELD, "at pids.max 1 a fork failed with EAGAIN (pids.events max)");
+        else
+                outcome(&ret->pids, GLOVE_LIMIT_FAILED, "at pids.max 1 a fork was not refused (wait status %#x)",
+                        (unsigned) status);
+
+        if (enabled[2] >= 0) {
+                char back[64] = "";
+
+                r = write_string_at(fd, "cpu.max", TRIAL_CPU_MAX);
+                if (r >= 0)
+                        r = read_small(fd, "cpu.max", back, sizeof(back));
+                back[strcspn(back, "\n")] = 0;
+                if (r < 0)
+                        outcome(&ret->cpu, GLOVE_LIMIT_FAILED, "cannot set cpu.max in %s: %s (%s)", ret->session,
+                                strerror(-r), errno_name(-r));
+                else if (strcmp(back, TRIAL_CPU_MAX) != 0)
+                        outcome(&ret->cpu, GLOVE_LIMIT_FAILED, "cpu.max set to \"%s\" reads back \"%s\"",
+                                TRIAL_CPU_MAX, back);
+                else
+                        outcome(&ret->cpu, GLOVE_LIMIT_SET,
+                                "cpu.max \"%s\" set and read back (the scheduler enforces it; not timed here)",
+                                TRIAL_CPU_MAX);
+        }
+remove:
+        /* its processes were reaped; an rmdir can still race their exit */
+        for (int i = 0; i < 50 && rmdir(ret->session) < 0 && errno == EBUSY; i++)
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 20 * 1000 * 1000 }, NULL);
+        if (access(ret->session, F_OK) == 0)
+                ret->left_behind = true;
+}
+
+int glove_sandbox_limits_trial(struct glove_limits_trial *ret) {
+        struct cgroup_probe pr;
+        char why[1400];
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        outcome(&ret->cpu, GLOVE_LIMIT_NOT_TRIED, "not tried: no session cgroup");
+        outcome(&ret->memory, GLOVE_LIMIT_NOT_TRIED, "not tried: no session cgroup");
+        outcome(&ret->pids, GLOVE_LIMIT_NOT_TRIED, "not tried: no session cgroup");
+
+        /* as glove exec without --cpu: memory and pids decide */
+        r = cgroup_probe(NULL, &pr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && pr.not_delegated && geteuid() != 0) {
+                char mgr[512], swhy[512];
+                bool bus;
+
+                if (scope_user_manager(mgr, sizeof(mgr), &bus) >= 0) {
+                        r = scope_enter(ret->scope, sizeof(ret->scope), swhy, sizeof(swhy));
+                        if (r < 0) {
+                                ret->scope[0] = 0;
+                                (void) snprintf(why, sizeof(why), "%s; asked the systemd user manager at %s for a "
+                                                                  "delegated scope: %s",
+                                                pr.why, mgr, swhy);
+                                not_cgroup(ret, why, pr.fix);
+                                return 0;
+                        }
+                        r = cgroup_probe(NULL, &pr);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0) {
+                                (void) snprintf(why, sizeof(why), "in the systemd scope %s: %s", ret->scope, pr.why);
+                                not_cgroup(ret, why, pr.fix);
+                                return 0;
+                        }
+                }
+        }
+        if (r < 0) {
+                not_cgroup(ret, pr.why, pr.fix);
+                return 0;
+        }
+        ret->layout = pr.layout == CGROUP_LAYOUT_TOP    ? "the hierarchy's root"
+                      : pr.layout == CGROUP_LAYOUT_MOVE ? "glove moves itself into <cgroup>/supervisor first"
+                                                        : "beside glove's own cgroup";
+        (void) snprintf(ret->base, sizeof(ret->base), "%s", pr.base);
+        if (pr.layout == CGROUP_LAYOUT_MOVE) {
+                /* no process may sit in an inner node: like glove exec, the
+                 * doctor leaves for a leaf of its own and stays there */
+                char sup[1100], pid[32];
+
+                (void) snprintf(sup, sizeof(sup), "%s/supervisor", pr.own);
+                (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
+                if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
+                        (void) snprintf(why, sizeof(why), "cannot create %s: %s", sup, strerror(errno));
+                        not_cgroup(ret, why, fix_delegate);
+                        return 0;
+                }
+                {
+                        char procs[1200];
+
+                        (void) snprintf(procs, sizeof(procs), "%s/cgroup.procs", sup);
+                        r = write_string_at(AT_FDCWD, procs, pid);
+                }
+                if (r < 0) {
+                        (void) snprintf(why, sizeof(why), "cannot move into %s: %s", sup, strerror(-r));
+                        (void) rmdir(sup);
+                        not_cgroup(ret, why, fix_delegate);
+                        return 0;
+                }
+                ret->moved = true;
+        }
+        trial_in(ret, &pr);
+        return 0;
+}
