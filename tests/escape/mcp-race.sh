@@ -43,6 +43,11 @@ if [ ! -f "$server" ] || [ ! -f "$mcp/node_modules/.glove-lock-sha256" ]; then
 fi
 
 as_glove=()
+# An ASan build's glove, started inside as the shim (glove mcp-connect),
+# reserves terabytes of shadow memory that RLIMIT_DATA refuses: no memory
+# limit there (tests/integration/lib.sh, GLOVE_INSIDE_OPTS).
+inside_opts=()
+if ldd "$glove_src" 2>/dev/null | grep -q libasan; then inside_opts=(--memory none); fi
 [ "$mode" = user ] && as_glove=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 if ! "${as_glove[@]}" unshare -U true 2>/dev/null; then
         if [ "${GLOVE_TESTS_MUST_WORK:-0}" = 1 ]; then
@@ -136,7 +141,7 @@ chown "$owner:$owner" "$results"
         { echo "FAIL: glove setup"; cat "$T/setup.out"; exit 1; }
 rc=0
 (cd "$ws" && "${as_glove[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" \
-        "$T/bin/glove" run --policy "$policy" --ro "$script" --rw "$results" -- /bin/sh -c "$inner" sh "$ws" "$mcp" "$script" "$results") \
+        "$T/bin/glove" run "${inside_opts[@]}" --policy "$policy" --ro "$script" --rw "$results" -- /bin/sh -c "$inner" sh "$ws" "$mcp" "$script" "$results") \
         >"$T/glove.out" 2>&1 || rc=$?
 if [ "$rc" != 0 ]; then
         echo "FAIL: glove run exited $rc"

@@ -161,7 +161,7 @@ for id in $IDS; do
     state=$(state_of "$id")
     pol=$(policy "$id" run "{\"command\": [\"$PY\", \"$FAULTY\", \"probe\", \"$MARK-r-$id\"], $(mcp_fs)}")
     sed -i 's/^{"version": 1, /{"version": 1, "base": "default", /' "$pol"
-    (cd "$ws" && as "$id" "$GLOVE" run --policy "$pol" --ro "$MCP_DIR" -- /bin/sh -c \
+    (cd "$ws" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" --policy "$pol" --ro "$MCP_DIR" -- /bin/sh -c \
         'exec /usr/bin/node "$1"/client.mjs --json "[{\"op\":\"call\",\"tool\":\"p_t\",\"arguments\":{}}]" -- "$GLOVE_MCP_CONNECT" mcp-connect' \
         sh "$MCP_DIR") >"$T/.out" 2>"$T/.err" </dev/null
     RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
