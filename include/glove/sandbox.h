@@ -39,6 +39,7 @@ struct glove_sandbox_options {
          * that become the agent's stdin, stdout and stderr as they are:
          * nothing is relayed or counted (an MCP server's protocol pipes). */
         const int *stdio;
+        const char *name;            /* whose sandbox this is, for messages ("MCP server fs"); NULL: the agent's */
 };
 
 /* The newest Landlock ABI whose features the agent's ruleset uses; on a

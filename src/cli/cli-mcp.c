@@ -101,6 +101,7 @@ static int launch(void *userdata, const struct glove_mcp_server *server, const i
                         .private_paths = l->private_paths,
                         .policy_sha256 = sha,
                         .stdio = stdio,
+                        .name = name,
                 },
                 .audit = &(const struct glove_audit_options) {
                         .path = sp.audit_path,

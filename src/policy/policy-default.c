@@ -39,6 +39,14 @@ static int add_system_and_private(struct glove_policy *p, const struct glove_pol
         return glove_policy_add_grant(p, ctx, "/tmp", GLOVE_GRANT_TMPFS, GLOVE_DEFAULT_TMPFS_SIZE, origin, err, errlen);
 }
 
+/* A fork flood or a runaway allocation must not take the host down: the
+ * limits are resolved here, so --dry-run, the policy digest and the
+ * receipt show the value in force. */
+static int add_default_limits(struct glove_policy *p, char *err, size_t errlen) {
+        p->pids_max = GLOVE_DEFAULT_PIDS;
+        return policy_default_memory("/proc/meminfo", &p->memory_max, err, errlen);
+}
+
 int policy_new_server_base(const struct glove_policy_context *ctx, const char *source, struct glove_policy **ret,
                            char *err, size_t errlen) {
         _cleanup_policy_ struct glove_policy *p = NULL;
@@ -53,6 +61,11 @@ int policy_new_server_base(const struct glove_policy_context *ctx, const char *s
         if (r < 0)
                 return r;
         r = glove_policy_set_cwd(p, ctx, "/", err, errlen);
+        if (r < 0)
+                return r;
+        /* the agent's default bounds: a server driven by the agent's
+         * arguments must not take the host down either */
+        r = add_default_limits(p, err, errlen);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(p);
@@ -117,11 +130,7 @@ int glove_policy_new_default(const struct glove_policy_context *ctx, struct glov
         if (r < 0)
                 return r;
         p->net = GLOVE_NET_OFFLINE;
-        /* A fork flood or a runaway allocation must not take the host
-         * down: the limits are resolved here, so --dry-run, the policy
-         * digest and the receipt show the value in force. */
-        p->pids_max = GLOVE_DEFAULT_PIDS;
-        r = policy_default_memory("/proc/meminfo", &p->memory_max, err, errlen);
+        r = add_default_limits(p, err, errlen);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(p);

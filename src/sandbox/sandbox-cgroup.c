@@ -387,10 +387,11 @@ static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, cons
 
                 format_size(p->memory_max, mem);
                 format_size(t, tmp);
-                log_warning("the memory limit %s holds for each process (RLIMIT_DATA), not for the sandbox as a "
-                            "whole, and its private tmpfs (%s in all%s) come on top: no cgroup v2 here (%s); "
+                log_warning("%s%sthe memory limit %s holds for each process (RLIMIT_DATA), not for the sandbox as "
+                            "a whole, and its private tmpfs (%s in all%s) come on top: no cgroup v2 here (%s); "
                             "'glove doctor' says how to get it, and --require-cgroup refuses to run without it",
-                            mem, tmp, t > p->memory_max ? ", more than the limit" : "", why);
+                            ls->name ? ls->name : "", ls->name ? "'s sandbox: " : "", mem, tmp,
+                            t > p->memory_max ? ", more than the limit" : "", why);
         }
         return 0;
 }

@@ -37,6 +37,7 @@ struct limits_state {
         int fd;                /* the session cgroup's directory, -EBADF without one */
         char path[1100];       /* its path */
         char why[512];         /* rlimits: why not cgroup v2 */
+        const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
 };
 
 #define LIMITS_STATE_INIT { .fd = -EBADF }

@@ -574,6 +574,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         res.host_uid = plan.host_uid;
         res.host_gid = plan.host_gid;
         /* the session cgroup, or rlimits: chosen (and recorded) before anything runs */
+        limits.name = opts->name;
         r = limits_setup(&limits, opts->policy, &res);
         if (r < 0)
                 goto out;

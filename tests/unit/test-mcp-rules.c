@@ -294,6 +294,11 @@ static void test_to_json(void **state) {
                 assert_non_null(copy);
                 assert_true(json_is_object(json_object_get(copy, "filesystem")));
                 assert_int_equal(json_object_del(copy, "filesystem"), 0);
+                /* the default limits: the memory one follows the host's RAM */
+                assert_int_equal(json_integer_value(json_object_get(json_object_get(copy, "limits"), "pids")),
+                                 GLOVE_DEFAULT_PIDS);
+                assert_true(json_integer_value(json_object_get(json_object_get(copy, "limits"), "memory")) > 0);
+                assert_int_equal(json_object_del(copy, "limits"), 0);
                 assert_int_equal(glove_json_canonical(copy, &s, NULL), 0);
         }
         assert_string_equal(s, "{\"call_timeout\":\"2m\",\"command\":[\"/usr/bin/node\",\"/opt/mcp/server-filesystem/"
@@ -390,7 +395,18 @@ static void test_server_sandbox(void **state) {
                 assert_non_null(ev->policy);
                 assert_int_equal(ev->policy->net, GLOVE_NET_OFFLINE);
                 assert_string_equal(ev->policy->cwd, "/");
-                assert_int_equal(ev->policy->memory_max, 0);
+                /* the agent's default bounds */
+                assert_int_equal(ev->policy->pids_max, GLOVE_DEFAULT_PIDS);
+                assert_true(ev->policy->memory_max >= (1 << 20));
+        }
+        /* and "none" lifts them, as for the agent */
+        {
+                _cleanup_policy_ struct glove_policy *q = load_mcp(
+                        "\"servers\":{\"a\":{\"command\":[\"/bin/cat\"],\"limits\":{\"memory\":\"none\",\"pids\":\"none\"}}}");
+                const struct glove_mcp_server *a = glove_mcp_server_find(q->mcp, "a");
+
+                assert_int_equal(a->policy->memory_max, 0);
+                assert_int_equal(a->policy->pids_max, 0);
         }
 
 #define ONE(rest) "\"servers\":{\"fs\":{\"command\":[\"/usr/bin/node\"]," rest "}}"
