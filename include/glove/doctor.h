@@ -41,6 +41,15 @@ struct glove_doctor_report {
  * a missing feature is a check result, not an error. */
 int glove_doctor_run(struct glove_doctor_report **ret);
 
+/* Appends the optional check "mcp-servers": what |policy| (from |source|)
+ * gives its MCP servers: available when every one runs in a sandbox of its
+ * own, partial (naming them) when any has "sandbox": false, skipped when
+ * there is no policy (NULL), none could be read (|load_error|, the reason)
+ * or it names no servers. -ENOMEM only. */
+struct glove_policy;
+int glove_doctor_report_add_policy(struct glove_doctor_report *report, const struct glove_policy *policy,
+                                   const char *source, const char *load_error);
+
 /* Accepts NULL. */
 void glove_doctor_report_free(struct glove_doctor_report *report);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* glove doctor [--json] */
 #include <getopt.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,16 +10,19 @@
 
 #include "cli.h"
 #include "glove/doctor.h"
+#include "glove/host.h"
 #include "glove/json.h"
+#include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
+#include "path-util.h"
 
 #define DOCTOR_EXIT_MISSING 1
 
 static void help(FILE *f) {
         (void) fprintf(f,
-                "usage: glove doctor [--json]\n"
+                "usage: glove doctor [--json] [--policy FILE]\n"
                 "\n"
                 "Reports, for each kernel mechanism Glove uses, whether this host provides it\n"
                 "to the calling user and, if not, why and how to fix it. Each check says what\n"
@@ -33,8 +38,11 @@ static void help(FILE *f) {
                 "stay is what one 'glove exec' leaves: the controllers enabled, a supervisor/\n"
                 "cgroup. overlayfs is reported, not used: Glove has no overlay grants yet.\n"
                 "Run it as the user who will run 'glove exec': the answers differ for root.\n"
+                "mcp-servers reads the policy (--policy, else the starter policy) and names\n"
+                "every MCP server it runs unsandboxed (\"sandbox\": false).\n"
                 "\n"
                 "  --json        print the report as one JSON object instead\n"
+                "  --policy FILE the policy whose MCP servers mcp-servers looks at\n"
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 when everything 'glove exec' requires is available; 1 when\n"
@@ -132,13 +140,50 @@ static int print_json(const struct glove_doctor_report *report) {
         return 0;
 }
 
+static void dirs_donep(struct glove_dirs *d) {
+        glove_dirs_done(d);
+}
+
+/* mcp-servers: what the given policy, or the starter policy when there is
+ * one, does with its MCP servers. A policy that cannot be read is said in
+ * the check, not an error of the doctor's. */
+static int add_policy_check(struct glove_doctor_report *report, const char *path) {
+        _cleanup_policy_ struct glove_policy *policy = NULL;
+        _cleanup_(dirs_donep) struct glove_dirs dirs = {};
+        _cleanup_free_ char *starter = NULL;
+        struct glove_policy_context ctx;
+        char pwd[PATH_MAX], err[1024] = "";
+
+        if (!getcwd(pwd, sizeof(pwd)))
+                return glove_doctor_report_add_policy(report, NULL, path ? path : "", "the current directory is unknown");
+        ctx = (struct glove_policy_context) { .home = secure_getenv("HOME"), .pwd = pwd };
+        if (!ctx.home || ctx.home[0] != '/')
+                return glove_doctor_report_add_policy(report, NULL, path ? path : "", "HOME is not an absolute path");
+        if (!path) {
+                /* quietly nothing when glove is not set up: other checks say so */
+                if (glove_dirs_resolve(&dirs, err, sizeof(err)) < 0)
+                        return glove_doctor_report_add_policy(report, NULL, "", NULL);
+                starter = path_join(dirs.config, "policy.json");
+                if (!starter)
+                        return -ENOMEM;
+                if (access(starter, F_OK) < 0)
+                        return glove_doctor_report_add_policy(report, NULL, "", NULL);
+                path = starter;
+        }
+        if (glove_policy_load_file(path, &ctx, &policy, err, sizeof(err)) < 0)
+                return glove_doctor_report_add_policy(report, NULL, path, err[0] ? err : "it does not load");
+        return glove_doctor_report_add_policy(report, policy, path, NULL);
+}
+
 int cli_doctor(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
+                { "policy", required_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         _cleanup_doctor_report_ struct glove_doctor_report *report = NULL;
+        const char *policy_path = NULL;
         bool json = false;
         int c, r;
 
@@ -151,6 +196,9 @@ int cli_doctor(int argc, char **argv) {
                         return 0;
                 case 'j':
                         json = true;
+                        break;
+                case 'p':
+                        policy_path = optarg;
                         break;
                 case '?':
                         log_error("doctor: unknown option '%s'. Try 'glove doctor --help'.", argv[optind - 1]);
@@ -167,6 +215,11 @@ int cli_doctor(int argc, char **argv) {
         r = glove_doctor_run(&report);
         if (r < 0) {
                 (void) log_error_errno(r, "Failed to probe this host: %m");
+                return GLOVE_EXIT_FAILED;
+        }
+        r = add_policy_check(report, policy_path);
+        if (r < 0) {
+                (void) log_error_errno(r, "Out of memory");
                 return GLOVE_EXIT_FAILED;
         }
         if (json)

@@ -34,6 +34,7 @@
 #include "glove/doctor.h"
 #include "glove/sandbox.h"
 #include "glove/json.h"
+#include "glove/mcp-policy.h"
 #include "glove/policy.h"
 #include "log.h"
 #include "macro.h"
@@ -1748,5 +1749,68 @@ int glove_doctor_report_to_json(const struct glove_doctor_report *report, const 
         if (!root)
                 return -ENOMEM;
         *ret = TAKE_PTR(root);
+        return 0;
+}
+
+int glove_doctor_report_add_policy(struct glove_doctor_report *report, const struct glove_policy *policy,
+                                   const char *source, const char *load_error) {
+        struct glove_doctor_check *checks, *c;
+        _cleanup_free_ char *names = NULL;
+        size_t n_unsandboxed = 0, n_servers = 0;
+        int k;
+
+        checks = reallocarray(report->checks, report->n_checks + 1, sizeof(*checks));
+        if (!checks)
+                return -ENOMEM;
+        report->checks = checks;
+        c = &checks[report->n_checks];
+        *c = (struct glove_doctor_check) { .name = "mcp-servers", .status = GLOVE_DOCTOR_SKIPPED };
+        if (policy && policy->mcp) {
+                n_servers = policy->mcp->n_servers;
+                for (size_t i = 0; i < n_servers; i++) {
+                        const struct glove_mcp_server *s = &policy->mcp->servers[i];
+                        char *more;
+
+                        if (s->sandbox)
+                                continue;
+                        if (asprintf(&more, "%s%s%s", names ? names : "", names ? ", " : "", s->id) < 0)
+                                return -ENOMEM;
+                        free(names);
+                        names = more;
+                        n_unsandboxed++;
+                }
+        }
+        if (load_error)
+                k = asprintf(&c->detail, "cannot read the policy: %s", load_error);
+        else if (!policy)
+                k = asprintf(&c->detail, "no policy to read (no starter policy; give --policy FILE)");
+        else if (n_servers == 0)
+                k = asprintf(&c->detail, "policy %s names no MCP servers", source);
+        else if (n_unsandboxed == 0) {
+                c->status = GLOVE_DOCTOR_AVAILABLE;
+                k = asprintf(&c->detail, "every MCP server of policy %s (%zu) runs in a sandbox of its own", source,
+                             n_servers);
+        } else {
+                c->status = GLOVE_DOCTOR_PARTIAL;
+                k = asprintf(&c->detail,
+                             "policy %s runs %zu of its %zu MCP servers unsandboxed (\"sandbox\": false): %s; "
+                             "each can read and write whatever your user can, whatever its tools' argument rules say",
+                             source, n_unsandboxed, n_servers, names);
+                if (k >= 0 && asprintf(&c->fix,
+                                       "drop \"sandbox\": false from those servers and give each the grants it "
+                                       "needs (\"filesystem\", docs/policy.md \"Each server's sandbox\")") < 0)
+                        c->fix = NULL, k = -1;
+        }
+        if (k < 0) {
+                c->detail = NULL;
+                return -ENOMEM;
+        }
+        if (!(c->extra = json_pack("{s:I,s:I}", "servers", (json_int_t) n_servers, "unsandboxed",
+                                   (json_int_t) n_unsandboxed))) {
+                free(c->detail);
+                free(c->fix);
+                return -ENOMEM;
+        }
+        report->n_checks++;
         return 0;
 }

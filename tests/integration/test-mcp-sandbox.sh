@@ -139,6 +139,16 @@ assert run["run"] == st["run"], "vouched for in the gateway run"
         eval 'rc_is 0 && err_has "MCP server p runs unsandboxed"'
     check "$id: ... audits it (server_unsandboxed, allow, its rule)" \
         eval 'tail -n +$((lines_before + 1)) "$(audit_of "$id")" | grep -q "\"decision\":\"allow\",\"event\":\"server_unsandboxed\".*\"rule\":\"/mcp/servers/p/sandbox\""'
+    check "$id: glove doctor --policy names the unsandboxed server (mcp-servers: partial, with the fix)" \
+        eval '(cd "$T" && as "$id" "$GLOVE" doctor --json --policy "$pol") | "$PY" -c "
+import json, sys
+c = [c for c in json.load(sys.stdin)[\"checks\"] if c[\"name\"] == \"mcp-servers\"][0]
+sys.exit(0 if c[\"status\"] == \"partial\" and \"unsandboxed\" in c[\"detail\"] and \": p;\" in c[\"detail\"] and c[\"fix\"] and c[\"unsandboxed\"] == 1 else 1)"'
+    check "$id: ... and says every server is sandboxed for the policy without the opt-out" \
+        eval '(cd "$T" && as "$id" "$GLOVE" doctor --json --policy "$T/policy-$id-sandboxed.json") | "$PY" -c "
+import json, sys
+c = [c for c in json.load(sys.stdin)[\"checks\"] if c[\"name\"] == \"mcp-servers\"][0]
+sys.exit(0 if c[\"status\"] == \"available\" and c[\"unsandboxed\"] == 0 else 1)"'
     check "$id: ... and the server sees what its host uid sees (the difference the sandbox makes)" \
         seen "s[\"read\"][\"$other/out.txt\"] == \"other $id\\n\" and s[\"connect\"] == \"connected\" and s[\"uid_map\"] == [\"0\", \"0\", \"4294967295\"]"
 
