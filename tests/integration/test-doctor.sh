@@ -16,7 +16,8 @@ fail() {
 }
 
 EXPECTED_CHECKS="user-namespace mount-namespace pid-namespace ipc-namespace uts-namespace net-namespace
-cgroup-namespace seccomp landlock mount-api idmapped-mounts overlayfs pidfd clone3 cgroup-v2 resource-limits"
+cgroup-namespace seccomp landlock mount-api idmapped-mounts overlayfs pidfd clone3 cgroup-v2 resource-limits
+mcp-servers"
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -126,7 +127,7 @@ if "idmapped-mounts" in by:
     want(im.get("required") is (uid == 0), f"idmapped-mounts required={im.get('required')} for uid {uid}")
     if uid != 0:
         want(im.get("status") == "skipped", "idmapped-mounts probed for a non-root user")
-for optional in ("overlayfs", "cgroup-v2", "resource-limits"):
+for optional in ("overlayfs", "cgroup-v2", "resource-limits", "mcp-servers"):
     want(by.get(optional, {}).get("required") is False, f"{optional} must be optional")
 # Glove has no overlay grants: never "available", and the detail says so
 ov = by.get("overlayfs", {})
