@@ -35,3 +35,16 @@ int write_string_at(int dirfd, const char *name, const char *text) {
                 return errno ? negative_errno() : -EIO;
         return 0;
 }
+
+int read_string_at(int dirfd, const char *name, char *buf, size_t len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        return (int) n;
+}

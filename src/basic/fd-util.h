@@ -12,3 +12,8 @@ int write_all(int fd, const void *buf, size_t len);
  * the shape of a write to /proc or cgroupfs, where one write is one
  * setting. -errno, or -EIO for a short write. */
 int write_string_at(int dirfd, const char *name, const char *text);
+
+/* The other direction: one read() of at most |len| - 1 bytes of |name|
+ * relative to |dirfd|, without following a final symlink, NUL-terminated
+ * in |buf|. The number of bytes read, or -errno. */
+int read_string_at(int dirfd, const char *name, char *buf, size_t len);

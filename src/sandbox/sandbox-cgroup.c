@@ -35,22 +35,6 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-static const char fix_delegate[] = "run glove in a delegated cgroup (systemd-run --user --scope -p Delegate=yes "
-                                   "glove ...), or as root";
-
-static int read_at(int dirfd, const char *name, char *buf, size_t len) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n;
-
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, len - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        return (int) n;
-}
-
 static bool has_word(const char *list, const char *word) {
         size_t n = strlen(word);
 
@@ -208,7 +192,7 @@ static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *
                 if (!writable(ret->own, "cgroup.subtree_control")) {
                         (void) snprintf(ret->why, sizeof(ret->why), "the cgroup2 root %s is not writable by uid %u",
                                         ret->own, (unsigned) geteuid());
-                        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", fix_delegate);
+                        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", LIMITS_FIX_DELEGATE);
                         return -EOPNOTSUPP;
                 }
                 ret->layout = CGROUP_LAYOUT_TOP;
@@ -245,7 +229,7 @@ static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *
                         "cgroup %s is not delegated to uid %u: it is not writable or holds other processes, and its "
                         "parent %s is not writable",
                         ret->own, (unsigned) geteuid(), parent);
-        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", fix_delegate);
+        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", LIMITS_FIX_DELEGATE);
         return -EOPNOTSUPP;
 }
 
@@ -260,7 +244,7 @@ static int missing_controllers(const char *dir, const struct glove_policy *p, st
         n = fd < 0 ? -1 : read(fd, controllers, sizeof(controllers) - 1);
         if (n < 0) {
                 (void) snprintf(ret->why, sizeof(ret->why), "cannot read %s: %s", path, strerror(errno));
-                (void) snprintf(ret->fix, sizeof(ret->fix), "%s", fix_delegate);
+                (void) snprintf(ret->fix, sizeof(ret->fix), "%s", LIMITS_FIX_DELEGATE);
                 return -EOPNOTSUPP;
         }
         controllers[n] = 0;
@@ -282,7 +266,7 @@ static int missing_controllers(const char *dir, const struct glove_policy *p, st
         (void) snprintf(ret->fix, sizeof(ret->fix),
                         "boot with systemd.unified_cgroup_hierarchy=1 or cgroup_no_v1=all so the controllers are "
                         "cgroup v2's; or %s",
-                        fix_delegate);
+                        LIMITS_FIX_DELEGATE);
         return -EOPNOTSUPP;
 }
 
@@ -313,7 +297,7 @@ int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
                 if (strncmp(cg, root, k) != 0 || (cg[k] != '/' && cg[k] != 0)) {
                         (void) snprintf(ret->why, sizeof(ret->why), "our cgroup %s is outside the cgroup2 mount at "
                                                                     "%s (root %s)", cg, mnt, root);
-                        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", fix_delegate);
+                        (void) snprintf(ret->fix, sizeof(ret->fix), "%s", LIMITS_FIX_DELEGATE);
                         return -EOPNOTSUPP;
                 }
                 rel = cg[k] ? cg + k : "/";
@@ -457,7 +441,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
                 if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
                         (void) snprintf(why, sizeof(why), "cannot create %s: %s", sup, strerror(errno));
-                        return no_cgroup(ls, p, why, fix_delegate, res);
+                        return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
                 }
                 {
                         char procs[1200];
@@ -468,7 +452,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "cannot move glove into %s: %s", sup, strerror(-r));
                         (void) rmdir(sup);
-                        return no_cgroup(ls, p, why, fix_delegate, res);
+                        return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
                 }
                 ls->moved = true;
         }
@@ -480,7 +464,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "cannot enable the controllers in %s: %s", file,
                                         strerror(-r));
-                        return no_cgroup(ls, p, why, fix_delegate, res);
+                        return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
                 }
         }
         (void) snprintf(ls->path, sizeof(ls->path), "%s/glove-%d", pr.base, (int) getpid());
@@ -488,7 +472,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 (void) snprintf(why, sizeof(why), "cannot create the session cgroup %s: %s", ls->path,
                                 strerror(errno));
                 ls->path[0] = 0;
-                return no_cgroup(ls, p, why, fix_delegate, res);
+                return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
         }
         ls->fd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ls->fd < 0) {
@@ -594,7 +578,7 @@ static void kill_all(struct limits_state *ls) {
                 /* before Linux 5.14: one by one */
                 char text[4096];
 
-                for (int round = 0; round < 50 && read_at(ls->fd, "cgroup.procs", text, sizeof(text)) > 0; round++)
+                for (int round = 0; round < 50 && read_string_at(ls->fd, "cgroup.procs", text, sizeof(text)) > 0; round++)
                         for (char *p = text, *e; *p; p = e) {
                                 uint64_t pid;
 
@@ -616,23 +600,23 @@ void limits_collect(struct limits_state *ls, struct glove_session_result *res) {
                 return;
         kill_all(ls);
         res->have_cgroup_stats = true;
-        if (read_at(ls->fd, "memory.peak", text, sizeof(text)) > 0) {
+        if (read_string_at(ls->fd, "memory.peak", text, sizeof(text)) > 0) {
                 text[strcspn(text, "\n")] = 0;
                 if (parse_u64(text, UINT64_MAX, &v) >= 0)
                         res->memory_peak = v;
         }
-        if (read_at(ls->fd, "cpu.stat", text, sizeof(text)) > 0) {
+        if (read_string_at(ls->fd, "cpu.stat", text, sizeof(text)) > 0) {
                 (void) stat_value(text, "usage_usec", &res->cpu_usage_us);
                 (void) stat_value(text, "user_usec", &res->cpu_user_us);
                 (void) stat_value(text, "system_usec", &res->cpu_system_us);
                 (void) stat_value(text, "nr_throttled", &res->cpu_nr_throttled);
                 (void) stat_value(text, "throttled_usec", &res->cpu_throttled_us);
         }
-        if (read_at(ls->fd, "memory.events", text, sizeof(text)) > 0) {
+        if (read_string_at(ls->fd, "memory.events", text, sizeof(text)) > 0) {
                 (void) stat_value(text, "oom_kill", &res->oom_kills);
                 (void) stat_value(text, "max", &res->memory_max_events);
         }
-        if (read_at(ls->fd, "pids.events", text, sizeof(text)) > 0)
+        if (read_string_at(ls->fd, "pids.events", text, sizeof(text)) > 0)
                 (void) stat_value(text, "max", &res->pids_max_events);
         /* an end the limit brought about says so; a clean exit stays one,
          * and a timeout stays a timeout */

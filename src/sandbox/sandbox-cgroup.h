@@ -42,6 +42,11 @@ struct limits_state {
 
 #define LIMITS_STATE_INIT { .fd = -EBADF }
 
+/* The fix when glove's own cgroup is not one it may write: said by glove
+ * exec's fallback and by doctor's trial alike. */
+#define LIMITS_FIX_DELEGATE                                                                                            \
+        "run glove in a delegated cgroup (systemd-run --user --scope -p Delegate=yes glove ...), or as root"
+
 /* Finds out, without changing anything, whether this process can give a
  * session a cgroup with the controllers |p| needs (memory and pids always,
  * cpu when limits.cpu is set). 0 with ret->layout set, or -errno with why

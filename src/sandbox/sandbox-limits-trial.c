@@ -39,27 +39,11 @@
 #define TRIAL_MEMORY_TOUCH (64u << 20) /* what the test process touches */
 #define TRIAL_CPU_MAX "10000 100000"  /* a tenth of a core */
 
-static const char fix_delegate[] = "run glove in a delegated cgroup (systemd-run --user --scope -p Delegate=yes "
-                                   "glove ...), or as root";
-
-static int read_small(int dirfd, const char *name, char *buf, size_t len) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n;
-
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, len - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        return 0;
-}
-
 static uint64_t event_count(int dirfd, const char *file, const char *key) {
         char text[1024];
         size_t n = strlen(key);
 
-        if (read_small(dirfd, file, text, sizeof(text)) < 0)
+        if (read_string_at(dirfd, file, text, sizeof(text)) < 0)
                 return 0;
         for (char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
                 if (strncmp(p, key, n) == 0 && p[n] == ' ') {
@@ -158,7 +142,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
         /* glove exec falls back to rlimits without memory and pids */
         if (enabled[0] < 0 || enabled[1] < 0) {
                 (void) snprintf(why, sizeof(why), "%s", enabled[0] < 0 ? ret->memory.detail : ret->pids.detail);
-                not_cgroup(ret, why, fix_delegate);
+                not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
                 return;
         }
         (void) snprintf(ret->session, sizeof(ret->session), "%s/glove-doctor-%d", pr->base, (int) getpid());
@@ -166,7 +150,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
                 (void) snprintf(why, sizeof(why), "cannot create a session cgroup %s: %s (%s)", ret->session,
                                 strerror(errno), errno_name(errno));
                 ret->session[0] = 0;
-                not_cgroup(ret, why, fix_delegate);
+                not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
                 return;
         }
         ret->cgroup = true;
@@ -216,7 +200,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
 
                 r = write_string_at(fd, "cpu.max", TRIAL_CPU_MAX);
                 if (r >= 0)
-                        r = read_small(fd, "cpu.max", back, sizeof(back));
+                        r = read_string_at(fd, "cpu.max", back, sizeof(back));
                 back[strcspn(back, "\n")] = 0;
                 if (r < 0)
                         outcome(&ret->cpu, GLOVE_LIMIT_FAILED, "cannot set cpu.max in %s: %s (%s)", ret->session,
@@ -292,7 +276,7 @@ int glove_sandbox_limits_trial(struct glove_limits_trial *ret) {
                 (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
                 if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
                         (void) snprintf(why, sizeof(why), "cannot create %s: %s", sup, strerror(errno));
-                        not_cgroup(ret, why, fix_delegate);
+                        not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
                         return 0;
                 }
                 {
@@ -304,7 +288,7 @@ int glove_sandbox_limits_trial(struct glove_limits_trial *ret) {
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "cannot move into %s: %s", sup, strerror(-r));
                         (void) rmdir(sup);
-                        not_cgroup(ret, why, fix_delegate);
+                        not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
                         return 0;
                 }
                 ret->moved = true;
