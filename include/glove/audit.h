@@ -241,17 +241,39 @@ struct glove_audit_log_report {
         char reason[512];
 };
 
+/* The log being checked, as the check compares a receipt's audit.path with
+ * it. With |on_disk| (glove_audit_log_id_init), by identity: the path names
+ * this log when both are the same file (device and inode); when either of
+ * the two does not exist, when both names have the same last component in
+ * the same directory (device and inode); when neither directory can be
+ * looked at, when the strings are equal. Without |on_disk|, as strings
+ * (what the fuzz target and the unit tests use: nothing is looked up). */
+struct glove_audit_log_id {
+        const char *path; /* the log as the user named it; borrowed */
+        bool on_disk;
+        bool file_known;  /* dev, ino: the log file's */
+        dev_t dev;
+        ino_t ino;
+        bool dir_known;   /* dir_dev, dir_ino: the directory |path| lies in */
+        dev_t dir_dev;
+        ino_t dir_ino;
+};
+/* Fills |ret| for the log |path|, whose contents the caller read from |fd|
+ * (-EBADF when the file does not exist). |ret| borrows |path|. */
+void glove_audit_log_id_init(struct glove_audit_log_id *ret, const char *path, int fd);
+
 /* Checks an audit log against the session receipts of a journal that has
  * already verified. Every line must be strict JSON with a run id and, per
  * run, seq 1, 2, 3... in file order. For every run with a receipt whose
  * "audit" names this log: the log must hold exactly audit.records lines of
  * that run, and their SHA-256 (lines with their newlines, in order) must be
- * audit.sha256. A receipt counts as naming this log when its audit.path is
- * |log_path|, or when the log holds any record of its run (so a copy of the
- * log checks too). Returns 0 when all of that holds, -EBADMSG with the first
- * problem in |ret|, other -errno. Never trusts either input. */
+ * audit.sha256. A receipt counts as naming this log when its audit.path names
+ * |log_id| (see struct glove_audit_log_id; NULL: none does), or when the log
+ * holds any record of its run (so a copy of the log checks too). Returns 0
+ * when all of that holds, -EBADMSG with the first problem in |ret|, other
+ * -errno. Never trusts either input. */
 int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
-                                 const char *log_path, struct glove_audit_log_report *ret);
+                                 const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret);
 
 static inline void glove_audit_closep(struct glove_audit **a) {
         glove_audit_close(*a);

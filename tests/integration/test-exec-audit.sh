@@ -265,6 +265,51 @@ open(p, "a").write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")'
     done
 done
 
+# --- verify --log compares the log named in receipts by identity, not by
+# name: HOME reached through a symlink, and a run whose records were all
+# deleted ---
+# as_home ID HOME CMD...: CMD as ID with that HOME (Glove's directories under it)
+as_home() {
+    local id=$1 home=$2
+    shift 2
+    case $id in
+        nobody) timeout -k 5 "$GLOVE_TEST_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env "${_no_xdg[@]}" XDG_RUNTIME_DIR="$home/.run" HOME="$home" "$GLOVE_NOBODY" "$@" ;;
+        *) timeout -k 5 "$GLOVE_TEST_TIMEOUT" env "${_no_xdg[@]}" XDG_RUNTIME_DIR="$home/.run" HOME="$home" "$GLOVE" "$@" ;;
+    esac
+}
+for id in $IDS; do
+    real="$T/realhome-$id" link="$T/linkhome-$id"
+    mkdir -m 0755 "$real" && ln -s "$real" "$link"
+    [ "$id" = nobody ] && chown 65534:65534 "$real"
+    ws=$(new_ws "$id" "ws-linkhome")
+    as_home "$id" "$link" setup >/dev/null 2>&1
+    (cd "$ws" && as_home "$id" "$link" exec -- true && as_home "$id" "$link" exec -- true) >/dev/null 2>&1 </dev/null
+    st="$real/.local/state/glove"
+    gone=$(tail -n 1 "$st/receipts.jsonl" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')
+    "$PY" -c '
+import sys
+p, run = sys.argv[1], sys.argv[2]
+keep = [l for l in open(p) if ("\"run\":\"%s\"" % run) not in l]
+open(p, "w").writelines(keep)' "$st/audit.jsonl" "$gone"
+    for home in "$link" "$real"; do
+        (cd "$T" && as_home "$id" "$home" audit verify --log) >"$T/.vout" 2>&1
+        VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+        check "$id: verify --log with HOME=${home##*/} (receipts name the log through the symlink): all of run's records deleted, it says so" \
+            eval '[ "$VRC" = 1 ] && case $VOUT in *"run $gone: the log holds 0 of"*"records were deleted"*) true ;; *) false ;; esac'
+    done
+    (cd "$st" && as_home "$id" "$real" audit verify --log=audit.jsonl) >"$T/.vout" 2>&1
+    VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+    check "$id: ... and with --log given as a relative path" \
+        eval '[ "$VRC" = 1 ] && case $VOUT in *"run $gone: the log holds 0 of"*) true ;; *) false ;; esac'
+    mv "$st/audit.jsonl" "$st/audit.jsonl.away"
+    (cd "$T" && as_home "$id" "$real" audit verify --log) >"$T/.vout" 2>&1
+    VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+    check "$id: ... and when the whole log is gone (matched by directory and name)" \
+        eval '[ "$VRC" = 1 ] && case $VOUT in *"records were deleted"*) true ;; *) false ;; esac'
+    mv "$st/audit.jsonl.away" "$st/audit.jsonl"
+done
+
 # --- by identity, not just by name: bind mounts of Glove's state ---
 if [ "$(id -u)" = 0 ]; then
     ws=$(new_ws root ws-alias)
