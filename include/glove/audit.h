@@ -66,11 +66,14 @@ struct glove_keyring {
 
 void glove_key_id(const uint8_t key[GLOVE_KEY_BYTES], char ret[GLOVE_KEY_ID_CHARS + 1]);
 /* Loads <state>/key (|state_fd| is the checked state directory): a regular
- * file, not a symlink, owned by the caller's uid, mode 0600 exactly, 32
- * bytes. Anything else is an error with a reason in |err|. */
+ * file, not a symlink, with one name (a hard link elsewhere could be inside
+ * a grant), owned by the caller's uid, mode 0600 exactly, 32 bytes.
+ * Anything else is an error with a reason in |err|. */
 int glove_key_load_current(int state_fd, struct glove_key *ret, char *err, size_t errlen);
-/* Loads <state>/key and every <state>/keys/<id> (same checks; a file whose
- * content does not hash to its name is an error). */
+/* Loads <state>/key and every <state>/keys/<id> (same checks, the current
+ * key's copy included; a file whose content does not hash to its name is an
+ * error). A session loads them all before its sandbox starts, so that no
+ * key with a second name is ever exposed. */
 int glove_keyring_load(int state_fd, struct glove_keyring *ret, char *err, size_t errlen);
 void glove_keyring_done(struct glove_keyring *ring); /* wipes the key bytes */
 

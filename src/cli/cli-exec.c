@@ -403,7 +403,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
         char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
         struct glove_session_result res;
         struct glove_policy_context ctx;
-        struct glove_key key;
+        struct glove_keyring ring = {};
         bool dry_run = false;
         int receipt_fd = -1;
         size_t n_flags = 0;
@@ -542,8 +542,10 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 log_error("%s", err);
                 return GLOVE_EXIT_FAILED;
         }
-        r = glove_key_load_current(state_fd, &key, err, sizeof(err));
-        explicit_bzero(&key, sizeof(key)); /* the journal loads it again under its lock */
+        /* every key, so that one with a second name (a hard link inside a
+         * grant) is refused before the agent could read it */
+        r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
+        glove_keyring_done(&ring); /* the journal loads the key again under its lock */
         if (r < 0) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 return GLOVE_EXIT_FAILED;

@@ -4,7 +4,8 @@
 # policies that would put Glove's own files inside a grant, the journal
 # verifying after every kind of run, damage found by `glove audit verify`,
 # a full disk (a tiny tmpfs in a mount namespace of the test's own), and
-# concurrent runs sharing one journal.
+# concurrent runs sharing one journal, keys with a second name and Glove's
+# state mounted inside a grant.
 # Checks are strings given to eval, so shellcheck sees unused variables.
 # shellcheck disable=SC2016,SC2034,SC2317
 set -u
@@ -187,6 +188,17 @@ for id in $IDS; do
     check "$id: a read-only grant holding Glove's state (an ancestor of HOME) is refused" refused "Glove's private path" "$mk"
     run "$id" "$ws" --ro "$state/keys" -- touch "$mk"
     check "$id: a grant inside Glove's state directory is refused" refused "lies inside Glove's private path" "$mk"
+    # a second name of a key, inside the workspace: the agent would read it
+    keycopy="$state/keys/$(ls "$state/keys")"
+    for k in "$state/key" "$keycopy"; do
+        ln "$k" "$ws/key.link"
+        run "$id" "$ws" -- sh -c "cat key.link >/dev/null && touch '$mk'"
+        check "$id: a hard link to ${k#"$state"/} inside the workspace is refused, saying to remove it" \
+            eval 'refused "has 2 hard links" "$mk" && err_has "remove them"'
+        rm -f "$ws/key.link" "$mk"
+    done
+    run "$id" "$ws" -- true
+    check "$id: ... and with the link removed, runs go on" rc_is 0
     run "$id" "$ws" --audit-log "$ws/audit.jsonl" -- touch "$mk"
     check "$id: an audit log inside the writable workspace is refused, and not even created" \
         eval 'refused "lies inside the" "$mk" && absent "$ws/audit.jsonl"'
@@ -324,6 +336,20 @@ if [ "$(id -u)" = 0 ]; then
         RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
         check "root: a bind mount of Glove's $what directory, granted under another name, is refused" \
             refused "Glove's private path" "$mk"
+    done
+    # mounted inside a grant rather than granted: the grant brings its
+    # mounts along, and ".." from inside one never leads to the grant
+    mkdir -m 0755 "$ws/sub"
+    for what in state keys ancestor; do
+        src=$(state_of root)
+        case $what in keys) src="$src/keys" ;; ancestor) src=$(home_of root)/.local ;; esac
+        (cd "$ws" && env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" unshare -m --propagation private \
+            sh -c 'mount --bind "$1" "$2" && exec "$3" exec -- sh -c "ls sub >/dev/null && touch \"\$0\"" "$4"' \
+            sh "$src" "$ws/sub" "$GLOVE" "$mk") >"$T/.out" 2>"$T/.err" </dev/null
+        RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
+        check "root: a bind mount of Glove's $what directory inside the workspace grant is refused, naming the mount" \
+            eval 'refused "Glove'"'"'s private path" "$mk" && err_has "mounted at $ws/sub" && err_has "umount"'
+        rm -f "$mk"
     done
 fi
 
