@@ -100,6 +100,30 @@ int glove_journal_rotate(int state_fd, char ret_new_id[GLOVE_KEY_ID_CHARS + 1], 
  * record exactly as written (canonical JSON, no newline; caller frees). */
 int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, char *err, size_t errlen);
 
+/* Space for the end of a run (docs/audit.md, "A full disk"). An agent that
+ * fills the file system holding the state directory must not keep its run
+ * from being recorded: before the agent starts, the run reserves room for
+ * its receipt (GLOVE_RECEIPT_MAX_BYTES and a newline, allocated past the
+ * journal's end with FALLOC_FL_KEEP_SIZE, on top of what other runs have
+ * reserved there) and for the head's update (a spare head file, its space
+ * allocated, renamed over the head at the end). -ENOSPC, -EDQUOT or
+ * -EOPNOTSUPP (a file system that cannot reserve) with the reason in
+ * |err|: the run must not start. */
+struct glove_journal_reservation;
+int glove_journal_reserve(int state_fd, const char *run_id, struct glove_journal_reservation **ret, char *err,
+                          size_t errlen);
+/* glove_journal_append() into the reserved space; |res| may be NULL. */
+int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation *res, const json_t *receipt,
+                                  char **ret_line, char *err, size_t errlen);
+/* Ends the reservation; the last run to end gives back what was reserved
+ * and not used (its own and that of runs killed before they could).
+ * Accepts NULL. */
+void glove_journal_reservation_free(struct glove_journal_reservation *res);
+static inline void glove_journal_reservation_freep(struct glove_journal_reservation **res) {
+        glove_journal_reservation_free(*res);
+}
+#define _cleanup_journal_reservation_ __attribute__((cleanup(glove_journal_reservation_freep)))
+
 /* The outcome of verifying a journal. */
 struct glove_journal_report {
         uint64_t records;     /* records that verified, in order */
@@ -197,6 +221,14 @@ uint64_t glove_audit_count(const struct glove_audit *a);
  * tamper-evident (glove_audit_log_check). */
 void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
 const char *glove_audit_path(const struct glove_audit *a);
+/* Space for the end of a run (docs/audit.md, "A full disk"): |bytes| held
+ * on the log's file system in a file without a name, so that an agent that
+ * fills it cannot keep its session's end records from being written. Made
+ * before the agent starts; _unreserve() frees it once the agent is gone,
+ * just before those records (glove_audit_close() too). */
+#define GLOVE_AUDIT_END_RESERVE_BYTES ((size_t) 64 << 10)
+int glove_audit_reserve(struct glove_audit *a, size_t bytes);
+void glove_audit_unreserve(struct glove_audit *a);
 const char *glove_audit_run_id(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);
 

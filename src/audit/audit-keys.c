@@ -520,7 +520,7 @@ static int append_glove_record(int state_fd, int journal_fd, const struct journa
                 return -ENOMEM;
         if (next_key && json_object_set_new(members, "next_key", json_string(next_key)) < 0)
                 return -ENOMEM;
-        return journal_append_record(state_fd, journal_fd, tail, key, members, NULL, err, errlen);
+        return journal_append_record(state_fd, journal_fd, tail, key, members, NULL, NULL, err, errlen);
 }
 
 /* glove_journal_init() without a key: refuses when the journal or its

@@ -392,17 +392,17 @@ if [ "$(id -u)" = 0 ]; then
             "$glove" setup >/dev/null || exit 90
             j="$HOME/.local/state/glove/receipts.jsonl"
             before=$(wc -l <"$j")
-            if [ "$what" = journal ]; then
-                set -- --audit-log "$dir/other/audit.jsonl"
-            else
-                set --
-            fi
+            # the audit log elsewhere; for "audit", on a file system of its own
+            [ "$what" = audit ] && mount -t tmpfs -o size=256k,mode=0755 tmpfs "$dir/other"
+            set -- --audit-log "$dir/other/audit.jsonl"
+            full=$HOME
+            [ "$what" = audit ] && full=$dir/other
             # fill the file system to the last byte
-            dd if=/dev/zero of="$HOME/fill" bs=4k 2>/dev/null
-            dd if=/dev/zero of="$HOME/fill2" bs=1 2>/dev/null
+            dd if=/dev/zero of="$full/fill" bs=4k 2>/dev/null
+            dd if=/dev/zero of="$full/fill2" bs=1 2>/dev/null
             cd "$dir/ws" && "$glove" exec "$@" -- touch "$dir/ws/marker" </dev/null >"$dir/out" 2>&1
             echo "$?"
-            rm -f "$HOME/fill" "$HOME/fill2"
+            rm -f "$full/fill" "$full/fill2"
             "$glove" audit verify >/dev/null 2>&1; echo "verify:$?"
             [ -e "$dir/ws/marker" ] && echo ran || echo "did-not-run"
             echo "$before $(wc -l <"$j")"
@@ -415,9 +415,60 @@ if [ "$(id -u)" = 0 ]; then
               [ "$(echo "$res" | sed -n 3p)" = did-not-run ]'
     res=$(fulltest journal)
     ERR=$(cat "$T/full-journal/out" 2>/dev/null) RC=$(echo "$res" | sed -n 1p)
-    check "full disk under the journal: glove fails (125) saying the receipt is lost, the journal verifies unchanged" \
-        eval 'rc_is 125 && err_has "receipt" && [ "$(echo "$res" | sed -n 2p)" = verify:0 ] &&
+    check "full disk under the journal: no room to reserve for the receipt, the run does not start (125), the journal verifies unchanged" \
+        eval 'rc_is 125 && err_has "cannot reserve space for the run'"'"'s receipt" && err_has "does not start" &&
+              [ "$(echo "$res" | sed -n 2p)" = verify:0 ] && [ "$(echo "$res" | sed -n 3p)" = did-not-run ] &&
               set -- $(echo "$res" | sed -n 4p) && [ "$1" = "$2" ]'
+
+    # The agent fills the file system that holds both its workspace and
+    # Glove's state: the space for the end of its run was reserved before
+    # it started, so the run is still recorded, and the records match.
+    agentfill() {
+        # agentfill ID: prints glove's status, the agent's word that the disk
+        # was full, the journal's line counts before and after, the last
+        # receipt's run, reason and exit_code, then "verify:STATUS" and
+        # "verify-log:STATUS", then "free:KB" after the run
+        local id=$1 dir="$T/agentfill-$1" g=$GLOVE
+        [ "$id" = nobody ] && g=$GLOVE_NOBODY
+        mkdir -p "$dir"
+        unshare -m --propagation private sh -c '
+            set -u
+            dir=$1 id=$2 glove=$3 py=$4
+            mount -t tmpfs -o size=2m,mode=0755 tmpfs "$dir"
+            mkdir -p "$dir/home" "$dir/ws"
+            if [ "$id" = nobody ]; then
+                chown -R 65534:65534 "$dir"
+                as() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+            else
+                as() { "$@"; }
+            fi
+            export HOME="$dir/home" XDG_RUNTIME_DIR="$dir/home/.run"
+            unset XDG_CONFIG_HOME XDG_STATE_HOME
+            as "$glove" setup >/dev/null || exit 90
+            j="$HOME/.local/state/glove/receipts.jsonl"
+            before=$(wc -l <"$j")
+            cd "$dir/ws" && as "$glove" exec -- sh -c "dd if=/dev/zero of=fill bs=1M 2>/dev/null;
+                dd if=/dev/zero of=fill2 bs=1 2>/dev/null; echo x >fill3 || echo disk-full; exit 3" \
+                </dev/null >"$dir/../agentfill-out.$id" 2>&1
+            echo "$?"
+            grep -c disk-full "$dir/../agentfill-out.$id"
+            echo "$before $(wc -l <"$j")"
+            tail -n 1 "$j" | "$py" -c "import json, sys; r = json.load(sys.stdin); print(r.get(\"run\"), r.get(\"reason\"), r.get(\"exit_code\"))"
+            as "$glove" audit verify >/dev/null 2>&1; echo "verify:$?"
+            as "$glove" audit verify --log >/dev/null 2>&1; echo "verify-log:$?"
+            rm -f fill fill2 fill3
+            echo "free:$(df -k "$dir" | awk "NR == 2 { print \$4 }")"
+        ' sh "$dir" "$id" "$g" "$PY" 2>&1
+    }
+    for id in $IDS; do
+        res=$(agentfill "$id")
+        RC=$(echo "$res" | sed -n 1p) OUT=$res ERR=$(cat "$T/agentfill-out.$id" 2>/dev/null)
+        check "$id: the agent fills the disk its workspace shares with Glove's state: its status (3) is its own, and the run is recorded" \
+            eval 'rc_is 3 && [ "$(echo "$res" | sed -n 2p)" = 1 ] && set -- $(echo "$res" | sed -n 3p) &&
+                  [ "$2" = $(($1 + 1)) ] && set -- $(echo "$res" | sed -n 4p) && [ "$2" = exit ] && [ "$3" = 3 ]'
+        check "$id: ... and the journal and the audit log verify against the receipt" \
+            eval '[ "$(echo "$res" | sed -n 5p)" = verify:0 ] && [ "$(echo "$res" | sed -n 6p)" = verify-log:0 ]'
+    done
 else
     echo "# the full-disk checks need root (a tmpfs mount); CI runs them"
 fi
