@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct glove_audit_log_report rep;
         int r;
 
-        r = glove_audit_log_check_buffer(log, llen, buf, jlen, "/state/audit.jsonl", &rep);
+        r = glove_audit_log_check_buffer(log, llen, buf, jlen, &(const struct glove_audit_log_id) { .path = "/state/audit.jsonl" },
+                                         &rep);
         if (r == -EBADMSG && (!rep.damaged || !rep.reason[0]))
                 abort();
         if (r == 0 && rep.damaged)

@@ -66,11 +66,14 @@ struct glove_keyring {
 
 void glove_key_id(const uint8_t key[GLOVE_KEY_BYTES], char ret[GLOVE_KEY_ID_CHARS + 1]);
 /* Loads <state>/key (|state_fd| is the checked state directory): a regular
- * file, not a symlink, owned by the caller's uid, mode 0600 exactly, 32
- * bytes. Anything else is an error with a reason in |err|. */
+ * file, not a symlink, with one name (a hard link elsewhere could be inside
+ * a grant), owned by the caller's uid, mode 0600 exactly, 32 bytes.
+ * Anything else is an error with a reason in |err|. */
 int glove_key_load_current(int state_fd, struct glove_key *ret, char *err, size_t errlen);
-/* Loads <state>/key and every <state>/keys/<id> (same checks; a file whose
- * content does not hash to its name is an error). */
+/* Loads <state>/key and every <state>/keys/<id> (same checks, the current
+ * key's copy included; a file whose content does not hash to its name is an
+ * error). A session loads them all before its sandbox starts, so that no
+ * key with a second name is ever exposed. */
 int glove_keyring_load(int state_fd, struct glove_keyring *ret, char *err, size_t errlen);
 void glove_keyring_done(struct glove_keyring *ring); /* wipes the key bytes */
 
@@ -96,6 +99,30 @@ int glove_journal_rotate(int state_fd, char ret_new_id[GLOVE_KEY_ID_CHARS + 1], 
  * was (truncated back). On success, when |ret_line| is given, it gets the
  * record exactly as written (canonical JSON, no newline; caller frees). */
 int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, char *err, size_t errlen);
+
+/* Space for the end of a run (docs/audit.md, "A full disk"). An agent that
+ * fills the file system holding the state directory must not keep its run
+ * from being recorded: before the agent starts, the run reserves room for
+ * its receipt (GLOVE_RECEIPT_MAX_BYTES and a newline, allocated past the
+ * journal's end with FALLOC_FL_KEEP_SIZE, on top of what other runs have
+ * reserved there) and for the head's update (a spare head file, its space
+ * allocated, renamed over the head at the end). -ENOSPC, -EDQUOT or
+ * -EOPNOTSUPP (a file system that cannot reserve) with the reason in
+ * |err|: the run must not start. */
+struct glove_journal_reservation;
+int glove_journal_reserve(int state_fd, const char *run_id, struct glove_journal_reservation **ret, char *err,
+                          size_t errlen);
+/* glove_journal_append() into the reserved space; |res| may be NULL. */
+int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation *res, const json_t *receipt,
+                                  char **ret_line, char *err, size_t errlen);
+/* Ends the reservation; the last run to end gives back what was reserved
+ * and not used (its own and that of runs killed before they could).
+ * Accepts NULL. */
+void glove_journal_reservation_free(struct glove_journal_reservation *res);
+static inline void glove_journal_reservation_freep(struct glove_journal_reservation **res) {
+        glove_journal_reservation_free(*res);
+}
+#define _cleanup_journal_reservation_ __attribute__((cleanup(glove_journal_reservation_freep)))
 
 /* The outcome of verifying a journal. */
 struct glove_journal_report {
@@ -194,6 +221,14 @@ uint64_t glove_audit_count(const struct glove_audit *a);
  * tamper-evident (glove_audit_log_check). */
 void glove_audit_digest(const struct glove_audit *a, char ret[GLOVE_SHA256_HEX_CHARS + 1]);
 const char *glove_audit_path(const struct glove_audit *a);
+/* Space for the end of a run (docs/audit.md, "A full disk"): |bytes| held
+ * on the log's file system in a file without a name, so that an agent that
+ * fills it cannot keep its session's end records from being written. Made
+ * before the agent starts; _unreserve() frees it once the agent is gone,
+ * just before those records (glove_audit_close() too). */
+#define GLOVE_AUDIT_END_RESERVE_BYTES ((size_t) 64 << 10)
+int glove_audit_reserve(struct glove_audit *a, size_t bytes);
+void glove_audit_unreserve(struct glove_audit *a);
 const char *glove_audit_run_id(const struct glove_audit *a);
 void glove_audit_close(struct glove_audit *a);
 
@@ -241,17 +276,39 @@ struct glove_audit_log_report {
         char reason[512];
 };
 
+/* The log being checked, as the check compares a receipt's audit.path with
+ * it. With |on_disk| (glove_audit_log_id_init), by identity: the path names
+ * this log when both are the same file (device and inode); when either of
+ * the two does not exist, when both names have the same last component in
+ * the same directory (device and inode); when neither directory can be
+ * looked at, when the strings are equal. Without |on_disk|, as strings
+ * (what the fuzz target and the unit tests use: nothing is looked up). */
+struct glove_audit_log_id {
+        const char *path; /* the log as the user named it; borrowed */
+        bool on_disk;
+        bool file_known;  /* dev, ino: the log file's */
+        dev_t dev;
+        ino_t ino;
+        bool dir_known;   /* dir_dev, dir_ino: the directory |path| lies in */
+        dev_t dir_dev;
+        ino_t dir_ino;
+};
+/* Fills |ret| for the log |path|, whose contents the caller read from |fd|
+ * (-EBADF when the file does not exist). |ret| borrows |path|. */
+void glove_audit_log_id_init(struct glove_audit_log_id *ret, const char *path, int fd);
+
 /* Checks an audit log against the session receipts of a journal that has
  * already verified. Every line must be strict JSON with a run id and, per
  * run, seq 1, 2, 3... in file order. For every run with a receipt whose
  * "audit" names this log: the log must hold exactly audit.records lines of
  * that run, and their SHA-256 (lines with their newlines, in order) must be
- * audit.sha256. A receipt counts as naming this log when its audit.path is
- * |log_path|, or when the log holds any record of its run (so a copy of the
- * log checks too). Returns 0 when all of that holds, -EBADMSG with the first
- * problem in |ret|, other -errno. Never trusts either input. */
+ * audit.sha256. A receipt counts as naming this log when its audit.path names
+ * |log_id| (see struct glove_audit_log_id; NULL: none does), or when the log
+ * holds any record of its run (so a copy of the log checks too). Returns 0
+ * when all of that holds, -EBADMSG with the first problem in |ret|, other
+ * -errno. Never trusts either input. */
 int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
-                                 const char *log_path, struct glove_audit_log_report *ret);
+                                 const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret);
 
 static inline void glove_audit_closep(struct glove_audit **a) {
         glove_audit_close(*a);

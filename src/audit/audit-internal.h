@@ -147,10 +147,14 @@ int journal_check_tail(int state_fd, int journal_fd, const struct glove_keyring 
                        char *err, size_t errlen);
 /* Appends |members| as the record after |tail|, made with |key|: one
  * write, fdatasync, then the head (temp + rename + fsync). On any failure
- * the journal is cut back to |tail|->size. Lock held. */
+ * the journal is cut back to |tail|->size. Lock held. With |res| (a run's
+ * reservation in this state directory), the record and the head go into
+ * the space reserved for them; without, the space past the journal's end
+ * that runs have reserved is kept as it was (docs/audit.md, "A full
+ * disk"). */
 int journal_append_record(int state_fd, int journal_fd, const struct journal_tail *tail,
-                          const struct glove_key *key, const json_t *members, char **ret_line, char *err,
-                          size_t errlen);
+                          const struct glove_key *key, const json_t *members,
+                          struct glove_journal_reservation *res, char **ret_line, char *err, size_t errlen);
 
 /* ---- keys against the journal (audit-keys.c) ---- */
 

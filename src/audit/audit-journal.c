@@ -10,6 +10,7 @@
  * GLOVE_RECEIPT_MAX_BYTES each), keeps only the last two records, and
  * stops at the first problem, so it is linear in the input and bounded in
  * memory whatever the input is: it is a fuzz target. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include "audit-internal.h"
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "fd-util.h"
 #include "macro.h"
 
 #define ZERO_MAC "0000000000000000000000000000000000000000000000000000000000000000"
@@ -1158,13 +1160,181 @@ int journal_check_tail(int state_fd, int journal_fd, const struct glove_keyring 
         return 0;
 }
 
-int journal_append_record(int state_fd, int journal_fd, const struct journal_tail *tail,
-                          const struct glove_key *key, const json_t *members, char **ret_line, char *err,
+/* ---- space for the end of a run (docs/audit.md, "A full disk") ---- */
+
+/* A record and its newline, at most */
+#define JOURNAL_RESERVE_BYTES ((off_t) GLOVE_RECEIPT_MAX_BYTES + 1)
+#define JOURNAL_SPARE_SUFFIX ".spare"
+
+struct glove_journal_reservation {
+        int dir_fd;      /* the state directory, flock(LOCK_SH) while the reservation lasts */
+        int head_fd;     /* the spare head, its space allocated */
+        char head_name[NAME_MAX + 1];
+        bool head_used;  /* renamed over the head */
+};
+
+/* What is allocated past the end of |fd|: space reserved there. From
+ * st_blocks, which may count a block of metadata too; reserving that much
+ * more is harmless. */
+static off_t allocated_past_end(const struct stat *st) {
+        off_t alloc = (off_t) st->st_blocks * 512;
+        return alloc > st->st_size ? alloc - st->st_size : 0;
+}
+
+/* Makes |more| bytes past the end of |fd| allocated on top of what already
+ * is, without changing its size: writes into them cannot fail for want of
+ * space. */
+static int keep_space(int fd, off_t more) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        return RET_NERRNO(fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, allocated_past_end(&st) + more));
+}
+
+static const char *reserve_advice(int r) {
+        if (r == -ENOSPC || r == -EDQUOT)
+                return ": free some space";
+        if (r == -EOPNOTSUPP)
+                return ": its file system cannot reserve space (fallocate), so a full disk could keep runs "
+                       "unrecorded; move the state directory (XDG_STATE_HOME) to one that can (ext4, xfs, btrfs, "
+                       "tmpfs)";
+        return "";
+}
+
+int glove_journal_reserve(int state_fd, const char *run_id, struct glove_journal_reservation **ret, char *err,
                           size_t errlen) {
+        _cleanup_(glove_journal_reservation_freep) struct glove_journal_reservation *res = NULL;
+        _cleanup_close_ int journal_fd = -EBADF;
+        DECLARE_STATE_PATH(state_fd);
+        int r;
+
+        if (!run_id || strlen(run_id) != GLOVE_RUN_ID_CHARS || !audit_is_hex(run_id, GLOVE_RUN_ID_CHARS))
+                return -EINVAL;
+        res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        res->head_fd = -EBADF;
+        /* Held shared while the reservation lasts; whoever gets it
+         * exclusively knows that nobody else holds one (see _free). */
+        res->dir_fd = openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (res->dir_fd < 0) {
+                r = negative_errno();
+                return audit_fail(err, errlen, r, "cannot open %s: %s", STATE, strerror(-r));
+        }
+        while (flock(res->dir_fd, LOCK_SH) < 0)
+                if (errno != EINTR) {
+                        r = negative_errno();
+                        return audit_fail(err, errlen, r, "cannot lock %s: %s", STATE, strerror(-r));
+                }
+
+        r = journal_open_locked(state_fd, false, &journal_fd, err, errlen);
+        if (r < 0)
+                return r;
+        r = keep_space(journal_fd, JOURNAL_RESERVE_BYTES);
+        if (r < 0)
+                return audit_fail(err, errlen, r, "cannot reserve space for the run's receipt in %s/%s: %s%s", STATE,
+                                  GLOVE_JOURNAL_NAME, strerror(-r), reserve_advice(r));
+        journal_fd = safe_close(journal_fd); /* unlocks */
+
+        /* The head is replaced by renaming a new file over it, which needs
+         * a block of its own: this one, allocated now. */
+        (void) snprintf(res->head_name, sizeof(res->head_name), ".%s.%s" JOURNAL_SPARE_SUFFIX,
+                        GLOVE_JOURNAL_HEAD_NAME, run_id);
+        res->head_fd = openat(state_fd, res->head_name,
+                              O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (res->head_fd < 0) {
+                r = negative_errno();
+                return audit_fail(err, errlen, r, "cannot create %s/%s: %s", STATE, res->head_name, strerror(-r));
+        }
+        r = RET_NERRNO(fchmod(res->head_fd, 0600));
+        if (r >= 0)
+                r = RET_NERRNO(fallocate(res->head_fd, FALLOC_FL_KEEP_SIZE, 0, (off_t) JOURNAL_HEAD_MAX_BYTES));
+        if (r < 0)
+                return audit_fail(err, errlen, r, "cannot reserve space for the head's update in %s/%s: %s%s", STATE,
+                                  res->head_name, strerror(-r), reserve_advice(r));
+        *ret = TAKE_PTR(res);
+        return 0;
+}
+
+/* The head into the spare, and the spare over the head. */
+static int head_replace_reserved(int state_fd, struct glove_journal_reservation *res, const char *head,
+                                 size_t head_len) {
+        int r;
+
+        /* into the allocated blocks: the file is still empty (truncating
+         * it would give them back) */
+        r = write_all(res->head_fd, head, head_len);
+        if (r >= 0)
+                r = RET_NERRNO(fsync(res->head_fd));
+        if (r >= 0)
+                r = RET_NERRNO(renameat(res->dir_fd, res->head_name, state_fd, GLOVE_JOURNAL_HEAD_NAME));
+        if (r < 0)
+                return r;
+        res->head_used = true;
+        return RET_NERRNO(fsync(state_fd));
+}
+
+/* The last one out: nobody else holds a reservation (the directory lock is
+ * ours alone), so everything allocated past the journal's end, and every
+ * spare head, is left over from runs that ended or were killed. */
+static void give_back(int dir_fd) {
+        _cleanup_close_ int journal_fd = -EBADF;
+        struct dirent *de;
+        struct stat st;
+        DIR *d;
+        int fd;
+
+        if (journal_open_locked(dir_fd, false, &journal_fd, NULL, 0) < 0)
+                return;
+        if (fstat(journal_fd, &st) == 0 && allocated_past_end(&st) > 0)
+                if (ftruncate(journal_fd, st.st_size) < 0) /* frees what lies past the end */
+                        log_debug_errno(negative_errno(), "Cannot give back the space reserved in the journal: %m");
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return;
+        }
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name), p = strlen(GLOVE_JOURNAL_HEAD_NAME), s = strlen(JOURNAL_SPARE_SUFFIX);
+
+                if (n > p + s + 2 && de->d_name[0] == '.' && strncmp(de->d_name + 1, GLOVE_JOURNAL_HEAD_NAME, p) == 0 &&
+                    strcmp(de->d_name + n - s, JOURNAL_SPARE_SUFFIX) == 0)
+                        (void) unlinkat(dir_fd, de->d_name, 0);
+        }
+        (void) closedir(d);
+}
+
+void glove_journal_reservation_free(struct glove_journal_reservation *res) {
+        if (!res)
+                return;
+        if (res->head_fd >= 0) {
+                safe_close(res->head_fd);
+                if (!res->head_used)
+                        (void) unlinkat(res->dir_fd, res->head_name, 0);
+        }
+        if (res->dir_fd >= 0) {
+                /* Not atomic: the shared lock goes first. Should another
+                 * run take it meanwhile, it is not the last one out. */
+                if (flock(res->dir_fd, LOCK_EX | LOCK_NB) == 0)
+                        give_back(res->dir_fd);
+                safe_close(res->dir_fd);
+        }
+        free(res);
+}
+
+int journal_append_record(int state_fd, int journal_fd, const struct journal_tail *tail,
+                          const struct glove_key *key, const json_t *members,
+                          struct glove_journal_reservation *res, char **ret_line, char *err, size_t errlen) {
         _cleanup_free_ char *line = NULL, *head = NULL;
         DECLARE_STATE_PATH(state_fd);
         char mac[GLOVE_MAC_HEX_CHARS + 1];
         size_t len, head_len;
+        struct stat before;
         ssize_t k;
         int r;
 
@@ -1187,6 +1357,17 @@ int journal_append_record(int state_fd, int journal_fd, const struct journal_tai
                 line[len + 1] = 0;
         }
 
+        if (fstat(journal_fd, &before) < 0)
+                return negative_errno();
+        if (!res && allocated_past_end(&before) > 0) {
+                /* Space past the end is what running runs reserved for
+                 * their receipts: an append of ours must not use it up. */
+                r = keep_space(journal_fd, (off_t) len + 1);
+                if (r < 0 && r != -EOPNOTSUPP)
+                        return audit_fail(err, errlen, r,
+                                          "cannot append to %s/%s: %s; the journal was left as it was%s", STATE,
+                                          GLOVE_JOURNAL_NAME, strerror(-r), reserve_advice(r));
+        }
         do
                 k = write(journal_fd, line, len + 1);
         while (k < 0 && errno == EINTR);
@@ -1196,7 +1377,9 @@ int journal_append_record(int state_fd, int journal_fd, const struct journal_tai
         else
                 r = RET_NERRNO(fdatasync(journal_fd));
         if (r >= 0) {
-                r = audit_write_file_atomic(state_fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, true);
+                r = res && res->head_fd >= 0 && !res->head_used
+                            ? head_replace_reserved(state_fd, res, head, head_len)
+                            : audit_write_file_atomic(state_fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, true);
                 if (r < 0)
                         goto undo;
         } else
@@ -1220,6 +1403,9 @@ undo:
                                   "(%s): run 'glove audit verify'",
                                   STATE, GLOVE_JOURNAL_NAME, strerror(-r), strerror(-t));
         }
+        /* cutting back freed what running runs had reserved past the end:
+         * as much as can be, it is theirs again */
+        (void) fallocate(journal_fd, FALLOC_FL_KEEP_SIZE, tail->size, allocated_past_end(&before));
         return audit_fail(err, errlen, r,
                           "cannot append the receipt to %s/%s: %s; the journal was left as it was%s", STATE,
                           GLOVE_JOURNAL_NAME, strerror(-r),
@@ -1265,6 +1451,11 @@ int journal_begin(int state_fd, int *ret_journal_fd, struct glove_keyring *ret_r
 }
 
 int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, char *err, size_t errlen) {
+        return glove_journal_append_reserved(state_fd, NULL, receipt, ret_line, err, errlen);
+}
+
+int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation *res, const json_t *receipt,
+                                  char **ret_line, char *err, size_t errlen) {
         _cleanup_keyring_ struct glove_keyring ring = {};
         _cleanup_close_ int journal_fd = -EBADF;
         const char *kind;
@@ -1287,5 +1478,5 @@ int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, c
         r = journal_begin(state_fd, &journal_fd, &ring, &tail, err, errlen);
         if (r < 0)
                 return r;
-        return journal_append_record(state_fd, journal_fd, &tail, &ring.keys[0], receipt, ret_line, err, errlen);
+        return journal_append_record(state_fd, journal_fd, &tail, &ring.keys[0], receipt, res, ret_line, err, errlen);
 }

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +90,15 @@ int audit_write_file_atomic(int dir_fd, const char *name, const void *data, size
         if (replace)
                 r = RET_NERRNO(renameat(dir_fd, tmp, dir_fd, name));
         else {
-                /* link(2) never replaces: -EEXIST if |name| appeared */
-                r = RET_NERRNO(linkat(dir_fd, tmp, dir_fd, name, 0));
-                if (r >= 0)
-                        (void) unlinkat(dir_fd, tmp, 0);
+                /* never replaces: -EEXIST if |name| appeared. Not link(2)
+                 * and unlink where the file system can help it: a key with
+                 * two names, even for a moment, is refused by a reader. */
+                r = RET_NERRNO(renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE));
+                if (r == -EINVAL || r == -ENOSYS) {
+                        r = RET_NERRNO(linkat(dir_fd, tmp, dir_fd, name, 0));
+                        if (r >= 0)
+                                (void) unlinkat(dir_fd, tmp, 0);
+                }
         }
         if (r < 0)
                 goto undo;
@@ -108,6 +114,19 @@ const struct glove_key *keyring_find(const struct glove_keyring *ring, const cha
                 if (strcmp(ring->keys[i].id, id) == 0)
                         return &ring->keys[i];
         return NULL;
+}
+
+/* Another name of a key could lie inside a grant, where the agent would
+ * read it; names cannot be found from the inode, so any second one is
+ * refused. Glove itself never gives a key a second name. */
+static int key_single_name(const struct stat *st, const char *shown_path, char *err, size_t errlen) {
+        if (st->st_nlink <= 1)
+                return 0;
+        return audit_fail(err, errlen, -EPERM,
+                          "%s has %ju hard links: another name of the key could lie inside a grant, where the "
+                          "agent would read it. Find the other names ('find / -xdev -samefile %s') and remove "
+                          "them, then run 'glove setup --rotate-key' if an agent could have read one",
+                          shown_path, (uintmax_t) st->st_nlink, shown_path);
 }
 
 /* Reads one key file in |dir_fd|: a regular file (not a symlink), ours,
@@ -156,6 +175,9 @@ static int read_key_file(int dir_fd, const char *name, const char *missing, stru
                                   (st.st_mode & 0044) ? ", and since others could read it, 'glove setup "
                                                         "--rotate-key'"
                                                       : "");
+        r = key_single_name(&st, KEYFILE, err, errlen);
+        if (r < 0)
+                return r;
         if (st.st_size != GLOVE_KEY_BYTES)
                 return audit_fail(err, errlen, -EINVAL,
                                   "%s is %lld bytes; a key is exactly %d: it is damaged. Restore it from its copy "
@@ -356,8 +378,21 @@ int glove_keyring_load(int state_fd, struct glove_keyring *ret, char *err, size_
         for (size_t i = 0; i < n_ids; i++) {
                 struct glove_key *k = &ring.keys[ring.n_keys];
 
-                if (strcmp(ids[i], ring.keys[0].id) == 0)
-                        continue; /* the current key's own copy */
+                if (strcmp(ids[i], ring.keys[0].id) == 0) {
+                        /* the current key's own copy: the same bytes, and
+                         * the same exposure through a second name */
+                        struct stat st;
+
+                        if (fstatat(keys_fd, ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                                r = negative_errno();
+                                return audit_fail(err, errlen, r, "cannot stat %s: %s",
+                                                  shown(keys_fd, ids[i], display, sizeof(display)), strerror(-r));
+                        }
+                        r = key_single_name(&st, shown(keys_fd, ids[i], display, sizeof(display)), err, errlen);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = read_key_file(keys_fd, ids[i], "it vanished while the keys were read: try again", k, err,
                                   errlen);
                 if (r < 0)
@@ -485,7 +520,7 @@ static int append_glove_record(int state_fd, int journal_fd, const struct journa
                 return -ENOMEM;
         if (next_key && json_object_set_new(members, "next_key", json_string(next_key)) < 0)
                 return -ENOMEM;
-        return journal_append_record(state_fd, journal_fd, tail, key, members, NULL, err, errlen);
+        return journal_append_record(state_fd, journal_fd, tail, key, members, NULL, NULL, err, errlen);
 }
 
 /* glove_journal_init() without a key: refuses when the journal or its

@@ -5,6 +5,7 @@
  * part-way is cut back off, so the file only ever holds whole lines. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct glove_audit {
         char *later;        /* records appended "later": whole lines, written with the next write */
         size_t later_len, later_cap;
         uint64_t later_n;
+        int spare_fd;       /* space held for the end's records: a file without a name */
 };
 
 /* Opens the log (creating it 0600 when |create|) and checks it. */
@@ -111,9 +113,48 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
         crypto_hash_sha256_init(&a->digest);
         a->raw_values = opts->raw_values;
         a->raw_max = opts->raw_max_bytes;
+        a->spare_fd = -EBADF;
         a->fd = TAKE_FD(fd);
         *ret = a;
         return 0;
+}
+
+int glove_audit_reserve(struct glove_audit *a, size_t bytes) {
+        const char *slash = strrchr(a->path, '/');
+        _cleanup_free_ char *dir = slash == a->path ? strdup("/") : strndup(a->path, (size_t) (slash - a->path));
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        char name[NAME_MAX + 1];
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        glove_audit_unreserve(a);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        /* without a name, nobody else can use it up or find it left behind */
+        fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+                if (snprintf(name, sizeof(name), ".%s.%s.spare", slash + 1, a->run_id) >= (int) sizeof(name))
+                        return -ENAMETOOLONG;
+                fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                if (fd >= 0 && unlinkat(dfd, name, 0) < 0)
+                        return negative_errno();
+        }
+        if (fd < 0)
+                return negative_errno();
+        /* posix_fallocate writes the blocks where the file system cannot
+         * allocate them: a reservation either way */
+        r = posix_fallocate(fd, 0, (off_t) bytes);
+        if (r != 0)
+                return -r;
+        a->spare_fd = TAKE_FD(fd);
+        return 0;
+}
+
+void glove_audit_unreserve(struct glove_audit *a) {
+        if (a)
+                a->spare_fd = safe_close(a->spare_fd);
 }
 
 /* The log is made by the first write (see glove_audit_open). */
@@ -273,6 +314,7 @@ void glove_audit_close(struct glove_audit *a) {
         if (!a)
                 return;
         (void) glove_audit_flush(a);
+        safe_close(a->spare_fd);
         safe_close(a->fd);
         free(a->path);
         free(a->batch);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "glove/audit.h"
 #include "glove/json.h"
@@ -105,9 +106,85 @@ static int each_line(const char *buf, size_t len, line_fn fn, void *userdata) {
 
 struct ctx {
         struct runs *rs;
-        const char *log_path;
+        const struct glove_audit_log_id *log_id;
         struct glove_audit_log_report *ret;
+        /* the last audit.path looked up, and the answer: receipts mostly
+         * name one log, and it need not be looked up every time */
+        char *last_path;
+        bool last_names_log;
 };
+
+static void ctx_done(struct ctx *c) {
+        free(c->last_path);
+}
+
+/* The directory |path| lies in, looked up. */
+static int stat_parent(const char *path, struct stat *ret) {
+        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir = NULL;
+
+        if (!slash)
+                return RET_NERRNO(stat(".", ret));
+        dir = strndup(path, slash == path ? 1 : (size_t) (slash - path));
+        if (!dir)
+                return -ENOMEM;
+        return RET_NERRNO(stat(dir, ret));
+}
+
+static const char *last_component(const char *path) {
+        const char *slash = strrchr(path, '/');
+        return slash ? slash + 1 : path;
+}
+
+/* Does a receipt's audit.path name the log being checked? See struct
+ * glove_audit_log_id: a symlinked HOME, a relative --log or a bind mount
+ * must not make a run whose records were all deleted look like another
+ * log's. */
+static bool names_log(const struct glove_audit_log_id *id, const char *path) {
+        struct stat st;
+
+        if (!id || !id->path || !path)
+                return false;
+        if (!id->on_disk)
+                return strcmp(path, id->path) == 0;
+        if (id->file_known && stat(path, &st) == 0)
+                return st.st_dev == id->dev && st.st_ino == id->ino;
+        /* one of the two files is gone (or cannot be looked at): the same
+         * name in the same directory is the same log */
+        if (id->dir_known && stat_parent(path, &st) == 0)
+                return st.st_dev == id->dir_dev && st.st_ino == id->dir_ino &&
+                       strcmp(last_component(path), last_component(id->path)) == 0;
+        return strcmp(path, id->path) == 0;
+}
+
+static bool ctx_names_log(struct ctx *c, const char *path) {
+        if (!path)
+                return false;
+        if (!c->last_path || strcmp(c->last_path, path) != 0) {
+                free(c->last_path);
+                c->last_path = strdup(path);
+                c->last_names_log = names_log(c->log_id, path);
+                if (!c->last_path)
+                        return c->last_names_log; /* no cache, same answer */
+        }
+        return c->last_names_log;
+}
+
+void glove_audit_log_id_init(struct glove_audit_log_id *ret, const char *path, int fd) {
+        struct stat st;
+
+        *ret = (struct glove_audit_log_id) { .path = path, .on_disk = true };
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+                ret->file_known = true;
+                ret->dev = st.st_dev;
+                ret->ino = st.st_ino;
+        }
+        if (path && stat_parent(path, &st) == 0) {
+                ret->dir_known = true;
+                ret->dir_dev = st.st_dev;
+                ret->dir_ino = st.st_ino;
+        }
+}
 
 static int receipt_line(const char *line, size_t len, uint64_t n, bool complete, void *userdata) {
         struct ctx *c = userdata;
@@ -139,7 +216,7 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
                 return damage(c->ret, 0, run, "run %s has two receipts (journal line %llu)", run,
                               (unsigned long long) n);
         r->receipted = true;
-        r->names_log = path && c->log_path && strcmp(path, c->log_path) == 0;
+        r->names_log = ctx_names_log(c, path);
         r->want_records = (uint64_t) json_integer_value(json_object_get(audit, "records"));
         memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
         /* the session's helpers (gateway, proxy) wrote to the same log
@@ -244,9 +321,9 @@ static int log_line(const char *line, size_t len, uint64_t n, bool complete, voi
 }
 
 int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
-                                 const char *log_path, struct glove_audit_log_report *ret) {
+                                 const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret) {
         _cleanup_(runs_done) struct runs rs = {};
-        struct ctx c = { .rs = &rs, .log_path = log_path, .ret = ret };
+        _cleanup_(ctx_done) struct ctx c = { .rs = &rs, .log_id = log_id, .ret = ret };
         int r;
 
         *ret = (struct glove_audit_log_report) {};

@@ -259,6 +259,7 @@ static int verify_log(const char *file, int jfd, uint64_t records, const char *l
         _cleanup_free_ char *journal = NULL, *log = NULL;
         _cleanup_close_ int lfd = -EBADF;
         struct glove_audit_log_report rep;
+        struct glove_audit_log_id log_id;
         size_t jlen, llen, cut = 0;
         int r;
 
@@ -285,7 +286,10 @@ static int verify_log(const char *file, int jfd, uint64_t records, const char *l
                         return AUDIT_EXIT_CANNOT;
                 }
         }
-        r = glove_audit_log_check_buffer(log ? log : "", llen, journal, cut, log_file, &rep);
+        /* receipts name the log they wrote to by path; the check compares
+         * that with this one by identity */
+        glove_audit_log_id_init(&log_id, log_file, lfd);
+        r = glove_audit_log_check_buffer(log ? log : "", llen, journal, cut, &log_id, &rep);
         if (r < 0 && r != -EBADMSG) {
                 (void) log_error_errno(r, "cannot check %s: %m", log_file);
                 return AUDIT_EXIT_CANNOT;

@@ -340,8 +340,9 @@ int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) 
 /* Builds the run's receipt, appends it to the journal and hands copies to
  * the caller. Any failure here is glove's failure: a run without its
  * receipt is not the run the user asked for. */
-static int record_receipt(int state_fd, const struct glove_receipt_input *in, int receipt_fd,
-                          const char *receipt_file, int receipt_file_fd) {
+static int record_receipt(int state_fd, struct glove_journal_reservation *reservation,
+                          const struct glove_receipt_input *in, int receipt_fd, const char *receipt_file,
+                          int receipt_file_fd) {
         _cleanup_json_ json_t *receipt = NULL;
         _cleanup_free_ char *line = NULL, *copy = NULL;
         char err[1024] = "";
@@ -351,7 +352,7 @@ static int record_receipt(int state_fd, const struct glove_receipt_input *in, in
         r = glove_session_receipt(in, &receipt);
         if (r < 0)
                 return log_error_errno(r, "Cannot build the receipt: %m");
-        r = glove_journal_append(state_fd, receipt, &line, err, sizeof(err));
+        r = glove_journal_append_reserved(state_fd, reservation, receipt, &line, err, sizeof(err));
         if (r < 0)
                 return err[0] ? log_error_errno(r, "%s", err)
                               : log_error_errno(r, "Cannot append the receipt to the journal: %m");
@@ -388,6 +389,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_free_ char *starter = NULL, *policy_text = NULL, *audit_dir = NULL;
         _cleanup_close_ int state_fd = -EBADF, runtime_fd = -EBADF, receipt_file_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
+        _cleanup_journal_reservation_ struct glove_journal_reservation *reservation = NULL;
         _cleanup_json_ json_t *policy_doc = NULL;
         _cleanup_close_ int log_dir_fd = -EBADF;
         struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
@@ -403,7 +405,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
         char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
         struct glove_session_result res;
         struct glove_policy_context ctx;
-        struct glove_key key;
+        struct glove_keyring ring = {};
         bool dry_run = false;
         int receipt_fd = -1;
         size_t n_flags = 0;
@@ -542,8 +544,10 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 log_error("%s", err);
                 return GLOVE_EXIT_FAILED;
         }
-        r = glove_key_load_current(state_fd, &key, err, sizeof(err));
-        explicit_bzero(&key, sizeof(key)); /* the journal loads it again under its lock */
+        /* every key, so that one with a second name (a hard link inside a
+         * grant) is refused before the agent could read it */
+        r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
+        glove_keyring_done(&ring); /* the journal loads the key again under its lock */
         if (r < 0) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 return GLOVE_EXIT_FAILED;
@@ -569,6 +573,14 @@ int cli_exec_main(int argc, char **argv, bool run) {
         }
         if (path_parent(policy->audit_path, &audit_dir) < 0)
                 return GLOVE_EXIT_FAILED;
+        /* An agent that fills the state directory's file system must not
+         * keep its run from being recorded: the receipt's space is held
+         * from before anything of the run starts. */
+        r = glove_journal_reserve(state_fd, run_id, &reservation, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s; the run does not start", err[0] ? err : strerror(-r));
+                return GLOVE_EXIT_FAILED;
+        }
         private_paths[0] = dirs.config;
         private_paths[1] = dirs.state;
         private_paths[2] = dirs.runtime;
@@ -639,7 +651,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
                         helpers[n++] = res.proxy;
                 n_helpers = n;
         }
-        r = record_receipt(state_fd, &(const struct glove_receipt_input) {
+        r = record_receipt(state_fd, reservation, &(const struct glove_receipt_input) {
                 .command = run ? "run" : "exec",
                 .run_id = run_id,
                 .glove_version = GLOVE_VERSION,

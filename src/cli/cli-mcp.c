@@ -205,6 +205,18 @@ int cli_mcp(int argc, char **argv) {
                 log_error("%s", err);
                 return EXIT_FAILED;
         }
+        /* glove mcp writes no receipt, but its servers' sandboxes must not
+         * expose a key that has a second name either */
+        {
+                struct glove_keyring ring = {};
+
+                r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
+                glove_keyring_done(&ring);
+                if (r < 0) {
+                        log_error("%s", err[0] ? err : strerror(-r));
+                        return EXIT_FAILED;
+                }
+        }
         log_fd = cli_mcp_log_dir(state_fd, dirs.state);
         if (log_fd < 0)
                 return EXIT_FAILED;

@@ -166,6 +166,27 @@ static void unescape_mountinfo(char *s) {
         *w = 0;
 }
 
+/* /proc/self/mountinfo, read once per plan. */
+static int plan_mountinfo(struct plan *plan) {
+        size_t cap = 0;
+        ssize_t n;
+        FILE *f;
+
+        if (plan->mountinfo)
+                return 0;
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        n = getdelim(&plan->mountinfo, &cap, 0, f); /* the whole file: it holds no NUL */
+        fclose(f);
+        if (n <= 0) {
+                free(plan->mountinfo);
+                plan->mountinfo = NULL;
+                return -EIO;
+        }
+        return 0;
+}
+
 /* The path of |fd|'s object inside its file system, whatever mount it was
  * reached through: the mount's root within the file system (mountinfo's
  * fourth field) joined with the path below the mount point. Two objects on
@@ -179,6 +200,7 @@ static int fs_path_of_fd(struct plan *plan, int fd, char **ret) {
         size_t cap = 0;
         ssize_t n;
         FILE *f;
+        int r;
 
         (void) snprintf(link, sizeof(link), "/proc/self/fdinfo/%d", fd);
         f = fopen(link, "re");
@@ -199,15 +221,9 @@ static int fs_path_of_fd(struct plan *plan, int fd, char **ret) {
                 return -ENOENT;
         path[n] = 0;
 
-        if (!plan->mountinfo) {
-                f = fopen("/proc/self/mountinfo", "re");
-                if (!f)
-                        return negative_errno();
-                n = getdelim(&plan->mountinfo, &cap, 0, f); /* the whole file: it holds no NUL */
-                fclose(f);
-                if (n <= 0)
-                        return -EIO;
-        }
+        r = plan_mountinfo(plan);
+        if (r < 0)
+                return r;
         for (char *l = plan->mountinfo; !result && l && *l;) {
                 char *next = strchr(l, '\n'), *fields[5], *p, *end;
                 _cleanup_free_ char *copy = next ? strndup(l, (size_t) (next - l)) : strdup(l);
@@ -295,6 +311,72 @@ static int open_parent(const char *path) {
         return RET_NERRNO(open(copy, O_PATH | O_CLOEXEC | O_DIRECTORY));
 }
 
+/* Grants are attached with the mounts below them, and ".." from an object
+ * reached through such a mount leads to the mount's parent, not to the
+ * grant: a bind mount of Glove's state directory inside a workspace passes
+ * every check by name and by walking up. So each mount whose mount point
+ * lies below a grant that counts is checked as that grant would be: the
+ * subtree of its file system it shows must neither hold |o| nor, for a
+ * directory, lie inside it. |fs_path| is |o|'s path in its file system,
+ * looked up when first needed. */
+static int check_submounts(struct plan *plan, const struct outside *o, int fd, const struct stat *st,
+                           char **fs_path) {
+        int r;
+
+        r = plan_mountinfo(plan);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read /proc/self/mountinfo: %m");
+        for (char *l = plan->mountinfo; l && *l;) {
+                char *next = strchr(l, '\n'), *fields[5], *p;
+                _cleanup_free_ char *copy = next ? strndup(l, (size_t) (next - l)) : strdup(l);
+                size_t k;
+
+                l = next ? next + 1 : NULL;
+                if (!copy)
+                        return log_error_errno(-ENOMEM, "Out of memory");
+                p = copy;
+                for (k = 0; k < 5; k++) {
+                        fields[k] = strsep(&p, " ");
+                        if (!fields[k])
+                                break;
+                }
+                if (k < 5)
+                        continue;
+                unescape_mountinfo(fields[3]);
+                unescape_mountinfo(fields[4]);
+                for (size_t i = 0; i < plan->n_grants; i++) {
+                        const struct grant *gr = &plan->grants[i];
+                        const char *mount_root = fields[3], *mount_point = fields[4];
+                        _cleanup_close_ int mfd = -EBADF;
+                        bool holds, inside;
+                        struct stat mst;
+
+                        if (!grant_counts(gr, o->writable_only) || !path_startswith(mount_point, gr->g->path) ||
+                            strcmp(mount_point, gr->g->path) == 0)
+                                continue;
+                        mfd = open(mount_point, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+                        if (mfd < 0 || fstat(mfd, &mst) < 0 || mst.st_dev != st->st_dev)
+                                continue; /* gone meanwhile, or another file system */
+                        if (!*fs_path) {
+                                r = fs_path_of_fd(plan, fd, fs_path);
+                                if (r < 0)
+                                        return log_error_errno(r, "Cannot locate %s %s in its file system: %m",
+                                                               o->what, o->path);
+                        }
+                        holds = (mst.st_ino == st->st_ino) || path_startswith(*fs_path, mount_root);
+                        inside = S_ISDIR(st->st_mode) && !o->writable_only && path_startswith(mount_root, *fs_path);
+                        if (holds || inside)
+                                return log_error_errno(-EPERM,
+                                                       "Refusing %s %s: %s is mounted at %s, inside the grant %s "
+                                                       "(%s), %s; unmount it ('umount %s'), or narrow the grant",
+                                                       o->what, o->path, holds ? "what holds it" : "a part of it",
+                                                       mount_point, gr->g->path, gr->g->origin, o->why,
+                                                       mount_point);
+                }
+        }
+        return 0;
+}
+
 /* |o->path| (and every other name of it) must not lie inside a grant that
  * counts, and, for a directory, no such grant may lie inside it. */
 static int check_outside(struct plan *plan, const struct outside *o) {
@@ -371,7 +453,7 @@ static int check_outside(struct plan *plan, const struct outside *o) {
                 if (S_ISDIR(st.st_mode) && !o->writable_only && path_startswith(grant_path, fs_path))
                         return refuse(o, gr, true);
         }
-        return 0;
+        return check_submounts(plan, o, fd, &st, &fs_path);
 }
 
 static int plan_symlinks(struct plan *plan) {

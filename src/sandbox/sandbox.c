@@ -603,6 +603,18 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         res.reason = "audit_failed";
                         goto out;
                 }
+                /* An agent that fills the log's file system must not keep
+                 * its end from being recorded: the space is held now and
+                 * freed only once the agent is gone. */
+                r = glove_audit_reserve(opts->audit, GLOVE_AUDIT_END_RESERVE_BYTES);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot reserve space for the session's end records next to the audit "
+                                        "log %s: %m; the session does not start%s",
+                                        glove_audit_path(opts->audit),
+                                        r == -ENOSPC || r == -EDQUOT ? " (free some space)" : "");
+                        res.reason = "audit_failed";
+                        goto out;
+                }
         }
         if (net_proxy_start(&plan, opts, &np) < 0)
                 goto out;
@@ -743,6 +755,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 goto restore;
         }
         supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res);
+        /* the agent is gone: what it could not use up is the end's */
+        glove_audit_unreserve(opts->audit);
         relay_result(&relay, &res);
         limits_collect(&limits, &res);
         /* the terminal and glove's descriptors as they were before we
@@ -774,6 +788,7 @@ done:
         /* The end is recorded whenever the start was: a session whose end
          * cannot be recorded ends "audit_failed", and glove fails. */
         if (opts->audit && glove_audit_count(opts->audit) > 0) {
+                glove_audit_unreserve(opts->audit);
                 r = audit_session_end(opts, &res);
                 if (r < 0) {
                         log_error_errno(r, "Cannot write the session's end to the audit log %s: %m%s",

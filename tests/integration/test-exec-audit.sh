@@ -4,7 +4,8 @@
 # policies that would put Glove's own files inside a grant, the journal
 # verifying after every kind of run, damage found by `glove audit verify`,
 # a full disk (a tiny tmpfs in a mount namespace of the test's own), and
-# concurrent runs sharing one journal.
+# concurrent runs sharing one journal, keys with a second name and Glove's
+# state mounted inside a grant.
 # Checks are strings given to eval, so shellcheck sees unused variables.
 # shellcheck disable=SC2016,SC2034,SC2317
 set -u
@@ -187,6 +188,17 @@ for id in $IDS; do
     check "$id: a read-only grant holding Glove's state (an ancestor of HOME) is refused" refused "Glove's private path" "$mk"
     run "$id" "$ws" --ro "$state/keys" -- touch "$mk"
     check "$id: a grant inside Glove's state directory is refused" refused "lies inside Glove's private path" "$mk"
+    # a second name of a key, inside the workspace: the agent would read it
+    keycopy="$state/keys/$(ls "$state/keys")"
+    for k in "$state/key" "$keycopy"; do
+        ln "$k" "$ws/key.link"
+        run "$id" "$ws" -- sh -c "cat key.link >/dev/null && touch '$mk'"
+        check "$id: a hard link to ${k#"$state"/} inside the workspace is refused, saying to remove it" \
+            eval 'refused "has 2 hard links" "$mk" && err_has "remove them"'
+        rm -f "$ws/key.link" "$mk"
+    done
+    run "$id" "$ws" -- true
+    check "$id: ... and with the link removed, runs go on" rc_is 0
     run "$id" "$ws" --audit-log "$ws/audit.jsonl" -- touch "$mk"
     check "$id: an audit log inside the writable workspace is refused, and not even created" \
         eval 'refused "lies inside the" "$mk" && absent "$ws/audit.jsonl"'
@@ -265,6 +277,51 @@ open(p, "a").write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")'
     done
 done
 
+# --- verify --log compares the log named in receipts by identity, not by
+# name: HOME reached through a symlink, and a run whose records were all
+# deleted ---
+# as_home ID HOME CMD...: CMD as ID with that HOME (Glove's directories under it)
+as_home() {
+    local id=$1 home=$2
+    shift 2
+    case $id in
+        nobody) timeout -k 5 "$GLOVE_TEST_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env "${_no_xdg[@]}" XDG_RUNTIME_DIR="$home/.run" HOME="$home" "$GLOVE_NOBODY" "$@" ;;
+        *) timeout -k 5 "$GLOVE_TEST_TIMEOUT" env "${_no_xdg[@]}" XDG_RUNTIME_DIR="$home/.run" HOME="$home" "$GLOVE" "$@" ;;
+    esac
+}
+for id in $IDS; do
+    real="$T/realhome-$id" link="$T/linkhome-$id"
+    mkdir -m 0755 "$real" && ln -s "$real" "$link"
+    [ "$id" = nobody ] && chown 65534:65534 "$real"
+    ws=$(new_ws "$id" "ws-linkhome")
+    as_home "$id" "$link" setup >/dev/null 2>&1
+    (cd "$ws" && as_home "$id" "$link" exec -- true && as_home "$id" "$link" exec -- true) >/dev/null 2>&1 </dev/null
+    st="$real/.local/state/glove"
+    gone=$(tail -n 1 "$st/receipts.jsonl" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')
+    "$PY" -c '
+import sys
+p, run = sys.argv[1], sys.argv[2]
+keep = [l for l in open(p) if ("\"run\":\"%s\"" % run) not in l]
+open(p, "w").writelines(keep)' "$st/audit.jsonl" "$gone"
+    for home in "$link" "$real"; do
+        (cd "$T" && as_home "$id" "$home" audit verify --log) >"$T/.vout" 2>&1
+        VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+        check "$id: verify --log with HOME=${home##*/} (receipts name the log through the symlink): all of run's records deleted, it says so" \
+            eval '[ "$VRC" = 1 ] && case $VOUT in *"run $gone: the log holds 0 of"*"records were deleted"*) true ;; *) false ;; esac'
+    done
+    (cd "$st" && as_home "$id" "$real" audit verify --log=audit.jsonl) >"$T/.vout" 2>&1
+    VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+    check "$id: ... and with --log given as a relative path" \
+        eval '[ "$VRC" = 1 ] && case $VOUT in *"run $gone: the log holds 0 of"*) true ;; *) false ;; esac'
+    mv "$st/audit.jsonl" "$st/audit.jsonl.away"
+    (cd "$T" && as_home "$id" "$real" audit verify --log) >"$T/.vout" 2>&1
+    VRC=$? VOUT=$(cat "$T/.vout") RC=$VRC OUT=$VOUT ERR=
+    check "$id: ... and when the whole log is gone (matched by directory and name)" \
+        eval '[ "$VRC" = 1 ] && case $VOUT in *"records were deleted"*) true ;; *) false ;; esac'
+    mv "$st/audit.jsonl.away" "$st/audit.jsonl"
+done
+
 # --- by identity, not just by name: bind mounts of Glove's state ---
 if [ "$(id -u)" = 0 ]; then
     ws=$(new_ws root ws-alias)
@@ -279,6 +336,20 @@ if [ "$(id -u)" = 0 ]; then
         RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
         check "root: a bind mount of Glove's $what directory, granted under another name, is refused" \
             refused "Glove's private path" "$mk"
+    done
+    # mounted inside a grant rather than granted: the grant brings its
+    # mounts along, and ".." from inside one never leads to the grant
+    mkdir -m 0755 "$ws/sub"
+    for what in state keys ancestor; do
+        src=$(state_of root)
+        case $what in keys) src="$src/keys" ;; ancestor) src=$(home_of root)/.local ;; esac
+        (cd "$ws" && env "${_no_xdg[@]}" "$(_xdg_of root)" HOME="$T/home-root" unshare -m --propagation private \
+            sh -c 'mount --bind "$1" "$2" && exec "$3" exec -- sh -c "ls sub >/dev/null && touch \"\$0\"" "$4"' \
+            sh "$src" "$ws/sub" "$GLOVE" "$mk") >"$T/.out" 2>"$T/.err" </dev/null
+        RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
+        check "root: a bind mount of Glove's $what directory inside the workspace grant is refused, naming the mount" \
+            eval 'refused "Glove'"'"'s private path" "$mk" && err_has "mounted at $ws/sub" && err_has "umount"'
+        rm -f "$mk"
     done
 fi
 
@@ -321,17 +392,17 @@ if [ "$(id -u)" = 0 ]; then
             "$glove" setup >/dev/null || exit 90
             j="$HOME/.local/state/glove/receipts.jsonl"
             before=$(wc -l <"$j")
-            if [ "$what" = journal ]; then
-                set -- --audit-log "$dir/other/audit.jsonl"
-            else
-                set --
-            fi
+            # the audit log elsewhere; for "audit", on a file system of its own
+            [ "$what" = audit ] && mount -t tmpfs -o size=256k,mode=0755 tmpfs "$dir/other"
+            set -- --audit-log "$dir/other/audit.jsonl"
+            full=$HOME
+            [ "$what" = audit ] && full=$dir/other
             # fill the file system to the last byte
-            dd if=/dev/zero of="$HOME/fill" bs=4k 2>/dev/null
-            dd if=/dev/zero of="$HOME/fill2" bs=1 2>/dev/null
+            dd if=/dev/zero of="$full/fill" bs=4k 2>/dev/null
+            dd if=/dev/zero of="$full/fill2" bs=1 2>/dev/null
             cd "$dir/ws" && "$glove" exec "$@" -- touch "$dir/ws/marker" </dev/null >"$dir/out" 2>&1
             echo "$?"
-            rm -f "$HOME/fill" "$HOME/fill2"
+            rm -f "$full/fill" "$full/fill2"
             "$glove" audit verify >/dev/null 2>&1; echo "verify:$?"
             [ -e "$dir/ws/marker" ] && echo ran || echo "did-not-run"
             echo "$before $(wc -l <"$j")"
@@ -344,9 +415,60 @@ if [ "$(id -u)" = 0 ]; then
               [ "$(echo "$res" | sed -n 3p)" = did-not-run ]'
     res=$(fulltest journal)
     ERR=$(cat "$T/full-journal/out" 2>/dev/null) RC=$(echo "$res" | sed -n 1p)
-    check "full disk under the journal: glove fails (125) saying the receipt is lost, the journal verifies unchanged" \
-        eval 'rc_is 125 && err_has "receipt" && [ "$(echo "$res" | sed -n 2p)" = verify:0 ] &&
+    check "full disk under the journal: no room to reserve for the receipt, the run does not start (125), the journal verifies unchanged" \
+        eval 'rc_is 125 && err_has "cannot reserve space for the run'"'"'s receipt" && err_has "does not start" &&
+              [ "$(echo "$res" | sed -n 2p)" = verify:0 ] && [ "$(echo "$res" | sed -n 3p)" = did-not-run ] &&
               set -- $(echo "$res" | sed -n 4p) && [ "$1" = "$2" ]'
+
+    # The agent fills the file system that holds both its workspace and
+    # Glove's state: the space for the end of its run was reserved before
+    # it started, so the run is still recorded, and the records match.
+    agentfill() {
+        # agentfill ID: prints glove's status, the agent's word that the disk
+        # was full, the journal's line counts before and after, the last
+        # receipt's run, reason and exit_code, then "verify:STATUS" and
+        # "verify-log:STATUS", then "free:KB" after the run
+        local id=$1 dir="$T/agentfill-$1" g=$GLOVE
+        [ "$id" = nobody ] && g=$GLOVE_NOBODY
+        mkdir -p "$dir"
+        unshare -m --propagation private sh -c '
+            set -u
+            dir=$1 id=$2 glove=$3 py=$4
+            mount -t tmpfs -o size=2m,mode=0755 tmpfs "$dir"
+            mkdir -p "$dir/home" "$dir/ws"
+            if [ "$id" = nobody ]; then
+                chown -R 65534:65534 "$dir"
+                as() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+            else
+                as() { "$@"; }
+            fi
+            export HOME="$dir/home" XDG_RUNTIME_DIR="$dir/home/.run"
+            unset XDG_CONFIG_HOME XDG_STATE_HOME
+            as "$glove" setup >/dev/null || exit 90
+            j="$HOME/.local/state/glove/receipts.jsonl"
+            before=$(wc -l <"$j")
+            cd "$dir/ws" && as "$glove" exec -- sh -c "dd if=/dev/zero of=fill bs=1M 2>/dev/null;
+                dd if=/dev/zero of=fill2 bs=1 2>/dev/null; echo x >fill3 || echo disk-full; exit 3" \
+                </dev/null >"$dir/../agentfill-out.$id" 2>&1
+            echo "$?"
+            grep -c disk-full "$dir/../agentfill-out.$id"
+            echo "$before $(wc -l <"$j")"
+            tail -n 1 "$j" | "$py" -c "import json, sys; r = json.load(sys.stdin); print(r.get(\"run\"), r.get(\"reason\"), r.get(\"exit_code\"))"
+            as "$glove" audit verify >/dev/null 2>&1; echo "verify:$?"
+            as "$glove" audit verify --log >/dev/null 2>&1; echo "verify-log:$?"
+            rm -f fill fill2 fill3
+            echo "free:$(df -k "$dir" | awk "NR == 2 { print \$4 }")"
+        ' sh "$dir" "$id" "$g" "$PY" 2>&1
+    }
+    for id in $IDS; do
+        res=$(agentfill "$id")
+        RC=$(echo "$res" | sed -n 1p) OUT=$res ERR=$(cat "$T/agentfill-out.$id" 2>/dev/null)
+        check "$id: the agent fills the disk its workspace shares with Glove's state: its status (3) is its own, and the run is recorded" \
+            eval 'rc_is 3 && [ "$(echo "$res" | sed -n 2p)" = 1 ] && set -- $(echo "$res" | sed -n 3p) &&
+                  [ "$2" = $(($1 + 1)) ] && set -- $(echo "$res" | sed -n 4p) && [ "$2" = exit ] && [ "$3" = 3 ]'
+        check "$id: ... and the journal and the audit log verify against the receipt" \
+            eval '[ "$(echo "$res" | sed -n 5p)" = verify:0 ] && [ "$(echo "$res" | sed -n 6p)" = verify-log:0 ]'
+    done
 else
     echo "# the full-disk checks need root (a tmpfs mount); CI runs them"
 fi

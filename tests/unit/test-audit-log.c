@@ -425,7 +425,8 @@ static void make_runs(char **ret_journal) {
 
 static int check(const char *log, size_t len, const char *journal, const char *log_path,
                  struct glove_audit_log_report *rep) {
-        return glove_audit_log_check_buffer(log, len, journal, strlen(journal), log_path, rep);
+        return glove_audit_log_check_buffer(log, len, journal, strlen(journal),
+                                            &(const struct glove_audit_log_id) { .path = log_path }, rep);
 }
 
 /* A helper's report: written by glove_audit_helper_report, read back;

@@ -2,6 +2,7 @@
 /* src/audit: the receipt journal and its keys. Every tamper test asserts
  * the exact line, seq and kind of damage verify reports, through both
  * glove_journal_verify_buffer() and glove_journal_verify_fd(). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -402,6 +403,73 @@ static void test_append_and_verify(void **state) {
 
         journal_with(s, 30);
         verify_ok(s, 31);
+}
+
+/* What is allocated past the journal's end, and how many spare heads lie
+ * in the state directory. */
+static off_t past_end(struct st *s, off_t *ret_size) {
+        struct stat st;
+
+        assert_int_equal(fstatat(s->fd, GLOVE_JOURNAL_NAME, &st, 0), 0);
+        if (ret_size)
+                *ret_size = st.st_size;
+        return (off_t) st.st_blocks * 512 > st.st_size ? (off_t) st.st_blocks * 512 - st.st_size : 0;
+}
+
+static unsigned spares(struct st *s) {
+        unsigned n = 0;
+        int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fdopendir(fd);
+        struct dirent *de;
+
+        assert_non_null(d);
+        rewinddir(d); /* the offset is shared with s->fd's */
+        while ((de = readdir(d)))
+                if (strstr(de->d_name, ".spare"))
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* Reservations (docs/audit.md, "A full disk"): two runs' add up past the
+ * journal's end without changing its size; a reserved append uses its own
+ * and the spare head; an append without one leaves the others' alone; the
+ * last run out gives everything back. */
+static void test_reserve(void **state) {
+        struct st *s = *state;
+        struct glove_journal_reservation *a = NULL, *b = NULL;
+        char run_a[GLOVE_RUN_ID_CHARS + 1], run_b[GLOVE_RUN_ID_CHARS + 1], err[1024] = "";
+        _cleanup_json_ json_t *rec = session_receipt(7);
+        off_t size0, size1, size2;
+        int r;
+
+        journal_with(s, 3);
+        (void) past_end(s, &size0);
+        glove_run_id_new(run_a);
+        glove_run_id_new(run_b);
+        r = glove_journal_reserve(s->fd, run_a, &a, err, sizeof(err));
+        if (r == -EOPNOTSUPP)
+                skip(); /* the test directory's file system cannot reserve */
+        assert_int_equal(r, 0);
+        assert_int_equal(glove_journal_reserve(s->fd, run_b, &b, err, sizeof(err)), 0);
+        assert_true(past_end(s, &size1) >= 2 * ((off_t) GLOVE_RECEIPT_MAX_BYTES + 1));
+        assert_int_equal(size1, size0);
+        assert_int_equal(spares(s), 2);
+        verify_ok(s, 4);
+
+        assert_int_equal(glove_journal_append_reserved(s->fd, a, rec, NULL, err, sizeof(err)), 0);
+        assert_int_equal(spares(s), 1); /* a's spare is the head now */
+        verify_ok(s, 5);
+        glove_journal_reservation_free(a); /* b still runs: nothing given back */
+        assert_true(past_end(s, NULL) >= (off_t) GLOVE_RECEIPT_MAX_BYTES + 1);
+        append_ok(s, 8);
+        assert_true(past_end(s, &size2) >= (off_t) GLOVE_RECEIPT_MAX_BYTES + 1);
+        assert_true(size2 > size1);
+        verify_ok(s, 6);
+        glove_journal_reservation_free(b); /* the last one out */
+        assert_true(past_end(s, NULL) < 4096);
+        assert_int_equal(spares(s), 0);
+        verify_ok(s, 6);
 }
 
 /* Receipts where "mac" also appears inside values, nested objects and
@@ -1539,6 +1607,7 @@ int main(void) {
                 T(test_init),
                 T(test_mac_format),
                 T(test_append_and_verify),
+                T(test_reserve),
                 T(test_mac_lookalikes),
                 T(test_append_refuses_bad_receipts),
                 T(test_append_needs_setup),
