@@ -353,6 +353,21 @@ int cli_root_identity(const struct glove_policy *p, struct glove_uid_lease *leas
                 return 0;
         }
         if (p->root_uid != GLOVE_ROOT_UID_ALLOCATED) {
+                /* an explicit id of the range would be shared with the
+                 * run it is allocated to */
+                for (size_t i = 0; i < 2; i++) {
+                        uint32_t id = i == 0 ? p->root_uid : p->root_gid;
+
+                        if (id >= GLOVE_UID_RANGE_FIRST && id - GLOVE_UID_RANGE_FIRST < GLOVE_UID_RANGE_COUNT)
+                                return log_error_errno(-EINVAL,
+                                                       "The %s the agent would run as, %u, lies in the range Glove "
+                                                       "allocates root runs' uids from (%u-%u), where another run "
+                                                       "may have it: choose one outside it, or \"allocated\" "
+                                                       "(identity.uid_when_root, --uid-when-root)",
+                                                       i == 0 ? "host uid" : "host gid", (unsigned) id,
+                                                       GLOVE_UID_RANGE_FIRST,
+                                                       GLOVE_UID_RANGE_FIRST + GLOVE_UID_RANGE_COUNT - 1);
+                }
                 *ret_uid = p->root_uid;
                 *ret_gid = p->root_gid;
                 return 0;

@@ -261,10 +261,17 @@ for t in "$pa" "$gateway" "$init" "$server"; do
 done
 
 # ---- A finishes, with its records ---------------------------------------
-echo go >"$T/ws-a/go"
-echo go >"$T/ws-b/go"
+# (a run the attack broke may have no reader left: never block on it)
+timeout 10 sh -c 'echo go >"$1"' sh "$T/ws-a/go" || problem "run A's agent no longer waits for the word"
+timeout 10 sh -c 'echo go >"$1"' sh "$T/ws-b/go" || problem "run B's agent no longer waits for the word"
+for _ in $(seq 300); do
+        kill -0 "$a" 2>/dev/null || kill -0 "$b" 2>/dev/null || break
+        sleep 0.1
+done
 rc_a=0
 rc_b=0
+kill -0 "$a" 2>/dev/null && { problem "run A did not end within 30 s"; kill -KILL "$a"; }
+kill -0 "$b" 2>/dev/null && { problem "run B did not end within 30 s"; kill -KILL "$b"; }
 wait "$a" || rc_a=$?
 wait "$b" || rc_b=$?
 pids=()

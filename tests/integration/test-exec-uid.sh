@@ -205,5 +205,8 @@ check "with no /run/glove/uid to be made, a root run is refused (125) naming it,
 # ---- an explicit identity is the operator's -----------------------------
 uid_of_run "$T/passwd.full" - - --uid-when-root 4243
 check "an explicit --uid-when-root 4243 is used as given (gid too), even with the range full" eval '[ "$u" = 4243 ]'
+uid_of_run "$T/passwd.window" - - --uid-when-root "4243:$W"
+check "but not one of the range, where a run may have been given it: 125" \
+    eval '[ "$u" = 125 ] && err_has "host gid the agent would run as, $W, lies in the range"'
 
 finish
