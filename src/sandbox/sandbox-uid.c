@@ -37,8 +37,10 @@
 #define UID_LOCK_TRIES 8                  /* per uid, while its lock file is replaced under us */
 
 int uid_set_init(struct uid_set *s, uint32_t first, uint32_t count) {
+        size_t words = (size_t) (((uint64_t) count + 63) / 64);
+
         *s = (struct uid_set) { .first = first, .count = count };
-        s->bits = calloc((count + 63) / 64 ? (count + 63) / 64 : 1, sizeof(uint64_t));
+        s->bits = calloc(words ? words : 1, sizeof(uint64_t));
         return s->bits ? 0 : -ENOMEM;
 }
 
@@ -294,8 +296,17 @@ static int add_processes(struct uid_set *s, const char *proc, char *err, size_t 
         }
 }
 
+static int lock_dir_failed(const char *path, const char *parent, int r, char *err, size_t errlen) {
+        return error_format(err, errlen, r,
+                            "Cannot make Glove's uid lock directory %s: %s; a root run takes a host uid of its own "
+                            "under a lock there (fix: make %s writable for root, or give the agent an explicit "
+                            "identity with --uid-when-root UID:GID)",
+                            path, strerror(-r), parent);
+}
+
 /* <lock_dir> root's own and closed to others; its parent made when
- * missing, as /run/glove is at the first root run after a boot. */
+ * missing, as /run/glove is at the first root run after a boot (a
+ * directory made stays for the next run). */
 static int open_lock_dir(const char *path, char *err, size_t errlen) {
         _cleanup_free_ char *parent = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -304,25 +315,18 @@ static int open_lock_dir(const char *path, char *err, size_t errlen) {
         if (path_parent(path, &parent) < 0)
                 return error_format(err, errlen, -ENOMEM, "Out of memory");
         if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-                goto fail;
+                return lock_dir_failed(path, parent, negative_errno(), err, errlen);
         if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                goto fail;
+                return lock_dir_failed(path, parent, negative_errno(), err, errlen);
         fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0)
-                goto fail;
+                return lock_dir_failed(path, parent, negative_errno(), err, errlen);
         if (st.st_uid != geteuid() || (st.st_mode & 022))
                 return error_format(err, errlen, -EPERM,
                                     "Glove's uid lock directory %s is not yours alone (owner uid %u, mode %04o); "
                                     "remove it, and the next root run makes it again",
                                     path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
         return TAKE_FD(fd);
-fail:
-        /* nothing to undo: a directory made stays for the next run */
-        return error_format(err, errlen, negative_errno(),
-                            "Cannot make Glove's uid lock directory %s: %s; a root run takes a host uid of its own "
-                            "under a lock there (fix: make %s writable for root, or give the agent an explicit "
-                            "identity with --uid-when-root UID:GID)",
-                            path, strerror(errno), parent);
 }
 
 /* 1 with *ret_fd holding the lock on <id>.lock, 0 when another run holds
