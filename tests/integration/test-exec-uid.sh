@@ -205,6 +205,17 @@ check "with no /run/glove/uid to be made, a root run is refused (125) naming it,
 # ---- an explicit identity is the operator's -----------------------------
 uid_of_run "$T/passwd.full" - - --uid-when-root 4243
 check "an explicit --uid-when-root 4243 is used as given (gid too), even with the range full" eval '[ "$u" = 4243 ]'
+pol="$T/policy-explicit.json"
+printf '{"version": 1, "base": "default", "identity": {"uid_when_root": 4244}}\n' >"$pol"
+chmod 600 "$pol"
+uid_of_run "$T/passwd.window" - - --policy "$pol"
+check "a policy's explicit identity.uid_when_root 4244 is used as given" eval '[ "$u" = 4244 ]'
+uid_of_run "$T/passwd.window" - - --policy "$pol" --uid-when-root allocated
+check "--uid-when-root allocated over it gives the run a uid of its own again ($W)" eval '[ "$u" = "$W" ]'
+RC=0
+OUT=$(cd "$ws" && as root "$GLOVE" exec --dry-run 2>&1) || RC=$?
+check "--dry-run shows the default identity as \"allocated\"" \
+    eval 'rc_is 0 && out_has "\"identity\":{\"gid_when_root\":\"allocated\",\"uid_when_root\":\"allocated\"}"'
 uid_of_run "$T/passwd.window" - - --uid-when-root "4243:$W"
 check "but not one of the range, where a run may have been given it: 125" \
     eval '[ "$u" = 125 ] && err_has "host gid the agent would run as, $W, lies in the range"'
