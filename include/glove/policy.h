@@ -31,7 +31,9 @@ enum glove_net_mode {
 #define GLOVE_POLICY_MAX_STRING 4096
 #define GLOVE_DEFAULT_TMPFS_SIZE ((uint64_t) 512 << 20)
 #define GLOVE_POLICY_MAX_TMPFS_SIZE ((uint64_t) INT64_MAX)
-#define GLOVE_DEFAULT_ROOT_UID 65534
+/* identity.uid_when_root "allocated" (the default): each root run takes a
+ * host uid of its own (glove_uid_allocate(), glove/sandbox.h) */
+#define GLOVE_ROOT_UID_ALLOCATED 0
 #define GLOVE_DEFAULT_AUDIT_RAW_MAX 256u
 #define GLOVE_POLICY_MAX_AUDIT_RAW ((uint64_t) 64 << 10)
 
@@ -66,7 +68,10 @@ struct glove_policy {
         enum glove_net_mode net;
         char *cwd;
         char *hostname;
-        uid_t root_uid; /* host uid the agent runs as when Glove is started by root */
+        /* The host uid and gid the agent runs as when Glove is started by
+         * root: the operator's explicit choice, or both
+         * GLOVE_ROOT_UID_ALLOCATED (a uid of the run's own) */
+        uid_t root_uid;
         gid_t root_gid;
         char *source; /* the policy file's path, or "built-in default" */
         char *audit_path; /* the audit log; NULL until set: then <state>/audit.jsonl */

@@ -3,7 +3,9 @@
 
 /* The Linux sandbox: runs one command under a policy and waits for it. */
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -40,7 +42,45 @@ struct glove_sandbox_options {
          * nothing is relayed or counted (an MCP server's protocol pipes). */
         const int *stdio;
         const char *name;            /* whose sandbox this is, for messages ("MCP server fs"); NULL: the agent's */
+        /* When glove runs as root: the agent's host uid and gid, the
+         * session's (its glove_uid_allocate() lease, or the policy's
+         * explicit identity.uid_when_root); 0: the policy's, which must
+         * then be explicit. Ignored when glove is not root. */
+        uid_t root_uid;
+        gid_t root_gid;
 };
+
+/* A root run's host identity (docs/architecture.md, "Identity"): a uid of
+ * its own, and the gid of the same number, from a range Glove keeps for
+ * itself, held by an flock on GLOVE_UID_LOCK_DIR/<uid>.lock for as long as
+ * the lease is (a crashed run's goes with its last descriptor). Its agent,
+ * egress proxy, MCP gateway socket and MCP servers' sandboxes all take it,
+ * and nothing else does. The range, 65536 uids from 0x7A000000, lies in
+ * what systemd's uid table leaves unused: above its container ranges
+ * (524288-1879048191), below its foreign range (0x7FFE0000) and 2^31. */
+#define GLOVE_UID_RANGE_FIRST 2046820352u /* 0x7A000000 */
+#define GLOVE_UID_RANGE_COUNT 65536u
+#define GLOVE_UID_LOCK_DIR "/run/glove/uid"
+
+struct glove_uid_lease {
+        uid_t uid;   /* the host uid, and the same number is the gid */
+        int lock_fd; /* owned: the lock that holds it */
+        int dir_fd;  /* owned: GLOVE_UID_LOCK_DIR */
+};
+#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF })
+
+/* Takes the lowest uid of the range that no other run holds and that
+ * /etc/passwd, /etc/group, /etc/subuid, /etc/subgid and the running
+ * processes (/proc/PID/status: Uid, Gid, Groups) do not name. Only root
+ * can. -errno with the reason and its fix in |err|: -EUSERS when none is
+ * free, or why the lock directory or a file could not be used. */
+int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen);
+/* Gives it back (its lock file removed, then unlocked); NULL and a
+ * released or never-taken lease are fine. Only once nothing runs as it. */
+void glove_uid_release(struct glove_uid_lease *l);
+static inline void glove_uid_releasep(struct glove_uid_lease *l) {
+        glove_uid_release(l);
+}
 
 /* The newest Landlock ABI whose features the agent's ruleset uses; on a
  * newer kernel it is still made for this one (the receipt's landlock_abi). */

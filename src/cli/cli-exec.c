@@ -63,7 +63,8 @@ static void help(FILE *f, bool run) {
                 "                         audited proxy (\"*.example.com:443\" for names below)\n"
                 "  --hostname NAME        host name inside (default glove)\n"
                 "  --uid-when-root UID[:GID]  host identity of the agent when glove runs as root\n"
-                "                         (default 65534:65534)\n"
+                "                         (default \"allocated\": a uid and gid of the run's own,\n"
+                "                         from Glove's range; docs/policy.md)\n"
                 "  --wall-time DURATION   end COMMAND after DURATION (\"90s\", \"30m\"): SIGTERM, then\n"
                 "                         SIGKILL to everything in the sandbox 3 s later; exit 124\n"
                 "  --output-limit SIZE    end COMMAND once it has written SIZE bytes (\"1M\") to the\n"
@@ -269,6 +270,11 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return r;
         }
         case OPT_UID_WHEN_ROOT:
+                if (strcmp(arg, "allocated") == 0) {
+                        p->root_uid = GLOVE_ROOT_UID_ALLOCATED;
+                        p->root_gid = GLOVE_ROOT_UID_ALLOCATED;
+                        return 0;
+                }
                 colon = strchr(arg, ':');
                 if (colon)
                         *colon = 0;
@@ -337,6 +343,44 @@ int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) 
         return 0;
 }
 
+int cli_root_identity(const struct glove_policy *p, struct glove_uid_lease *lease, uid_t *ret_uid, gid_t *ret_gid) {
+        char err[1024] = "";
+        int r;
+
+        if (getuid() != 0) {
+                *ret_uid = getuid();
+                *ret_gid = getgid();
+                return 0;
+        }
+        if (p->root_uid != GLOVE_ROOT_UID_ALLOCATED) {
+                /* an explicit id of the range would be shared with the
+                 * run it is allocated to */
+                for (size_t i = 0; i < 2; i++) {
+                        uint32_t id = i == 0 ? p->root_uid : p->root_gid;
+
+                        if (id >= GLOVE_UID_RANGE_FIRST && id - GLOVE_UID_RANGE_FIRST < GLOVE_UID_RANGE_COUNT)
+                                return log_error_errno(-EINVAL,
+                                                       "The %s the agent would run as, %u, lies in the range Glove "
+                                                       "allocates root runs' uids from (%u-%u), where another run "
+                                                       "may have it: choose one outside it, or \"allocated\" "
+                                                       "(identity.uid_when_root, --uid-when-root)",
+                                                       i == 0 ? "host uid" : "host gid", (unsigned) id,
+                                                       GLOVE_UID_RANGE_FIRST,
+                                                       GLOVE_UID_RANGE_FIRST + GLOVE_UID_RANGE_COUNT - 1);
+                }
+                *ret_uid = p->root_uid;
+                *ret_gid = p->root_gid;
+                return 0;
+        }
+        r = glove_uid_allocate(lease, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err[0] ? err : strerror(-r));
+        log_debug("This root run's host uid and gid: %u", (unsigned) lease->uid);
+        *ret_uid = lease->uid;
+        *ret_gid = lease->uid;
+        return 0;
+}
+
 /* Builds the run's receipt, appends it to the journal and hands copies to
  * the caller. Any failure here is glove's failure: a run without its
  * receipt is not the run the user asked for. */
@@ -392,6 +436,11 @@ int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_journal_reservation_ struct glove_journal_reservation *reservation = NULL;
         _cleanup_json_ json_t *policy_doc = NULL;
         _cleanup_close_ int log_dir_fd = -EBADF;
+        /* the root run's own host uid: given back once nothing of the run
+         * is left (the sandbox, its proxy, the gateway and its servers) */
+        _cleanup_(glove_uid_releasep) struct glove_uid_lease lease = GLOVE_UID_LEASE_NULL;
+        uid_t agent_uid = 0;
+        gid_t agent_gid = 0;
         struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
         struct glove_audit_helper helpers[2];
         /* Glove's own files: kept out of the agent's sandbox and out of
@@ -560,6 +609,8 @@ int cli_exec_main(int argc, char **argv, bool run) {
                         return GLOVE_EXIT_FAILED;
                 }
         }
+        if (cli_root_identity(policy, &lease, &agent_uid, &agent_gid) < 0)
+                return GLOVE_EXIT_FAILED;
         glove_run_id_new(run_id);
         r = glove_audit_open(&(const struct glove_audit_options) {
                 .path = policy->audit_path,
@@ -589,7 +640,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
         if (run) {
                 /* the gateway's socket and the shim join the policy, and so
                  * its digest; the gateway's servers start before the agent */
-                if (cli_run_prepare(policy, &ctx, &rs) < 0) {
+                if (cli_run_prepare(policy, &ctx, agent_uid, agent_gid, &rs) < 0) {
                         (void) cli_run_finish(&rs);
                         return GLOVE_EXIT_FAILED;
                 }
@@ -603,6 +654,8 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 log_dir_fd = cli_mcp_log_dir(state_fd, dirs.state);
                 lctx = (struct cli_mcp_launcher) {
                         .policy = policy,
+                        .uid = agent_uid,
+                        .gid = agent_gid,
                         .policy_path = policy_path,
                         .private_paths = private_paths,
                         .host_env = environ,
@@ -633,6 +686,8 @@ int cli_exec_main(int argc, char **argv, bool run) {
                                 .private_paths = private_paths,
                                 .audit = audit,
                                 .policy_sha256 = policy_sha,
+                                .root_uid = agent_uid,
+                                .root_gid = agent_gid,
                         }, &res);
         }
         if (run) {

@@ -102,6 +102,8 @@ static int launch(void *userdata, const struct glove_mcp_server *server, const i
                         .policy_sha256 = sha,
                         .stdio = stdio,
                         .name = name,
+                        .root_uid = l->uid,
+                        .root_gid = l->gid,
                 },
                 .audit = &(const struct glove_audit_options) {
                         .path = sp.audit_path,
@@ -141,6 +143,10 @@ int cli_mcp(int argc, char **argv) {
         struct glove_mcp_launcher launcher;
         _cleanup_close_ int state_fd = -EBADF, log_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
+        /* a root gateway's servers' host uid, the session's own */
+        _cleanup_(glove_uid_releasep) struct glove_uid_lease lease = GLOVE_UID_LEASE_NULL;
+        uid_t uid;
+        gid_t gid;
         const char *policy_path = NULL;
         char pwd[PATH_MAX], err[1024] = "", run_id[GLOVE_RUN_ID_CHARS + 1];
         struct glove_policy_context ctx;
@@ -222,6 +228,8 @@ int cli_mcp(int argc, char **argv) {
                 return EXIT_FAILED;
         if (path_parent(policy->audit_path, &audit_dir) < 0)
                 return log_error_errno(-ENOMEM, "Out of memory"), EXIT_FAILED;
+        if (cli_root_identity(policy, &lease, &uid, &gid) < 0)
+                return EXIT_FAILED;
         glove_run_id_new(run_id);
         r = glove_audit_open(&(const struct glove_audit_options) {
                 .path = policy->audit_path,
@@ -248,6 +256,8 @@ int cli_mcp(int argc, char **argv) {
         const char *private_paths[] = { dirs.config, dirs.state, dirs.runtime, policy->audit_path, audit_dir, NULL };
         const struct cli_mcp_launcher lctx = {
                 .policy = policy,
+                .uid = uid,
+                .gid = gid,
                 .policy_path = policy_path,
                 .private_paths = private_paths,
                 .host_env = environ,

@@ -38,7 +38,8 @@ int cli_run(int argc, char **argv) {
 
 /* The socket's directory and the socket, the grants and the environment
  * the agent needs to reach them and the shim. */
-int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, struct cli_run *rs) {
+int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, uid_t uid, gid_t gid,
+                    struct cli_run *rs) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char tmpl[] = "/tmp/glove-mcp-XXXXXX", exe[PATH_MAX], err[512] = "";
         ssize_t n;
@@ -48,8 +49,8 @@ int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *c
                 return log_error_errno(-EINVAL, "Policy %s names no MCP servers (mcp.servers): use glove exec, or add "
                                                 "servers",
                                        p->source);
-        rs->uid = getuid() == 0 ? p->root_uid : getuid();
-        rs->gid = getuid() == 0 ? p->root_gid : getgid();
+        rs->uid = uid;
+        rs->gid = gid;
         if (!mkdtemp(tmpl))
                 return log_error_errno(negative_errno(), "Cannot make the gateway's socket directory: %m");
         rs->dir = strdup(tmpl);
@@ -57,7 +58,8 @@ int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *c
         if (!rs->dir || !rs->sock)
                 return log_error_errno(-ENOMEM, "Out of memory");
         /* owner-only, and the owner is the agent's uid: in a root run that
-         * is not root, and nobody else may enter */
+         * is the run's own, neither root nor any other run's or nobody's,
+         * and nobody else may enter */
         if (chown(rs->dir, rs->uid, rs->gid) < 0 || chmod(rs->dir, 0700) < 0)
                 return log_error_errno(negative_errno(), "Cannot set up %s: %m", rs->dir);
         rs->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -24,6 +24,15 @@ int cli_mcp_connect(int argc, char **argv);
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);
 
+/* cli-exec.c: a root session's host identity for its agent, proxy, MCP
+ * socket and MCP servers' sandboxes: the policy's explicit
+ * identity.uid_when_root, or a uid of the session's own taken into
+ * |lease|, which the caller holds until nothing runs as it. Not root: the
+ * caller's own uid and gid, and no lease. Reports its failure. */
+struct glove_policy;
+struct glove_uid_lease;
+int cli_root_identity(const struct glove_policy *p, struct glove_uid_lease *lease, uid_t *ret_uid, gid_t *ret_gid);
+
 /* cli-mcp.c: <state>/mcp (0700, ours), where servers' stderr logs go. */
 int cli_mcp_log_dir(int state_fd, const char *state);
 
@@ -34,7 +43,9 @@ int cli_mcp_log_dir(int state_fd, const char *state);
  * must outlive the gateway. */
 struct glove_mcp_launcher;
 struct cli_mcp_launcher {
-        const struct glove_policy *policy;        /* the session's: identity, audit log */
+        const struct glove_policy *policy;        /* the session's: audit log */
+        uid_t uid;                                /* the session's identity (cli_root_identity()) */
+        gid_t gid;
         const char *policy_path;
         const char *const *private_paths;
         char *const *host_env;
@@ -53,9 +64,10 @@ struct cli_run {
         int report_fd;      /* the gateway's audit report comes here at its end */
         struct glove_audit_helper helper; /* its audit run, for the receipt */
 };
-struct glove_policy;
 struct glove_policy_context;
-int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, struct cli_run *rs);
+/* |uid| and |gid|: the agent's host identity (cli_root_identity()) */
+int cli_run_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, uid_t uid, gid_t gid,
+                    struct cli_run *rs);
 int cli_run_gateway_start(struct cli_run *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id,
                           const struct glove_mcp_launcher *launcher);
 int cli_run_finish(struct cli_run *rs);

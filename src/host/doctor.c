@@ -78,6 +78,9 @@ struct doctor_clone_args {
 };
 
 #define PROBE_TIMEOUT_MS 3000
+/* the idmap probe's uid: the first of those root's agents get (each run
+ * its own); the probe only maps it, running nothing as it */
+#define IDMAP_PROBE_UID GLOVE_UID_RANGE_FIRST
 #define MAX_FILE_BYTES ((size_t) 4 << 20)
 
 enum check_id {
@@ -975,8 +978,8 @@ static int spawn_userns_holder(int *ret_release, pid_t *ret_pid) {
         return 0;
 }
 
-/* Clones |dir| detached, idmaps it with a user namespace mapping 0 to the
- * uid Glove gives root's agent, and checks that a root-owned file shows up
+/* Clones |dir| detached, idmaps it with a user namespace mapping 0 to a
+ * uid of those Glove gives root's agents, and checks that a root-owned file shows up
  * as owned by that uid. Only detached mounts: nothing is attached anywhere. */
 static int idmap_try(const char *dir, struct probe_msg *m) {
         _cleanup_close_ int release = -EBADF, userns = -EBADF, tree = -EBADF, file = -EBADF;
@@ -998,7 +1001,7 @@ static int idmap_try(const char *dir, struct probe_msg *m) {
                 return r;
         /* from here the holder child must be released and reaped */
         probe_stage(m, "writing the holder's uid_map and gid_map");
-        (void) snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) GLOVE_DEFAULT_ROOT_UID);
+        (void) snprintf(map, sizeof(map), "0 %u 1\n", (unsigned) IDMAP_PROBE_UID);
         (void) snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) holder);
         r = write_string_file(path, map);
         if (r >= 0) {
@@ -1029,7 +1032,7 @@ static int idmap_try(const char *dir, struct probe_msg *m) {
         if (fstatat(tree, "f", &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         m->value[0] = (int) st.st_uid;
-        if (st.st_uid != GLOVE_DEFAULT_ROOT_UID)
+        if (st.st_uid != IDMAP_PROBE_UID)
                 return -EPROTO;
         probe_stage(m, "done");
         return 0;
@@ -1046,8 +1049,7 @@ static void probe_idmap(struct doctor *d) {
         if (d->report->uid != 0) {
                 check_status(d, CHECK_IDMAP, GLOVE_DOCTOR_SKIPPED);
                 check_detail(d, CHECK_IDMAP, "not needed: Glove uses idmapped mounts only when run as root "
-                                             "(the agent then runs as uid %u)",
-                             (unsigned) GLOVE_DEFAULT_ROOT_UID);
+                                             "(the agent then runs as a host uid of its run's own)");
                 return;
         }
         if (!d->userns_ok) {
@@ -1083,14 +1085,14 @@ static void probe_idmap(struct doctor *d) {
                 check_status(d, CHECK_IDMAP, GLOVE_DOCTOR_AVAILABLE);
                 check_detail(d, CHECK_IDMAP, "a root-owned file shows as uid %u through an idmapped clone of a "
                                              "directory on %s (%.*s)",
-                             (unsigned) GLOVE_DEFAULT_ROOT_UID, fs, (int) (strrchr(dir, '/') - dir), dir);
+                             (unsigned) IDMAP_PROBE_UID, fs, (int) (strrchr(dir, '/') - dir), dir);
                 return;
         }
         check_status(d, CHECK_IDMAP, GLOVE_DOCTOR_UNAVAILABLE);
         check_extra_errno(d, CHECK_IDMAP, m.stage, m.error);
         if (m.error == EPROTO)
                 check_detail(d, CHECK_IDMAP, "the idmapped mount shows a root-owned file as uid %d, not %u",
-                             m.value[0], (unsigned) GLOVE_DEFAULT_ROOT_UID);
+                             m.value[0], (unsigned) IDMAP_PROBE_UID);
         else
                 check_detail(d, CHECK_IDMAP, "%s failed on %s: %s (%s)", m.stage, fs, errno_name(m.error),
                              err_desc(m.error));
@@ -1100,8 +1102,7 @@ static void probe_idmap(struct doctor *d) {
                           "mounts (ext4, xfs, btrfs, tmpfs >= 6.3); or run glove as an ordinary user");
         else
                 check_fix(d, CHECK_IDMAP, "run glove as an ordinary user (root needs idmapped mounts to give its "
-                                          "agent uid %u)",
-                          (unsigned) GLOVE_DEFAULT_ROOT_UID);
+                                          "agent a host uid of its own)");
 }
 
 /* ---- overlayfs in a user namespace ---- */

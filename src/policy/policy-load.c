@@ -320,10 +320,55 @@ static int load_environment(struct glove_policy *p, const struct glove_policy_co
         return 0;
 }
 
+/* "allocated" (GLOVE_ROOT_UID_ALLOCATED) or an id. */
 static int load_uid(const json_t *v, const struct jpath *at, uint32_t *ret, char *err, size_t errlen) {
+        if (json_is_string(v) && strcmp(json_string_value(v), "allocated") == 0) {
+                *ret = GLOVE_ROOT_UID_ALLOCATED;
+                return 0;
+        }
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) >= (json_int_t) UINT32_MAX)
-                return policy_error(err, errlen, EINVAL, at->s, "must be an integer id from 1 to 4294967294");
+                return policy_error(err, errlen, EINVAL, at->s,
+                                    "must be \"allocated\" or an integer id from 1 to 4294967294");
         *ret = (uint32_t) json_integer_value(v);
+        return 0;
+}
+
+/* A root run's identity is one of two kinds, never a mix: its own
+ * allocated uid and the gid of the same number, or the operator's uid (and
+ * gid, the uid's number unless given). */
+static int load_identity(struct glove_policy *p, const json_t *v, const struct jpath *root, char *err,
+                         size_t errlen) {
+        static const char *const ikeys[] = { "uid_when_root", "gid_when_root", NULL };
+        struct jpath j = policy_jp_key(root, "identity");
+        struct jpath ju = policy_jp_key(&j, "uid_when_root"), jg = policy_jp_key(&j, "gid_when_root");
+        const json_t *mu = json_object_get(v, "uid_when_root"), *mg = json_object_get(v, "gid_when_root");
+        uint32_t uid = p->root_uid, gid = p->root_gid;
+        int r;
+
+        r = policy_check_keys(v, &j, ikeys, err, errlen);
+        if (r < 0)
+                return r;
+        if (mu) {
+                r = load_uid(mu, &ju, &uid, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (mg) {
+                r = load_uid(mg, &jg, &gid, err, errlen);
+                if (r < 0)
+                        return r;
+        } else
+                gid = uid;
+        if (uid == GLOVE_ROOT_UID_ALLOCATED && gid != GLOVE_ROOT_UID_ALLOCATED)
+                return policy_error(err, errlen, EINVAL, jg.s,
+                                    "an explicit gid needs an explicit uid_when_root: an allocated uid comes with the "
+                                    "gid of its own number");
+        if (uid != GLOVE_ROOT_UID_ALLOCATED && gid == GLOVE_ROOT_UID_ALLOCATED)
+                return policy_error(err, errlen, EINVAL, jg.s,
+                                    "\"allocated\" needs uid_when_root \"allocated\" too (an explicit uid takes an "
+                                    "explicit gid, or its own number)");
+        p->root_uid = uid;
+        p->root_gid = gid;
         return 0;
 }
 
@@ -465,27 +510,9 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         }
         v = json_object_get(doc, "identity");
         if (v) {
-                static const char *const ikeys[] = { "uid_when_root", "gid_when_root", NULL };
-                struct jpath j = policy_jp_key(&root, "identity");
-                json_t *m;
-
-                r = policy_check_keys(v, &j, ikeys, err, errlen);
+                r = load_identity(p, v, &root, err, errlen);
                 if (r < 0)
                         return r;
-                m = json_object_get(v, "uid_when_root");
-                if (m) {
-                        struct jpath ju = policy_jp_key(&j, "uid_when_root");
-                        r = load_uid(m, &ju, &p->root_uid, err, errlen);
-                        if (r < 0)
-                                return r;
-                }
-                m = json_object_get(v, "gid_when_root");
-                if (m) {
-                        struct jpath jg = policy_jp_key(&j, "gid_when_root");
-                        r = load_uid(m, &jg, &p->root_gid, err, errlen);
-                        if (r < 0)
-                                return r;
-                }
         }
         v = json_object_get(doc, "limits");
         if (v) {

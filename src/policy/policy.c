@@ -92,8 +92,8 @@ int glove_policy_new(const char *source, struct glove_policy **ret) {
         if (!p)
                 return -ENOMEM;
         p->net = GLOVE_NET_OFFLINE;
-        p->root_uid = GLOVE_DEFAULT_ROOT_UID;
-        p->root_gid = GLOVE_DEFAULT_ROOT_UID;
+        p->root_uid = GLOVE_ROOT_UID_ALLOCATED;
+        p->root_gid = GLOVE_ROOT_UID_ALLOCATED;
         p->source = strdup(source ? source : "");
         p->hostname = strdup("glove");
         p->audit_raw_max = GLOVE_DEFAULT_AUDIT_RAW_MAX;
@@ -507,7 +507,7 @@ static json_t *strv_to_json(char **v, size_t n) {
 
 int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
         json_t *read = json_array(), *write = json_array(), *set = json_object();
-        json_t *doc;
+        json_t *identity, *doc;
 
         if (!read || !write || !set)
                 goto oom;
@@ -530,14 +530,20 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 if (json_object_set_new(set, p->env_set[i].name, json_string(p->env_set[i].value)) < 0)
                         goto oom;
 
-        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I},s:{s:s*,s:b,s:I}}",
+        identity = p->root_uid == GLOVE_ROOT_UID_ALLOCATED
+                           ? json_pack("{s:s,s:s}", "uid_when_root", "allocated", "gid_when_root", "allocated")
+                           : json_pack("{s:I,s:I}", "uid_when_root", (json_int_t) p->root_uid, "gid_when_root",
+                                       (json_int_t) p->root_gid);
+        if (!identity)
+                goto oom;
+        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:o,s:{s:s*,s:b,s:I}}",
                         "version", 1,
                         "filesystem", "read", read, "write", write, "symlinks",
                         strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
                         "unprotect", strv_to_json(p->unprotect, p->n_unprotect), "environment", "pass",
                         strv_to_json(p->env_pass, p->n_env_pass), "set", set, "network", "mode",
                         glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
-                        "uid_when_root", (json_int_t) p->root_uid, "gid_when_root", (json_int_t) p->root_gid, "audit",
+                        identity, "audit",
                         "path", p->audit_path, "raw_values", (int) p->audit_raw_values, "raw_max_bytes",
                         (json_int_t) p->audit_raw_max);
         if (!doc)

@@ -517,11 +517,17 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         plan->root_mode = uid == 0;
         if (plan->root_mode) {
                 /* Root's agent must never be host uid 0: the kernel grants
-                 * sysctl writes and more by uid, not by capability. */
+                 * sysctl writes and more by uid, not by capability. Nor
+                 * another run's uid, or nobody's: the session's own. */
                 plan->uid_inside = 0;
                 plan->gid_inside = 0;
-                plan->host_uid = pol->root_uid;
-                plan->host_gid = pol->root_gid;
+                plan->host_uid = opts->root_uid ? opts->root_uid : pol->root_uid;
+                plan->host_gid = opts->root_gid ? opts->root_gid : pol->root_gid;
+                if (plan->host_uid == 0 || plan->host_gid == 0)
+                        return log_error_errno(-EINVAL, "A root run's sandbox needs a host uid of its own for %s, "
+                                                        "and none was given (identity.uid_when_root is "
+                                                        "\"allocated\": glove_uid_allocate())",
+                                               opts->name ? opts->name : "the agent");
         } else {
                 plan->uid_inside = plan->host_uid = uid;
                 plan->gid_inside = plan->host_gid = getgid();

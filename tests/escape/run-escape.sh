@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The escape suite's driver: run-escape.sh GLOVE PROBE MODE POLICY
 #
-#   MODE    root: glove runs as root (the agent becomes host uid 65534)
+#   MODE    root: glove runs as root; the agent is made host uid 65534
+#                 (--uid-when-root, where a root run's default is a uid of
+#                 its own: see below)
 #           user: glove runs as uid 65534 (setpriv); as a non-root caller,
 #                 as the caller itself
 #   POLICY  default: the built-in policy, cwd = the workspace, plus --ro for
@@ -49,7 +51,10 @@ skip_or_fail() {
 
 # The agent's identity on the host: the probe's host-side counterparts (the
 # listener, the sleeper, the writable directory) run as it too, so that only
-# the sandbox, not a uid mismatch, stands between them.
+# the sandbox, not a uid mismatch, stands between them. A root run's agent
+# would get a host uid of its own that nothing else has; here it is given
+# nobody's explicitly, which the counterparts share. (That a root run's own
+# uid keeps other processes out is escape/cross-run-signal's to show.)
 as_agent=()
 if [ "$(id -u)" -eq 0 ]; then
         agent_uid=65534
@@ -273,6 +278,7 @@ run() {
         else
                 cmd+=(--ro "$T/bin")
         fi
+        [ "$mode" = root ] && cmd+=(--uid-when-root "$agent_uid:$agent_gid")
         # resource limits the probe tries to raise or get past
         cmd+=(--pids "$pids_limit" --open-files 4096 --memory 8G)
         # proxy mode is loopback to the probe, plus the proxy's listener

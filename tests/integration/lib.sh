@@ -14,7 +14,12 @@
 #                         directories are under that HOME), under a
 #                         timeout. Each identity has run `glove setup`.
 #   home_of ID            that HOME
-#   host_uid/host_gid ID  the host uid/gid the identity's agent must run as
+#   host_uid/host_gid ID  the host uid/gid the agent of nobody or self must run
+#                         as (root's agent gets a uid of its run's own:
+#                         in_uid_range, receipt_identity)
+#   in_uid_range UID      UID is one of Glove's range for root runs
+#                         (GLOVE_UID_FIRST..GLOVE_UID_LAST)
+#   receipt_identity ID   "HOST_UID HOST_GID" of ID's last receipt
 #   file_uid/file_gid ID  the host owner of the files its agent creates
 #   new_ws ID NAME        make $T/NAME owned by ID and print its path
 #   run ID DIR ARGS...    cd DIR, `glove exec ARGS...` as ID, stdin /dev/null;
@@ -100,8 +105,18 @@ _no_xdg=(-u XDG_CONFIG_HOME -u XDG_STATE_HOME -u XDG_RUNTIME_DIR)
 _xdg_of() { echo XDG_RUNTIME_DIR="$(home_of "$1")/.run"; }
 
 home_of() { case $1 in nobody) echo "$T/home-nobody" ;; *) echo "$T/home-root" ;; esac; }
-host_uid() { case $1 in root | nobody) echo 65534 ;; *) id -u ;; esac; }
-host_gid() { case $1 in root | nobody) echo 65534 ;; *) id -g ;; esac; }
+host_uid() { case $1 in nobody) echo 65534 ;; *) id -u ;; esac; }
+host_gid() { case $1 in nobody) echo 65534 ;; *) id -g ;; esac; }
+# include/glove/sandbox.h: GLOVE_UID_RANGE_FIRST, GLOVE_UID_RANGE_COUNT
+GLOVE_UID_FIRST=2046820352
+GLOVE_UID_LAST=$((GLOVE_UID_FIRST + 65535))
+in_uid_range() { [ -n "$1" ] && [ "$1" -ge "$GLOVE_UID_FIRST" ] && [ "$1" -le "$GLOVE_UID_LAST" ]; }
+receipt_identity() {
+    tail -n 1 "$(home_of "$1")/.local/state/glove/receipts.jsonl" | "$PY" -c '
+import json, sys
+i = json.load(sys.stdin).get("mechanisms", {}).get("identity", {})
+print(i.get("host_uid"), i.get("host_gid"))'
+}
 file_uid() { case $1 in root) echo 0 ;; nobody) echo 65534 ;; *) id -u ;; esac; }
 file_gid() { case $1 in root) echo 0 ;; nobody) echo 65534 ;; *) id -g ;; esac; }
 

@@ -3,7 +3,7 @@
 # no --policy), as root and as an unprivileged user (uid 65534): the shell,
 # coreutils, git, python3, node, make, cc, stdin pipelines. What the agent
 # writes lands in the workspace owned by the invoking user, and the agent
-# never runs as host root.
+# never runs as host root (root's: a host uid of its run's own).
 # Checks are strings given to eval (check DESC eval '...'), so variables they
 # use look unused, the functions they call unreachable and single quotes
 # wrong to shellcheck.
@@ -109,8 +109,17 @@ for id in $IDS; do
 
     RC= # the checks below have no glove output of their own to show
     ids=$(agent_ids "$id" "$ws")
-    check "$id: the agent's host uid and gid (from /proc/<pid>/status of a sleep inside) are $(host_uid "$id"):$(host_gid "$id"), never 0" \
-        ids_are "$ids" "$(host_uid "$id")" "$(host_gid "$id")"
+    if [ "$id" = root ]; then
+        # a uid of the run's own, the same number as its gid, never root's,
+        # nobody's or another run's: whatever the receipt says, checked
+        # against what the kernel says of the agent
+        read -r ruid rgid <<<"$(receipt_identity root)"
+        check "root: the agent's host uid and gid (from /proc/<pid>/status of a sleep inside) are one number from Glove's range ($GLOVE_UID_FIRST-$GLOVE_UID_LAST), not 65534, and its receipt's ($ruid:$rgid)" \
+            eval 'in_uid_range "$ruid" && [ "$ruid" = "$rgid" ] && ids_are "$ids" "$ruid" "$rgid"'
+    else
+        check "$id: the agent's host uid and gid (from /proc/<pid>/status of a sleep inside) are $(host_uid "$id"):$(host_gid "$id"), never 0" \
+            ids_are "$ids" "$(host_uid "$id")" "$(host_gid "$id")"
+    fi
 done
 
 if [ "$(id -u)" = 0 ]; then

@@ -142,8 +142,8 @@ PY
     check "$id: glove run without MCP servers in the policy is refused" refused "names no MCP servers" "$mk"
 done
 
-# Only the agent's uid may connect: as root, the agent is uid 65534 and
-# root's own connection to the socket is refused.
+# Only the agent's uid may connect: as root, the agent has a host uid of
+# its run's own, and root's own connection to the socket is refused.
 if [ "$(id -u)" = 0 ]; then
     ws=$(new_ws root ws-peer)
     pol="$T/policy-root.json"

@@ -112,6 +112,9 @@ for id in $IDS; do
         seen 'len(s["uid_map"]) == 3 and s["uid_map"][2] == "1" and s["uid_map"][1] != "0"'
     if [ "$id" = root ]; then
         check "$id: ... uid 0 inside" seen 's["uid"] == [0, 0, 0]'
+        # glove mcp as root takes a host uid of its own for its servers
+        check "$id: ... and outside a uid of Glove's range ($GLOVE_UID_FIRST-$GLOVE_UID_LAST), not 65534" \
+            seen "$GLOVE_UID_FIRST <= int(s[\"uid_map\"][1]) <= $GLOVE_UID_LAST"
     fi
     check "$id: its stderr went to its log" grep -q "faulty probe was here" "$state/mcp/p.log"
     tail -n +"$((lines_before + 1))" "$(audit_of "$id")" >"$T/new-$id.jsonl"

@@ -181,8 +181,9 @@ static void test_defaults_of_minimal_document(void **state) {
         assert_int_equal(p->net, GLOVE_NET_OFFLINE);
         assert_null(p->cwd);
         assert_string_equal(p->hostname, "glove");
-        assert_int_equal(p->root_uid, GLOVE_DEFAULT_ROOT_UID);
-        assert_int_equal(p->root_gid, GLOVE_DEFAULT_ROOT_UID);
+        /* a root run's agent gets a host uid of the run's own */
+        assert_int_equal(p->root_uid, GLOVE_ROOT_UID_ALLOCATED);
+        assert_int_equal(p->root_gid, GLOVE_ROOT_UID_ALLOCATED);
         glove_policy_free(p);
 
         /* empty sections change nothing */
@@ -190,7 +191,8 @@ static void test_defaults_of_minimal_document(void **state) {
                     "\"network\":{},\"identity\":{}}");
         assert_int_equal(p->n_grants, 0);
         assert_int_equal(p->net, GLOVE_NET_OFFLINE);
-        assert_int_equal(p->root_uid, GLOVE_DEFAULT_ROOT_UID);
+        assert_int_equal(p->root_uid, GLOVE_ROOT_UID_ALLOCATED);
+        assert_int_equal(p->root_gid, GLOVE_ROOT_UID_ALLOCATED);
 }
 
 static void test_unknown_keys(void **state) {
@@ -259,9 +261,9 @@ static void test_wrong_types(void **state) {
         check_refused("{\"version\":1,\"hostname\":7}", -EINVAL, "/hostname: must be a string");
         check_refused("{\"version\":1,\"identity\":[]}", -EINVAL, "/identity: must be an object");
         check_refused("{\"version\":1,\"identity\":{\"uid_when_root\":\"1000\"}}", -EINVAL,
-                      "/identity/uid_when_root: must be an integer id from 1 to 4294967294");
-        check_refused("{\"version\":1,\"identity\":{\"gid_when_root\":1000.0}}", -EINVAL,
-                      "/identity/gid_when_root: must be an integer id from 1 to 4294967294");
+                      "/identity/uid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294");
+        check_refused("{\"version\":1,\"identity\":{\"uid_when_root\":1000,\"gid_when_root\":1000.0}}", -EINVAL,
+                      "/identity/gid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294");
 }
 
 static void test_version(void **state) {
@@ -664,14 +666,39 @@ static void test_identity(void **state) {
         assert_int_equal(p->root_uid, 1);
         assert_int_equal(p->root_gid, 4294967294u);
         static const char *const bad[] = { "0", "-1", "4294967295", "4294967296", "9223372036854775807", "1e3",
-                                           "true" };
+                                           "true", "\"Allocated\"", "\"\"", "null" };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 char doc[128];
                 (void) snprintf(doc, sizeof(doc), "{\"version\":1,\"identity\":{\"uid_when_root\":%s}}", bad[i]);
-                check_refused(doc, -EINVAL, "/identity/uid_when_root: must be an integer id from 1 to 4294967294");
-                (void) snprintf(doc, sizeof(doc), "{\"version\":1,\"identity\":{\"gid_when_root\":%s}}", bad[i]);
-                check_refused(doc, -EINVAL, "/identity/gid_when_root: must be an integer id from 1 to 4294967294");
+                check_refused(doc, -EINVAL,
+                              "/identity/uid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294");
+                (void) snprintf(doc, sizeof(doc), "{\"version\":1,\"identity\":{\"uid_when_root\":7,\"gid_when_root\":%s}}",
+                                bad[i]);
+                check_refused(doc, -EINVAL,
+                              "/identity/gid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294");
         }
+        glove_policy_free(TAKE_PTR(p));
+
+        /* an explicit uid alone: the gid of its number */
+        p = load_ok("{\"version\":1,\"identity\":{\"uid_when_root\":4242}}");
+        assert_int_equal(p->root_uid, 4242);
+        assert_int_equal(p->root_gid, 4242);
+        glove_policy_free(TAKE_PTR(p));
+        /* "allocated", said or not: a uid of the run's own */
+        p = load_ok("{\"version\":1,\"identity\":{\"uid_when_root\":\"allocated\",\"gid_when_root\":\"allocated\"}}");
+        assert_int_equal(p->root_uid, GLOVE_ROOT_UID_ALLOCATED);
+        assert_int_equal(p->root_gid, GLOVE_ROOT_UID_ALLOCATED);
+        glove_policy_free(TAKE_PTR(p));
+        p = load_ok("{\"version\":1,\"identity\":{\"uid_when_root\":\"allocated\"}}");
+        assert_int_equal(p->root_uid, GLOVE_ROOT_UID_ALLOCATED);
+        assert_int_equal(p->root_gid, GLOVE_ROOT_UID_ALLOCATED);
+        /* never half of each */
+        check_refused("{\"version\":1,\"identity\":{\"gid_when_root\":1000}}", -EINVAL,
+                      "/identity/gid_when_root: an explicit gid needs an explicit uid_when_root*");
+        check_refused("{\"version\":1,\"identity\":{\"uid_when_root\":\"allocated\",\"gid_when_root\":1000}}",
+                      -EINVAL, "/identity/gid_when_root: an explicit gid needs an explicit uid_when_root*");
+        check_refused("{\"version\":1,\"identity\":{\"uid_when_root\":1000,\"gid_when_root\":\"allocated\"}}",
+                      -EINVAL, "/identity/gid_when_root: \"allocated\" needs uid_when_root \"allocated\" too*");
 }
 
 static void test_entry_limits(void **state) {
@@ -940,7 +967,7 @@ static void test_to_json_exact(void **state) {
         assert_string_equal(s, "{\"audit\":{\"raw_max_bytes\":256,\"raw_values\":false},"
                                "\"environment\":{\"pass\":[],\"set\":{}},\"filesystem\":{\"protect\":[],\"read\":[],"
                                "\"symlinks\":[],\"unprotect\":[],\"write\":[]},\"hostname\":\"glove\",\"identity\":{"
-                               "\"gid_when_root\":65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"offline\"},"
+                               "\"gid_when_root\":\"allocated\",\"uid_when_root\":\"allocated\"},\"network\":{\"mode\":\"offline\"},"
                                "\"version\":1}");
         json_decref(TAKE_PTR(j));
         free(TAKE_PTR(s));
@@ -955,7 +982,7 @@ static void test_to_json_exact(void **state) {
                                "\"filesystem\":{\"protect\":[\".env\"],\"read\":[\"/home/u\"],\"symlinks\":[],"
                                "\"unprotect\":[],\"write\":[{\"kind\":\"rw\",\"path\":\"/work/p\"},{\"kind\":\"tmpfs\","
                                "\"path\":\"/t\",\"size\":1024}]},\"hostname\":\"h\",\"identity\":{\"gid_when_root\":"
-                               "65534,\"uid_when_root\":65534},\"network\":{\"mode\":\"loopback\"},\"version\":1}");
+                               "\"allocated\",\"uid_when_root\":\"allocated\"},\"network\":{\"mode\":\"loopback\"},\"version\":1}");
 }
 
 static void test_audit_section(void **state) {
