@@ -182,7 +182,7 @@ static int write_maps(const struct plan *plan, pid_t pid) {
 /* Root mode: the supervisor clones every host-bound grant itself (it can,
  * and the trees are then exactly the pinned objects) and gives writable ones
  * the sandbox's own identity mapping, so that files owned by root on disk
- * belong to the agent's uid 0 inside (host uid 65534 by default) and what
+ * belong to the agent's uid 0 inside (a host uid of the run's own) and what
  * the agent creates lands on disk owned by root, the invoker. */
 static int prepare_root_trees(struct plan *plan, pid_t pid) {
         _cleanup_close_ int userns = -EBADF;
