@@ -530,7 +530,8 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 if (json_object_set_new(set, p->env_set[i].name, json_string(p->env_set[i].value)) < 0)
                         goto oom;
 
-        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I},s:{s:s*,s:b,s:I}}",
+        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:{s:I,s:I},s:{s:s*,s:b,s:I},"
+                        "s:{s:b}}",
                         "version", 1,
                         "filesystem", "read", read, "write", write, "symlinks",
                         strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
@@ -539,7 +540,7 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
                         "uid_when_root", (json_int_t) p->root_uid, "gid_when_root", (json_int_t) p->root_gid, "audit",
                         "path", p->audit_path, "raw_values", (int) p->audit_raw_values, "raw_max_bytes",
-                        (json_int_t) p->audit_raw_max);
+                        (json_int_t) p->audit_raw_max, "terminal", "clipboard", (int) p->terminal_clipboard);
         if (!doc)
                 return -ENOMEM;
         if (p->mcp) {
