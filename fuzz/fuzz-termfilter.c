@@ -3,9 +3,11 @@
  * write to its terminal: fed whole, in pieces of a size the input's first
  * byte picks, and a byte at a time, it must write the same bytes and count
  * the same drops every way; never write past the room it is promised;
- * never pass ENQ; and never write more than it was given, but for the CAN
- * that closes a string left open at the end. The second byte's low bit
- * turns terminal.clipboard on. */
+ * never write more than it was given, but for the CAN that closes a
+ * string left open at the end; and what it writes must hold none of the
+ * queries it drops (no sequence it passes can contain one: ESC and C1 end
+ * anything open), nor ENQ, nor, without terminal.clipboard, an OSC 52.
+ * The second byte's low bit turns terminal.clipboard on. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct termfilter f;
+
+static const char *const never[] = {
+        "\x05", "\x1b[6n", "\x1b[5n", "\x1b[?6n", "\x1b[c", "\x1b[>c", "\x1b[=c", "\x1b[0c", "\x1b[21t",
+        "\x1b[14t", "\x1bP$q", "\x1bP+q", "\x1bZ", "\xc2\x9b" "6n", "\xc2\x9b" "c", "\xc2\x90$q", "\x1b]1337",
+        "\x1b_", "\xc2\x9f", "\x1b]10;?", "\x1b]11;?", "\x1b]4;0;?", "\x1b]52;c;?",
+};
+static const char *const clipboard_writes[] = { "\x1b]52", "\xc2\x9d" "52" };
+
+static void must_not_hold(const char *out, size_t n, const char *const *what, size_t n_what) {
+        for (size_t i = 0; i < n_what; i++)
+                if (memmem(out, n, what[i], strlen(what[i])))
+                        abort();
+}
 
 static size_t run(const char *in, size_t n, size_t step, bool clipboard, char *out, uint64_t *dropped) {
         size_t len = 0;
@@ -55,8 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (n1 != n2 || n1 != n3 || memcmp(o1, o2, n1) != 0 || memcmp(o1, o3, n1) != 0 ||
             memcmp(d1, d2, sizeof(d1)) != 0 || memcmp(d1, d3, sizeof(d1)) != 0)
                 abort();
-        if (memchr(o1, 0x05, n1) || n1 > size + 1)
+        if (n1 > size + 1)
                 abort();
+        must_not_hold(o1, n1, never, sizeof(never) / sizeof(never[0]));
+        if (!clipboard)
+                must_not_hold(o1, n1, clipboard_writes, sizeof(clipboard_writes) / sizeof(clipboard_writes[0]));
         free(o1);
         free(o2);
         free(o3);

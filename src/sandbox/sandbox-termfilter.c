@@ -580,7 +580,11 @@ static void step(struct termfilter *f, unsigned char b, struct sink *s) {
         }
 }
 
-/* 0xC2 waits for the next byte: with 0x80..0x9F it is a C1 control. */
+/* 0xC2 waits for the next byte: with 0x80..0x9F it is a C1 control, with
+ * 0xA0..0xBF a character. Before anything else it is invalid UTF-8 and is
+ * dropped: were what follows a sequence the filter drops, the 0xC2 would
+ * meet the byte after that in the terminal's decoder, and 0x9B there
+ * makes a CSI. */
 static void feed_byte(struct termfilter *f, unsigned char b, struct sink *s) {
         if (f->c2) {
                 f->c2 = false;
@@ -588,7 +592,8 @@ static void feed_byte(struct termfilter *f, unsigned char b, struct sink *s) {
                         c1(f, b, s);
                         return;
                 }
-                step(f, 0xc2, s);
+                if (b >= 0xa0 && b <= 0xbf)
+                        step(f, 0xc2, s);
         }
         if (b == 0xc2)
                 f->c2 = true;
@@ -624,8 +629,7 @@ size_t termfilter_feed(struct termfilter *f, const char *in, size_t n, char *out
 size_t termfilter_end(struct termfilter *f, char *out) {
         struct sink s = { .p = out };
 
-        if (f->c2 && (f->state == GROUND || f->state == STR_PASS))
-                put1(&s, 0xc2);
+        /* a last lone 0xC2 is dropped too: the user's shell writes next */
         if (f->state == STR_PASS)
                 put1(&s, CAN);
         f->c2 = f->str_esc = false;

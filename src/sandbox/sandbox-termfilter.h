@@ -12,7 +12,9 @@
  * It assumes a terminal that decodes UTF-8 before it parses controls:
  * the C1 controls it acts on are U+0080..U+009F encoded in UTF-8 (C2 80..
  * C2 9F), which such terminals (xterm, VTE) execute; a raw byte 0x80..0x9F
- * is a UTF-8 continuation byte and passes as data. Designating another
+ * is a UTF-8 continuation byte and passes as data. A 0xC2 that begins
+ * neither is invalid UTF-8 and is dropped, so that dropping what follows
+ * it cannot pair it with a later 0x80..0x9F into a control. Designating another
  * coding system (ESC % other than ESC % G) is dropped, so the terminal
  * stays in the mode the filter assumes.
  *
