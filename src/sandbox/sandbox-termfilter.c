@@ -189,7 +189,9 @@ static int csi_verdict(const struct ctl *c) {
                                                                                                       * DECRQTSR */
                     (c->inter == '&' && c->final == 'u') ||                                         /* DECRQUPSS */
                     (c->inter == '*' && c->final == 'y') ||                                         /* DECRQCRA */
-                    (c->inter == '#' && c->final == '|'))                                           /* XTREPORTSGR */
+                    (c->inter == '#' && c->final == '|') ||                                         /* XTREPORTSGR */
+                    (c->inter == '\'' && c->final == '|') ||                                        /* DECRQLP */
+                    (c->inter == '"' && c->final == 'v'))                                           /* DECRQDE */
                         return TERMFILTER_QUERY;
         }
         return VERDICT_PASS;

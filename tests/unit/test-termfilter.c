@@ -117,7 +117,7 @@ static void test_queries_dropped(void **state) {
                 "\x1b[11t", "\x1b[13t", "\x1b[14t", "\x1b[14;2t", "\x1b[16t", "\x1b[18t", "\x1b[19t",
                 "\x1b[20t", "\x1b[21t",          /* window reports; 21: the title, typed back */
                 "\x1b[?1049$p", "\x1b[4$p",      /* DECRQM */
-                "\x1b[1$w", "\x1b[1$u", "\x1b[&u", "\x1b[1;1;2;2*y", "\x1b[1;1;2;2#|",
+                "\x1b[1$w", "\x1b[1$u", "\x1b[&u", "\x1b[1;1;2;2*y", "\x1b[1;1;2;2#|", "\x1b[1'|", "\x1b[\"v",
                 "\x1b[>q", "\x1b[>0q",           /* XTVERSION */
                 "\x1b[?4m",                      /* XTQMODKEYS */
                 "\x1b[?u",                       /* kitty keyboard flags */
