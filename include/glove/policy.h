@@ -90,6 +90,8 @@ struct glove_policy {
         uint64_t open_files;    /* limits.open_files: RLIMIT_NOFILE of the agent */
         bool require_cgroup;    /* limits.require_cgroup: no cgroup v2, no run */
         uint64_t shm_size;      /* limits.shm: the size of /dev/shm, 0 for the default */
+        bool terminal_clipboard; /* terminal.clipboard: the agent's clipboard writes (OSC 52) reach the
+                                  * user's terminal */
 };
 
 #define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */

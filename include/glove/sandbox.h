@@ -132,6 +132,10 @@ struct glove_session_result {
         uint64_t output_bytes;       /* bytes it wrote, counted up to the limit */
         uint64_t stdout_bytes, stderr_bytes; /* of those, per pipe (0 with a terminal) */
         uint64_t input_bytes;        /* bytes forwarded to its stdin or terminal */
+        /* the terminal filter (docs/architecture.md "The terminal filter"):
+         * its output to a terminal went through it; what it dropped */
+        bool output_filtered;
+        uint64_t dropped_clipboard, dropped_queries, dropped_other, dropped_overlong;
         char *tail;                  /* the last audit.transcript_tail bytes of output, malloc'd: the caller frees
                                       * it; NULL for none */
         size_t tail_len;

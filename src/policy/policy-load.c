@@ -430,10 +430,31 @@ static int load_audit(struct glove_policy *p, const struct glove_policy_context 
         return 0;
 }
 
+static int load_terminal(struct glove_policy *p, const json_t *v, const struct jpath *root, char *err,
+                         size_t errlen) {
+        static const char *const tkeys[] = { "clipboard", NULL };
+        struct jpath j = policy_jp_key(root, "terminal");
+        json_t *m;
+        int r;
+
+        r = policy_check_keys(v, &j, tkeys, err, errlen);
+        if (r < 0)
+                return r;
+        m = json_object_get(v, "clipboard");
+        if (m) {
+                struct jpath jc = policy_jp_key(&j, "clipboard");
+                if (!json_is_boolean(m))
+                        return policy_error(err, errlen, EINVAL, jc.s, "must be true or false");
+                p->terminal_clipboard = json_is_true(m);
+        }
+        return 0;
+}
+
 int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
                            struct glove_policy **ret, char *err, size_t errlen) {
-        static const char *const keys[] = { "version",  "base",     "filesystem", "environment", "network", "cwd",
-                                            "hostname", "identity", "audit",      "limits",      "mcp",     NULL };
+        static const char *const keys[] = { "version",  "base",     "filesystem", "environment", "network",
+                                            "cwd",      "hostname", "identity",   "audit",       "limits",
+                                            "terminal", "mcp",      NULL };
         _cleanup_policy_ struct glove_policy *p = NULL;
         struct jpath root = { "" };
         const char *s;
@@ -552,6 +573,12 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
         v = json_object_get(doc, "audit");
         if (v) {
                 r = load_audit(p, ctx, v, &root, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(doc, "terminal");
+        if (v) {
+                r = load_terminal(p, v, &root, err, errlen);
                 if (r < 0)
                         return r;
         }

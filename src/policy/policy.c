@@ -536,7 +536,7 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                        (json_int_t) p->root_gid);
         if (!identity)
                 goto oom;
-        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:o,s:{s:s*,s:b,s:I}}",
+        doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:o,s:{s:s*,s:b,s:I},s:{s:b}}",
                         "version", 1,
                         "filesystem", "read", read, "write", write, "symlinks",
                         strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
@@ -545,7 +545,7 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                         glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
                         identity, "audit",
                         "path", p->audit_path, "raw_values", (int) p->audit_raw_values, "raw_max_bytes",
-                        (json_int_t) p->audit_raw_max);
+                        (json_int_t) p->audit_raw_max, "terminal", "clipboard", (int) p->terminal_clipboard);
         if (!doc)
                 return -ENOMEM;
         if (p->mcp) {

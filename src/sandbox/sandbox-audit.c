@@ -395,6 +395,15 @@ static json_t *output_json(const struct glove_session_result *res) {
         if (!res->terminal && (json_object_set_new(o, "stdout_bytes", json_integer((json_int_t) res->stdout_bytes)) < 0 ||
                                json_object_set_new(o, "stderr_bytes", json_integer((json_int_t) res->stderr_bytes)) < 0))
                 return NULL;
+        /* only where the filter ran, and only what it dropped */
+        if (res->output_filtered &&
+            (json_object_set_new(o, "filtered", json_true()) < 0 ||
+             json_object_set_new(o, "dropped_sequences",
+                                 json_pack("{s:I,s:I,s:I,s:I}", "clipboard", (json_int_t) res->dropped_clipboard,
+                                           "query", (json_int_t) res->dropped_queries, "other",
+                                           (json_int_t) res->dropped_other, "overlong",
+                                           (json_int_t) res->dropped_overlong)) < 0))
+                return NULL;
         if (res->tail_len > 0) {
                 size_t len = sodium_base64_encoded_len(res->tail_len, sodium_base64_VARIANT_ORIGINAL);
                 _cleanup_free_ char *b64 = malloc(len);

@@ -7,7 +7,9 @@
  * limit, and the last ones are kept for the receipt. Buffers are bounded:
  * when glove's stdout does not take more, the relay stops reading from the
  * agent, which then blocks in its own write (nothing is lost or queued
- * without bound). */
+ * without bound). Output bound for a terminal goes through the terminal
+ * filter on the way (sandbox-termfilter.h); what is counted and kept for
+ * the receipt is what the agent wrote. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -161,6 +163,23 @@ static int stream_init(struct relay_stream *s, int src, int dst, bool counted, u
         return s->buf ? 0 : -ENOMEM;
 }
 
+/* The agent's output to a terminal is filtered: whatever its destination,
+ * a terminal would act on what the agent writes. */
+static int stream_filter(struct relay_stream *s, bool clipboard) {
+        s->filter = malloc(sizeof(*s->filter));
+        s->raw = malloc(RELAY_BUF_SIZE);
+        if (!s->filter || !s->raw)
+                return -ENOMEM;
+        termfilter_init(s->filter, clipboard);
+        return 0;
+}
+
+/* Room kept free in a filtered stream's buffer: what the filter may
+ * release beyond what it is fed, and its end. */
+static size_t stream_reserve(const struct relay_stream *s) {
+        return s->filter ? TERMFILTER_SLACK + TERMFILTER_END_MAX : 0;
+}
+
 static int nonblock(int fd) {
         int fl = fcntl(fd, F_GETFL);
 
@@ -178,7 +197,7 @@ void relay_init(struct relay *r) {
         r->in.src = r->in.dst = r->out.src = r->out.dst = r->err.src = r->err.dst = -EBADF;
 }
 
-int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes,
+int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes, bool clipboard,
                   const int *direct) {
         int k;
 
@@ -222,6 +241,8 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
                 k = stream_init(&r->in, r->host[0].fd, -EBADF, false, &r->input_bytes);
                 if (k >= 0)
                         k = stream_init(&r->out, -EBADF, r->host[1].fd, true, &r->stdout_bytes);
+                if (k >= 0)
+                        k = stream_filter(&r->out, clipboard);
                 if (k < 0)
                         return log_error_errno(k, "Out of memory");
                 r->err.src = r->err.dst = -EBADF;
@@ -240,6 +261,11 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
                 k = stream_init(&r->out, r->pipes[1][0], r->host[1].fd, true, &r->stdout_bytes);
         if (k >= 0)
                 k = stream_init(&r->err, r->pipes[2][0], r->host[2].fd, true, &r->stderr_bytes);
+        /* `glove exec -- cmd | less`: stderr still reaches the terminal */
+        if (k >= 0 && isatty(STDOUT_FILENO) == 1)
+                k = stream_filter(&r->out, clipboard);
+        if (k >= 0 && isatty(STDERR_FILENO) == 1)
+                k = stream_filter(&r->err, clipboard);
         if (k < 0)
                 return log_error_errno(k, "Out of memory");
         r->in.close_dst_at_eof = true;
@@ -326,7 +352,7 @@ void relay_restore_terminal(struct relay *r) {
 }
 
 static bool stream_wants_src(const struct relay_stream *s) {
-        return s->reading && s->src >= 0 && s->dst >= 0 && s->start + s->len < RELAY_BUF_SIZE;
+        return s->reading && s->src >= 0 && s->dst >= 0 && s->start + s->len + stream_reserve(s) < RELAY_BUF_SIZE;
 }
 
 /* A background job that reads its terminal is stopped (SIGTTIN): while
@@ -365,8 +391,11 @@ size_t relay_pollfds(struct relay *r, struct pollfd *p) {
 
 /* The agent's output stops here: the pipe's read end closes (its next
  * write gets EPIPE, as if its reader had gone); the master stays, the
- * terminal's input may still need it. */
+ * terminal's input may still need it. The filter drops what it holds and
+ * closes a string it passed in part (stream_reserve() kept the room). */
 static void stop_output(struct relay *r, struct relay_stream *s) {
+        if (s->filter && s->reading && s->dst >= 0)
+                s->len += termfilter_end(s->filter, s->buf + s->start + s->len);
         s->reading = false;
         if (!r->terminal && s->src >= 0) {
                 for (int i = 1; i < 3; i++)
@@ -422,41 +451,50 @@ static void limit_reached(struct relay *r) {
 }
 
 static void stream_read(struct relay *r, struct relay_stream *s) {
-        size_t room;
+        size_t room, reserve = stream_reserve(s);
+        bool limit_hit = false;
+        char *into;
         ssize_t n;
 
-        if (s->start > 0 && s->start + s->len == RELAY_BUF_SIZE) {
+        if (s->start > 0 && s->start + s->len + reserve >= RELAY_BUF_SIZE) {
                 memmove(s->buf, s->buf + s->start, s->len);
                 s->start = 0;
         }
         room = RELAY_BUF_SIZE - s->start - s->len;
-        if (room == 0)
+        if (room <= reserve)
                 return;
+        room -= reserve;
+        into = s->filter ? s->raw : s->buf + s->start + s->len;
         do
-                n = read(s->src, s->buf + s->start + s->len, room);
+                n = read(s->src, into, room);
         while (n < 0 && errno == EINTR);
         if (n < 0 && errno == EAGAIN)
                 return;
         if (n <= 0) {
                 /* EOF, or EIO from a master whose every slave closed */
-                s->reading = false;
                 if (s != &r->in)
                         stop_output(r, s);
                 else if (s->len == 0 && s->close_dst_at_eof)
                         r->pipes[0][1] = s->dst = safe_close(r->pipes[0][1]);
+                s->reading = false;
                 return;
         }
         if (s->counted && r->limit > 0 && r->total + (uint64_t) n > r->limit) {
                 /* what fits is written; the rest never leaves the sandbox */
                 n = (ssize_t) (r->limit - r->total);
-                limit_reached(r);
+                limit_hit = true;
         }
         if (s->counted) {
                 r->total += (uint64_t) n;
-                relay_ring_push(&r->tail, s->buf + s->start + s->len, (size_t) n);
+                relay_ring_push(&r->tail, into, (size_t) n);
         }
         *s->count += (uint64_t) n;
-        s->len += (size_t) n;
+        if (s->filter)
+                s->len += termfilter_feed(s->filter, s->raw, (size_t) n, s->buf + s->start + s->len);
+        else
+                s->len += (size_t) n;
+        if (limit_hit)
+                limit_reached(r);
 }
 
 void relay_dispatch(struct relay *r, const struct pollfd *p) {
@@ -490,6 +528,17 @@ void relay_result(struct relay *r, struct glove_session_result *res) {
         res->stderr_bytes = r->stderr_bytes;
         res->input_bytes = r->input_bytes;
         res->output_limited = r->limit_hit;
+        res->output_filtered = r->out.filter || r->err.filter;
+        for (size_t i = 0; i < 2; i++) {
+                const struct termfilter *f = i == 0 ? r->out.filter : r->err.filter;
+
+                if (!f)
+                        continue;
+                res->dropped_clipboard += f->dropped[TERMFILTER_CLIPBOARD];
+                res->dropped_queries += f->dropped[TERMFILTER_QUERY];
+                res->dropped_other += f->dropped[TERMFILTER_OTHER];
+                res->dropped_overlong += f->dropped[TERMFILTER_OVERLONG];
+        }
         res->tail = relay_ring_take(&r->tail, &res->tail_len);
 }
 
@@ -507,5 +556,11 @@ void relay_done(struct relay *r) {
         free(r->out.buf);
         free(r->err.buf);
         r->in.buf = r->out.buf = r->err.buf = NULL;
+        free(r->out.filter);
+        free(r->err.filter);
+        free(r->out.raw);
+        free(r->err.raw);
+        r->out.filter = r->err.filter = NULL;
+        r->out.raw = r->err.raw = NULL;
         relay_ring_done(&r->tail);
 }

@@ -13,6 +13,7 @@
 #include <termios.h>
 
 #include "glove/sandbox.h"
+#include "sandbox-termfilter.h"
 
 struct plan;
 
@@ -48,6 +49,11 @@ struct relay_stream {
         bool counted;       /* the agent's output */
         bool close_dst_at_eof; /* a pipe to the agent's stdin: EOF goes on */
         uint64_t *count;
+        /* owned, NULL when its destination is not a terminal: the filter
+         * (docs/architecture.md "The terminal filter"), and the bytes read
+         * before it */
+        struct termfilter *filter;
+        char *raw;
         char *buf;
         size_t start, len;
         short src_ev, dst_ev; /* revents of this round */
@@ -80,10 +86,11 @@ struct relay {
 void relay_init(struct relay *r);
 /* Before the clone: pipes (or /dev/null for init when the agent gets a
  * terminal), glove's own descriptors, and the terminal's modes and size
- * into the plan for init. With |direct| (three descriptors, borrowed) the
- * agent's stdin, stdout and stderr are those and the relay does nothing.
- * Logs its errors. */
-int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes,
+ * into the plan for init. The agent's output to glove's stdout or stderr
+ * is filtered where that is a terminal (|clipboard|: terminal.clipboard).
+ * With |direct| (three descriptors, borrowed) the agent's stdin, stdout
+ * and stderr are those and the relay does nothing. Logs its errors. */
+int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes, bool clipboard,
                   const int *direct);
 /* In the clone child (init): the agent's ends become 0, 1 and 2. On
  * failure the child must not go on: glove's own would stay. */

@@ -623,7 +623,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 goto out;
         }
         /* the agent's pipes or, with a terminal, what init needs for one */
-        r = relay_prepare(&relay, &plan, opts->policy->output_limit, opts->policy->transcript_tail, opts->stdio);
+        r = relay_prepare(&relay, &plan, opts->policy->output_limit, opts->policy->transcript_tail,
+                          opts->policy->terminal_clipboard, opts->stdio);
         if (r < 0)
                 goto out;
 

@@ -40,6 +40,9 @@ drive() {
     DRIVEN_BYTES=$(dfield output_bytes)
 }
 steps_ok() { [ "$STEP_FAILED" = None ]; }
+# shown PYEXPR: PYEXPR holds of o, the bytes the terminal was sent (CRs kept)
+shown() { "$PY" -c 'import json, sys; o = json.load(open(sys.argv[1]))["output"].encode("latin-1")
+sys.exit(not eval(sys.argv[2]))' "$T/.drive" "$1"; }
 restored() { [ "$RESTORED" = True ]; }
 gone() { ! marker_pids "$1" >/dev/null; }
 
@@ -146,6 +149,33 @@ for fd in (0, 1, 2):
     check "$id: yes with a 1 MiB output limit on a terminal ends output_limit having written no more than the limit" \
         eval 'rc_is 153 && restored && [ "$(rfield "$id" reason)" = output_limit ] &&
               [ "$(rfield "$id" output.bytes)" = 1048576 ] && [ "$DRIVEN_BYTES" -le $((1048576 + 200)) ]'
+
+    # the terminal filter: what would write the clipboard or make the
+    # terminal type an answer does not reach it; what programs draw with does
+    esc='a\033]52;c;aGVsbG8=\007b\033[6nc\005d\033[1;31mred\033[m\033]0;T1TLE\007e\033]8;;http://x/\007L\033]8;;\007\n'
+    drive "$id" "$ws" -- printf "$esc"
+    check "$id: on a terminal a clipboard write (OSC 52), a cursor position request (CSI 6n) and ENQ are dropped, colours, the title and a link pass; the receipt counts what went" \
+        eval 'rc_is 0 && restored &&
+              shown "b\"abcd\x1b[1;31mred\x1b[m\x1b]0;T1TLE\x07e\x1b]8;;http://x/\x07L\x1b]8;;\x07\r\n\" in o" &&
+              shown "b\"\x1b]52\" not in o and b\"\x1b[6n\" not in o and b\"\x05\" not in o" &&
+              [ "$(rfield "$id" output.filtered)" = True ] &&
+              [ "$(rfield "$id" output.dropped_sequences.clipboard)" = 1 ] &&
+              [ "$(rfield "$id" output.dropped_sequences.query)" = 2 ] &&
+              [ "$(rfield "$id" output.bytes)" = "$(printf "$esc" | wc -c | awk "{print \$1 + 1}")" ]'
+
+    printf '{"version": 1, "base": "default", "terminal": {"clipboard": true}}\n' >"$T/clip-$id.json"
+    chmod 644 "$T/clip-$id.json"
+    drive "$id" "$ws" -- --policy "$T/clip-$id.json" -- printf "$esc"
+    check "$id: with terminal.clipboard true the clipboard write passes; the queries still do not" \
+        eval 'rc_is 0 && shown "b\"a\x1b]52;c;aGVsbG8=\x07bcd\" in o and b\"\x1b[6n\" not in o" &&
+              [ "$(rfield "$id" output.dropped_sequences.clipboard)" = 0 ] &&
+              [ "$(rfield "$id" output.dropped_sequences.query)" = 2 ]'
+
+    drive "$id" "$ws" --stdout "$T/stdout-$id" -- sh -c 'printf "\033]52;c;aGk=\007out\n"; printf "\033]52;c;aGk=\007err\n" >&2'
+    check "$id: with stdout to a file the agent's stdout is kept as written; its stderr, on the terminal, is filtered" \
+        eval 'rc_is 0 && [ "$(od -An -c "$T/stdout-$id" | tr -d " \n")" = "033]52;c;aGk=\aout\n" ] &&
+              shown "b\"err\" in o and b\"\x1b]52\" not in o" &&
+              [ "$(rfield "$id" output.dropped_sequences.clipboard)" = 1 ]'
 
     drive "$id" "$ws" -- --transcript-tail 6 -- printf 'abc\ndef\n'
     check "$id: the receipt's tail is what the terminal showed (the pty's CR LF): base64 of \"\\ndef\\r\\n\"" \

@@ -921,6 +921,7 @@ static void assert_policies_equal(const struct glove_policy *a, const struct glo
         assert_string_equal(a->hostname, b->hostname);
         assert_int_equal(a->root_uid, b->root_uid);
         assert_int_equal(a->root_gid, b->root_gid);
+        assert_int_equal(a->terminal_clipboard, b->terminal_clipboard);
 }
 
 /* to_json, load again, to_json again: same policy, same canonical text. */
@@ -968,7 +969,7 @@ static void test_to_json_exact(void **state) {
                                "\"environment\":{\"pass\":[],\"set\":{}},\"filesystem\":{\"protect\":[],\"read\":[],"
                                "\"symlinks\":[],\"unprotect\":[],\"write\":[]},\"hostname\":\"glove\",\"identity\":{"
                                "\"gid_when_root\":\"allocated\",\"uid_when_root\":\"allocated\"},\"network\":{\"mode\":\"offline\"},"
-                               "\"version\":1}");
+                               "\"terminal\":{\"clipboard\":false},\"version\":1}");
         json_decref(TAKE_PTR(j));
         free(TAKE_PTR(s));
         glove_policy_free(p);
@@ -982,7 +983,30 @@ static void test_to_json_exact(void **state) {
                                "\"filesystem\":{\"protect\":[\".env\"],\"read\":[\"/home/u\"],\"symlinks\":[],"
                                "\"unprotect\":[],\"write\":[{\"kind\":\"rw\",\"path\":\"/work/p\"},{\"kind\":\"tmpfs\","
                                "\"path\":\"/t\",\"size\":1024}]},\"hostname\":\"h\",\"identity\":{\"gid_when_root\":"
-                               "\"allocated\",\"uid_when_root\":\"allocated\"},\"network\":{\"mode\":\"loopback\"},\"version\":1}");
+                               "\"allocated\",\"uid_when_root\":\"allocated\"},\"network\":{\"mode\":\"loopback\"},"
+                               "\"terminal\":{\"clipboard\":false},\"version\":1}");
+}
+
+/* terminal.clipboard: off unless the policy says so; in the dump, so in
+ * the digest. */
+static void test_terminal_section(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *d = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *s = NULL;
+
+        (void) state;
+        d = load_ok("{\"version\":1}");
+        assert_false(d->terminal_clipboard);
+        p = load_ok("{\"version\":1,\"terminal\":{\"clipboard\":true}}");
+        assert_true(p->terminal_clipboard);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(json_object_get(j, "terminal"), &s, NULL), 0);
+        assert_string_equal(s, "{\"clipboard\":true}");
+        check_round_trip(p, &ctx);
+        check_refused("{\"version\":1,\"terminal\":{\"clipboard\":\"write\"}}", -EINVAL,
+                      "/terminal/clipboard: must be true or false");
+        check_refused("{\"version\":1,\"terminal\":{\"osc52\":true}}", -EINVAL, "/terminal/osc52: *");
+        check_refused("{\"version\":1,\"terminal\":true}", -EINVAL, "/terminal: must be an object");
 }
 
 static void test_audit_section(void **state) {
@@ -1333,6 +1357,7 @@ int main(void) {
                 cmocka_unit_test(test_default_accepts_lookalikes),
                 cmocka_unit_test(test_to_json_round_trip),
                 cmocka_unit_test(test_to_json_exact),
+                cmocka_unit_test(test_terminal_section),
                 cmocka_unit_test_setup_teardown(test_load_file_limits, scratch_setup, scratch_teardown),
         };
 
