@@ -402,6 +402,27 @@ static bool swap_active(void) {
         return strchr(text, '\n') && strchr(text, '\n')[1] != 0; /* a line after the header */
 }
 
+int cgroup_move_to_supervisor(const char *own, char *why, size_t whylen) {
+        char sup[1100], procs[1200], pid[32];
+        int r;
+
+        (void) snprintf(sup, sizeof(sup), "%s/supervisor", own);
+        (void) snprintf(procs, sizeof(procs), "%s/cgroup.procs", sup);
+        (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
+        if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
+                r = negative_errno();
+                (void) snprintf(why, whylen, "cannot create %s: %s", sup, strerror(-r));
+                return r;
+        }
+        r = write_string_at(AT_FDCWD, procs, pid);
+        if (r < 0) {
+                (void) snprintf(why, whylen, "cannot move glove into %s: %s", sup, strerror(-r));
+                (void) rmdir(sup);
+                return r;
+        }
+        return 0;
+}
+
 int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct glove_session_result *res) {
         struct cgroup_probe pr;
         char why[600], value[64];
@@ -435,25 +456,9 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
         if (pr.layout == CGROUP_LAYOUT_MOVE) {
                 /* no process may sit in an inner node: the supervisor
                  * leaves for a leaf of its own */
-                char sup[1100], pid[32];
-
-                (void) snprintf(sup, sizeof(sup), "%s/supervisor", pr.own);
-                (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
-                if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
-                        (void) snprintf(why, sizeof(why), "cannot create %s: %s", sup, strerror(errno));
+                r = cgroup_move_to_supervisor(pr.own, why, sizeof(why));
+                if (r < 0)
                         return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
-                }
-                {
-                        char procs[1200];
-
-                        (void) snprintf(procs, sizeof(procs), "%s/cgroup.procs", sup);
-                        r = write_string_at(AT_FDCWD, procs, pid);
-                }
-                if (r < 0) {
-                        (void) snprintf(why, sizeof(why), "cannot move glove into %s: %s", sup, strerror(-r));
-                        (void) rmdir(sup);
-                        return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
-                }
                 ls->moved = true;
         }
         {

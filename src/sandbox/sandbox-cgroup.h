@@ -53,6 +53,11 @@ struct limits_state {
  * and fix filled in. */
 int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret);
 
+/* The "move" layout: glove leaves its cgroup, which becomes an inner node,
+ * for a leaf of its own, |own|/supervisor (created if need be). On
+ * failure |why| says what failed and the leaf is removed again. */
+int cgroup_move_to_supervisor(const char *own, char *why, size_t whylen);
+
 /* In the supervisor, before the clone: chooses the mechanism, makes and
  * fills the session cgroup. Fails (logged, for exit 125) when a limit
  * cannot be applied: limits.cpu or limits.require_cgroup without cgroup

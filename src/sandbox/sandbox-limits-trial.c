@@ -270,24 +270,7 @@ int glove_sandbox_limits_trial(struct glove_limits_trial *ret) {
         if (pr.layout == CGROUP_LAYOUT_MOVE) {
                 /* no process may sit in an inner node: like glove exec, the
                  * doctor leaves for a leaf of its own and stays there */
-                char sup[1100], pid[32];
-
-                (void) snprintf(sup, sizeof(sup), "%s/supervisor", pr.own);
-                (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
-                if (mkdir(sup, 0755) < 0 && errno != EEXIST) {
-                        (void) snprintf(why, sizeof(why), "cannot create %s: %s", sup, strerror(errno));
-                        not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
-                        return 0;
-                }
-                {
-                        char procs[1200];
-
-                        (void) snprintf(procs, sizeof(procs), "%s/cgroup.procs", sup);
-                        r = write_string_at(AT_FDCWD, procs, pid);
-                }
-                if (r < 0) {
-                        (void) snprintf(why, sizeof(why), "cannot move into %s: %s", sup, strerror(-r));
-                        (void) rmdir(sup);
+                if (cgroup_move_to_supervisor(pr.own, why, sizeof(why)) < 0) {
                         not_cgroup(ret, why, LIMITS_FIX_DELEGATE);
                         return 0;
                 }
