@@ -29,7 +29,7 @@ open(sys.argv[1], "w").write(str(s.getsockname()[1]))
 while True:
     c, _ = s.accept(); c.close()' "$T/port" &
 listener=$!
-trap 'kill $listener 2>/dev/null' EXIT
+track_pid "$listener" # lib.sh's exit trap ends it and removes $T
 for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
 PORT=$(cat "$T/port")
 
