@@ -12,6 +12,8 @@
 
 #include "glove/policy.h"
 
+struct glove_audit; /* glove/audit.h */
+
 /* the proxy's listener inside the sandbox: 127.0.0.1:GLOVE_NET_PROXY_PORT */
 #define GLOVE_NET_PROXY_PORT 3128
 
@@ -27,3 +29,20 @@ const char *glove_net_addr_refused(int family, const uint8_t *addr);
 /* The IPv4 address (4 bytes into |addr|) that an IPv4-mapped or NAT64
  * 64:ff9b::/96 address |addr| (16 bytes) reaches, or NULL. */
 const uint8_t *glove_net_addr_embedded_v4(const uint8_t *addr);
+
+/* The proxy process's main loop (src/net/net-proxy.c), for the sandbox to
+ * run in the process it forks for it (src/sandbox/sandbox-net.c): takes
+ * connections from the helper over |chan_fd| and relays those the allow
+ * list admits, each decision an audit record, until |stop_fd| is readable
+ * (the session ended); connections still open then end, each recorded.
+ * Returns 0, or -errno when its event loop failed. */
+struct glove_net_proxy_config {
+        int chan_fd;                    /* SOCK_SEQPACKET; connections arrive here (SCM_RIGHTS) */
+        int stop_fd;                    /* readable (EOF) when the session ends */
+        const char *token;
+        const struct glove_net_dest *allow;
+        size_t n_allow;
+        struct glove_audit *audit;      /* may be NULL */
+        const char *session_run;        /* the session's run id, for the records; may be NULL */
+};
+int glove_net_proxy_run(const struct glove_net_proxy_config *cfg);
