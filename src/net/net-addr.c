@@ -2,7 +2,6 @@
 /* The addresses the proxy refuses to reach unless an allow entry names
  * them literally. */
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
