@@ -4,10 +4,11 @@
 /* The policy's "mcp" section (docs/policy.md, "MCP servers and tool
  * rules"): which upstream MCP servers the gateway starts, which of their
  * tools the agent may see and call, and what each argument of a call may
- * hold. Loading (src/policy/policy-mcp.c) is strict like the rest of the
- * policy: unknown keys and bad values are errors naming their JSON pointer.
- * Evaluation (src/mcp/mcp-rules.c) is pure: no I/O, no allocation, bounded
- * work, and it never echoes an argument's value. */
+ * hold. Owned by the policy component (src/policy/): loading
+ * (policy-mcp.c) is strict like the rest of the policy: unknown keys and
+ * bad values are errors naming their JSON pointer. Evaluation
+ * (policy-mcp-rules.c) is pure: no I/O, no allocation, bounded work, and it
+ * never echoes an argument's value. The gateway (src/mcp/) only asks. */
 
 #include <jansson.h>
 #include <regex.h>

@@ -45,7 +45,45 @@ struct glove_grant {
 };
 
 struct glove_mcp_policy; /* glove/mcp-policy.h */
-struct glove_net_dest;   /* glove/net.h */
+
+/* The network section's allow list (proxy mode, docs/network.md). An
+ * allow entry is "host:port": a host name (matched exactly, case-
+ * insensitively), "*." and a name of at least two labels (any name below
+ * it, not the name itself), an IPv4 literal, or an IPv6 literal in
+ * brackets ("[::1]:443"); the port 1..65535, decimal, no leading zeros.
+ * Never a bare "*", a scheme, a path, user information, a zone id or
+ * white space. The proxy reads a request's destination with the same
+ * grammar (src/policy/policy-net.c). */
+#define GLOVE_NET_HOST_MAX 253
+/* "[" v6 "]:" port, or a name and ":65535", with a NUL */
+#define GLOVE_NET_DEST_MAX (GLOVE_NET_HOST_MAX + 10)
+
+enum glove_net_host_kind {
+        GLOVE_NET_HOST_NAME,
+        GLOVE_NET_HOST_WILDCARD, /* host holds the suffix after "*." */
+        GLOVE_NET_HOST_IPV4,
+        GLOVE_NET_HOST_IPV6,
+};
+
+struct glove_net_dest {
+        enum glove_net_host_kind kind;
+        char host[GLOVE_NET_HOST_MAX + 1]; /* lower-case name, or the address in its canonical text form */
+        uint8_t addr[16];                  /* IPv4: the first 4 bytes */
+        uint16_t port;
+};
+
+/* Parses "host:port" strictly. |wildcard| permits "*.suffix" (allow entries;
+ * never in a request). On failure returns -EINVAL and says why in |err|
+ * (without naming the entry: the caller knows where it came from). */
+int glove_net_dest_parse(const char *s, bool wildcard, struct glove_net_dest *ret, char *err, size_t errlen);
+
+/* "host:port", "[v6]:port" or "*.suffix:port" into |buf|. */
+void glove_net_dest_format(const struct glove_net_dest *d, char buf[GLOVE_NET_DEST_MAX]);
+
+/* Whether allow entry |entry| admits request |req| (parsed without
+ * wildcards): same port, and the same name, a name below a wildcard's
+ * suffix, or the same address. A name never matches an address. */
+bool glove_net_allow_match(const struct glove_net_dest *entry, const struct glove_net_dest *req);
 
 struct glove_env_set {
         char *name;
@@ -81,7 +119,7 @@ struct glove_policy {
         uint64_t wall_ms;       /* limits.wall: the wall-time watchdog, 0 for none */
         uint64_t output_limit;  /* limits.output: bytes the agent may write (terminal or pipes), 0 for none */
         uint64_t transcript_tail; /* audit.transcript_tail: bytes of output tail in the receipt, 0 for none */
-        struct glove_net_dest *net_allow; /* network.allow / --allow (proxy mode), glove/net.h */
+        struct glove_net_dest *net_allow; /* network.allow / --allow (proxy mode) */
         size_t n_net_allow;
         /* resource limits (src/policy/policy-limits.c, src/sandbox/sandbox-cgroup.c); 0 for none */
         uint64_t memory_max;    /* limits.memory, bytes */
@@ -186,3 +224,11 @@ const char *glove_net_mode_to_string(enum glove_net_mode m);
 /* The effective policy as a JSON document in the file format (paths
  * expanded), for --dry-run and for digests. */
 int glove_policy_to_json(const struct glove_policy *p, json_t **ret);
+
+/* Adds an entry to p->net_allow (a repeated entry is kept once). Errors as
+ * glove_net_dest_parse(), prefixed with the entry. */
+int glove_policy_add_net_allow(struct glove_policy *p, const char *entry, char *err, size_t errlen);
+
+/* The effective policy's network section holds together: allow entries
+ * only in proxy mode. */
+int glove_policy_check_net(const struct glove_policy *p, char *err, size_t errlen);

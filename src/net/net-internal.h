@@ -118,15 +118,3 @@ int net_stream_feed(struct net_stream *s, const char *in, size_t len, size_t *re
  * net_stream_feed(). */
 uint64_t net_stream_raw(const struct net_stream *s);
 void net_stream_passed(struct net_stream *s, uint64_t n);
-
-/* net-proxy.c: the proxy process's main loop. */
-struct net_proxy_config {
-        int chan_fd;                    /* SOCK_SEQPACKET; connections arrive here (SCM_RIGHTS) */
-        int stop_fd;                    /* readable (EOF) when the session ends */
-        const char *token;
-        const struct glove_net_dest *allow;
-        size_t n_allow;
-        struct glove_audit *audit;      /* may be NULL */
-        const char *session_run;        /* the session's run id, for the records; may be NULL */
-};
-int net_proxy_run(const struct net_proxy_config *cfg);

@@ -96,7 +96,7 @@ struct conn {
 };
 
 struct proxy {
-        const struct net_proxy_config *cfg;
+        const struct glove_net_proxy_config *cfg;
         int ep;
         struct conn *conns;
         struct conn *dead;        /* closed in this batch: events for them may still be pending */
@@ -994,7 +994,7 @@ static void load_host_addrs(struct proxy *px) {
         freeifaddrs(ifa);
 }
 
-int net_proxy_run(const struct net_proxy_config *cfg) {
+int glove_net_proxy_run(const struct glove_net_proxy_config *cfg) {
         struct proxy px = { .cfg = cfg, .ep = -EBADF, .tokens = RATE_BURST, .chan_open = true };
         struct rlimit rl;
         int r = 0;

@@ -6,7 +6,6 @@
 
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
-#include "glove/net.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "policy-internal.h"

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "glove/mcp-policy.h"
-#include "glove/net.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "path-util.h"

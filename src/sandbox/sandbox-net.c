@@ -30,7 +30,6 @@
 #include "glove/net.h"
 #include "log.h"
 #include "macro.h"
-#include "net-internal.h"
 #include "sandbox-internal.h"
 
 static int env_add(char ***envp, const char *name, const char *value) {
@@ -213,7 +212,7 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
         if (write(ready, "1", 1) != 1)
                 _exit(GLOVE_EXIT_FAILED);
         safe_close(ready);
-        r = net_proxy_run(&(const struct net_proxy_config) {
+        r = glove_net_proxy_run(&(const struct glove_net_proxy_config) {
                 .chan_fd = chan,
                 .stop_fd = stop,
                 .token = token,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The policy's "mcp" section: loading (src/policy/policy-mcp.c) and the
  * argument-rule evaluator the gateway asks before it forwards a tools/call
- * (src/mcp/mcp-rules.c). */
+ * (src/policy/policy-mcp-rules.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
