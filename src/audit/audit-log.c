@@ -17,6 +17,7 @@
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "buf-util.h"
+#include "file-util.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -268,27 +269,15 @@ static int helper_parse(char *line, struct glove_audit_helper *h) {
 
 int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n) {
         _cleanup_free_ char *buf = NULL;
-        size_t cap = max * GLOVE_AUDIT_HELPER_LINE_MAX + 1, len = 0, n = 0;
+        size_t len = 0, n = 0;
         char *line;
         int r;
 
-        buf = malloc(cap);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, buf + len, cap - len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-                if (len == cap)
-                        return -EBADMSG; /* more than |max| lines can hold */
-        }
-        buf[len] = 0;
+        r = read_full_fd(fd, max * GLOVE_AUDIT_HELPER_LINE_MAX, &buf, &len);
+        if (r == -EFBIG)
+                return -EBADMSG; /* more than |max| lines can hold */
+        if (r < 0)
+                return r;
         if (len > 0 && buf[len - 1] != '\n')
                 return -EBADMSG;
         if (memchr(buf, 0, len))

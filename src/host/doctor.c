@@ -36,8 +36,10 @@
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
 #include "glove/policy.h"
+#include "file-util.h"
 #include "log.h"
 #include "macro.h"
+#include "mountinfo-util.h"
 
 /* The installed UAPI headers may predate the running kernel; these values
  * are kernel ABI and never change. */
@@ -269,43 +271,7 @@ static int write_string_file(const char *path, const char *s) {
 
 /* Reads a small text file whole; *ret is NUL-terminated and owned by the caller. */
 static int read_text_file(const char *path, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 4096, len = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        buf = malloc(size);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (len + 1 >= size) {
-                        char *p;
-
-                        if (size >= MAX_FILE_BYTES)
-                                return -EFBIG;
-                        p = realloc(buf, size * 2);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        size *= 2;
-                }
-                n = read(fd, buf + len, size - len - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_full_file_at(AT_FDCWD, path, MAX_FILE_BYTES, 0, ret, NULL);
 }
 
 /* A sysctl-style integer; -ENOENT when the knob does not exist on this kernel. */
@@ -1258,21 +1224,6 @@ static void probe_clone3(struct doctor *d) {
 
 /* ---- cgroup v2 delegation ---- */
 
-/* Undoes mountinfo's octal escapes (\040 for space) in place. */
-static void unescape_octal(char *s) {
-        char *w = s;
-
-        for (char *r = s; *r;) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
-                    r[3] <= '7') {
-                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                        r += 4;
-                } else
-                        *w++ = *r++;
-        }
-        *w = 0;
-}
-
 static bool word_in_list(const char *list, const char *word, const char *seps) {
         size_t n = strlen(word);
 
@@ -1301,50 +1252,32 @@ static void cgroup_mounts_done(struct cgroup_mounts *c) {
 }
 
 static int parse_mountinfo(struct cgroup_mounts *ret) {
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
         _cleanup_free_ char *text = NULL;
-        char *line, *next;
+        struct mountinfo_entry e;
+        size_t len = 0;
         int r;
 
-        r = read_text_file("/proc/self/mountinfo", &text);
+        r = mountinfo_read(&text, &len);
         if (r < 0)
                 return r;
-        for (line = text; line && *line; line = next) {
-                char *f[64];
-                size_t n = 0, sep = 0;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                for (char *p = line; *p && n < ELEMENTSOF(f);) {
-                        f[n++] = p;
-                        p += strcspn(p, " ");
-                        if (*p)
-                                *p++ = 0;
-                }
-                for (size_t i = 6; i < n; i++)
-                        if (strcmp(f[i], "-") == 0) {
-                                sep = i;
-                                break;
-                        }
-                if (sep == 0 || sep + 3 > n)
-                        continue;
-                unescape_octal(f[3]);
-                unescape_octal(f[4]);
-                if (strcmp(f[sep + 1], "cgroup2") == 0 && !ret->v2_mountpoint) {
-                        ret->v2_root = strdup(f[3]);
-                        ret->v2_mountpoint = strdup(f[4]);
+        mountinfo_iter_init(&it, text, len);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
+                if (strcmp(e.fstype, "cgroup2") == 0 && !ret->v2_mountpoint) {
+                        ret->v2_root = strdup(e.root);
+                        ret->v2_mountpoint = strdup(e.mount_point);
                         if (!ret->v2_root || !ret->v2_mountpoint)
                                 return -ENOMEM;
-                } else if (strcmp(f[sep + 1], "cgroup") == 0) {
+                } else if (strcmp(e.fstype, "cgroup") == 0) {
                         for (size_t i = 0; i < ELEMENTSOF(cgroup_wanted); i++)
-                                if (!ret->v1[i] && word_in_list(f[sep + 3], cgroup_wanted[i], ",")) {
-                                        ret->v1[i] = strdup(f[4]);
+                                if (!ret->v1[i] && word_in_list(e.super_options, cgroup_wanted[i], ",")) {
+                                        ret->v1[i] = strdup(e.mount_point);
                                         if (!ret->v1[i])
                                                 return -ENOMEM;
                                 }
                 }
         }
-        return 0;
+        return r;
 }
 
 /* This process's cgroup in the v2 hierarchy ("0::" line), or -ENXIO. */

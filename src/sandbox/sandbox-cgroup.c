@@ -23,6 +23,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
+#include "mountinfo-util.h"
 #include "parse-util.h"
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
@@ -69,59 +70,29 @@ static bool stat_value(const char *text, const char *key, uint64_t *ret) {
         return false;
 }
 
-/* The cgroup2 mount's root and mount point (mountinfo fields 4 and 5). */
+/* The first cgroup2 mount's root and mount point (mountinfo fields 4 and
+ * 5, decoded), as glove doctor finds it. */
 static int find_cgroup2(char *root, size_t rlen, char *mnt, size_t mlen) {
-        _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
         _cleanup_free_ char *text = NULL;
-        size_t size = 0, cap = 0;
+        struct mountinfo_entry e;
+        size_t size = 0;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                ssize_t n;
-
-                if (cap - size < 4096) {
-                        char *t = realloc(text, cap + 65536);
-                        if (!t)
-                                return -ENOMEM;
-                        text = t;
-                        cap += 65536;
-                }
-                n = read(fd, text + size, cap - size - 1);
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        text[size] = 0;
-        for (char *line = text, *next; line && *line; line = next) {
-                char *f[12];
-                size_t nf = 0;
-                char *dash;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                dash = strstr(line, " - cgroup2 ");
-                if (!dash)
+        r = mountinfo_read(&text, &size);
+        if (r < 0)
+                return r;
+        mountinfo_iter_init(&it, text, size);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
+                if (strcmp(e.fstype, "cgroup2") != 0)
                         continue;
-                for (char *p = line; nf < ELEMENTSOF(f) && p < dash;) {
-                        f[nf++] = p;
-                        p += strcspn(p, " ");
-                        if (*p)
-                                *p++ = 0;
-                }
-                /* escaped names (\040) are not worth supporting here */
-                if (nf < 5 || strchr(f[3], '\\') || strchr(f[4], '\\'))
-                        continue;
-                if (strlen(f[3]) >= rlen || strlen(f[4]) >= mlen)
+                if (strlen(e.root) >= rlen || strlen(e.mount_point) >= mlen)
                         return -ENAMETOOLONG;
-                memcpy(root, f[3], strlen(f[3]) + 1);
-                memcpy(mnt, f[4], strlen(f[4]) + 1);
+                memcpy(root, e.root, strlen(e.root) + 1);
+                memcpy(mnt, e.mount_point, strlen(e.mount_point) + 1);
                 return 0;
         }
-        return -ENOENT;
+        return r < 0 ? r : -ENOENT;
 }
 
 static int own_cgroup(char *buf, size_t len) {

@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "mountinfo-util.h"
 #include "path-util.h"
 #include "sandbox-internal.h"
 
@@ -151,35 +152,16 @@ static bool is_object(const struct stat *st, const void *userdata) {
         return st->st_dev == want->st_dev && st->st_ino == want->st_ino;
 }
 
-/* Decodes mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape_mountinfo(char *s) {
-        char *w = s;
-
-        for (char *r = s; *r; r++, w++) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
-                    r[3] <= '7') {
-                        *w = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-                        r += 3;
-                } else
-                        *w = *r;
-        }
-        *w = 0;
-}
-
 /* /proc/self/mountinfo, read once per plan. */
 static int plan_mountinfo(struct plan *plan) {
-        size_t cap = 0;
-        ssize_t n;
-        FILE *f;
+        int r;
 
         if (plan->mountinfo)
                 return 0;
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return negative_errno();
-        n = getdelim(&plan->mountinfo, &cap, 0, f); /* the whole file: it holds no NUL */
-        fclose(f);
-        if (n <= 0) {
+        r = mountinfo_read(&plan->mountinfo, &plan->mountinfo_len);
+        if (r < 0)
+                return r;
+        if (plan->mountinfo_len == 0) { /* every mount namespace has a root: this is not mountinfo */
                 free(plan->mountinfo);
                 plan->mountinfo = NULL;
                 return -EIO;
@@ -193,8 +175,10 @@ static int plan_mountinfo(struct plan *plan) {
  * one device are nested iff these paths are; bind mounts of subdirectories
  * cannot hide that. /proc/self/mountinfo is read once per plan. */
 static int fs_path_of_fd(struct plan *plan, int fd, char **ret) {
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
         char link[64], path[PATH_MAX], *line = NULL;
         _cleanup_free_ char *result = NULL;
+        struct mountinfo_entry e;
         unsigned long long mnt_id = 0;
         bool have_id = false;
         size_t cap = 0;
@@ -224,37 +208,22 @@ static int fs_path_of_fd(struct plan *plan, int fd, char **ret) {
         r = plan_mountinfo(plan);
         if (r < 0)
                 return r;
-        for (char *l = plan->mountinfo; !result && l && *l;) {
-                char *next = strchr(l, '\n'), *fields[5], *p, *end;
-                _cleanup_free_ char *copy = next ? strndup(l, (size_t) (next - l)) : strdup(l);
-                unsigned long long id;
-                size_t k;
+        mountinfo_iter_init(&it, plan->mountinfo, plan->mountinfo_len);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
+                const char *below;
 
-                l = next ? next + 1 : NULL;
-                if (!copy)
-                        return -ENOMEM;
-                p = copy;
-                for (k = 0; k < 5; k++) {
-                        fields[k] = strsep(&p, " ");
-                        if (!fields[k])
-                                break;
-                }
-                if (k < 5)
+                if (e.mount_id != mnt_id)
                         continue;
-                errno = 0;
-                id = strtoull(fields[0], &end, 10);
-                if (errno || *end || id != mnt_id)
-                        continue;
-                unescape_mountinfo(fields[3]);
-                unescape_mountinfo(fields[4]);
-                {
-                        const char *below = path_startswith(path, fields[4]);
-                        if (below)
-                                result = path_join(fields[3], below);
+                below = path_startswith(path, e.mount_point);
+                if (below) {
+                        result = path_join(e.root, below);
+                        if (!result)
+                                return -ENOMEM;
                 }
-                if (!result)
-                        break;
+                break;
         }
+        if (r < 0)
+                return r;
         if (!result)
                 return -ENOENT;
         *ret = TAKE_PTR(result);
@@ -321,32 +290,18 @@ static int open_parent(const char *path) {
  * looked up when first needed. */
 static int check_submounts(struct plan *plan, const struct outside *o, int fd, const struct stat *st,
                            char **fs_path) {
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
+        struct mountinfo_entry e;
         int r;
 
         r = plan_mountinfo(plan);
         if (r < 0)
                 return log_error_errno(r, "Cannot read /proc/self/mountinfo: %m");
-        for (char *l = plan->mountinfo; l && *l;) {
-                char *next = strchr(l, '\n'), *fields[5], *p;
-                _cleanup_free_ char *copy = next ? strndup(l, (size_t) (next - l)) : strdup(l);
-                size_t k;
-
-                l = next ? next + 1 : NULL;
-                if (!copy)
-                        return log_error_errno(-ENOMEM, "Out of memory");
-                p = copy;
-                for (k = 0; k < 5; k++) {
-                        fields[k] = strsep(&p, " ");
-                        if (!fields[k])
-                                break;
-                }
-                if (k < 5)
-                        continue;
-                unescape_mountinfo(fields[3]);
-                unescape_mountinfo(fields[4]);
+        mountinfo_iter_init(&it, plan->mountinfo, plan->mountinfo_len);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
                 for (size_t i = 0; i < plan->n_grants; i++) {
                         const struct grant *gr = &plan->grants[i];
-                        const char *mount_root = fields[3], *mount_point = fields[4];
+                        const char *mount_root = e.root, *mount_point = e.mount_point;
                         _cleanup_close_ int mfd = -EBADF;
                         bool holds, inside;
                         struct stat mst;
@@ -374,6 +329,8 @@ static int check_submounts(struct plan *plan, const struct outside *o, int fd, c
                                                        mount_point);
                 }
         }
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
         return 0;
 }
 

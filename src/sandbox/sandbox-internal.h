@@ -148,6 +148,7 @@ struct plan {
         bool stdin_tty;
         int landlock_abi;
         char *mountinfo;            /* /proc/self/mountinfo, read once while planning */
+        size_t mountinfo_len;
         /* glove's stdin and stdout are both terminals: the agent gets a pty
          * (sandbox-relay.c), made in the user's terminal modes and size */
         bool terminal;

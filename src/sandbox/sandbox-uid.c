@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf-util.h"
+#include "file-util.h"
 #include "log.h"
 #include "macro.h"
 #include "path-util.h"
@@ -200,38 +200,6 @@ void uid_set_add_text(struct uid_set *s, enum uid_file_kind kind, const char *te
         }
 }
 
-/* The whole of |name| (relative to |dirfd|), at most |max| bytes: -EFBIG
- * past that. */
-static int read_bounded(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t cap = 0, len = 0;
-
-        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                ssize_t k;
-                int r = buf_reserve(&buf, &cap, len + 4096 > max + 1 ? max + 1 : len + 4096);
-
-                if (r < 0)
-                        return r;
-                k = read(fd, buf + len, cap - len > max + 1 - len ? max + 1 - len : cap - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-                if (len > max)
-                        return -EFBIG;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
-}
-
 static int add_file(struct uid_set *s, const char *path, enum uid_file_kind kind, char *err, size_t errlen) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
@@ -239,7 +207,7 @@ static int add_file(struct uid_set *s, const char *path, enum uid_file_kind kind
 
         if (!path)
                 return 0;
-        r = read_bounded(AT_FDCWD, path, UID_FILE_MAX, &text, &len);
+        r = read_full_file_at(AT_FDCWD, path, UID_FILE_MAX, 0, &text, &len);
         if (r == -ENOENT)
                 return 0; /* no such file names no id */
         if (r < 0)
@@ -286,7 +254,7 @@ static int add_processes(struct uid_set *s, const char *proc, char *err, size_t 
                 if (!parse_dec(de->d_name, strlen(de->d_name), INT32_MAX, &pid))
                         continue;
                 (void) snprintf(name, sizeof(name), "%s/status", de->d_name);
-                r = read_bounded(dirfd(d), name, UID_STATUS_MAX, &text, &len);
+                r = read_full_file_at(dirfd(d), name, UID_STATUS_MAX, 0, &text, &len);
                 if (r == -ENOENT || r == -ESRCH)
                         continue;
                 if (r < 0)
