@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -39,21 +38,11 @@
 #include "file-util.h"
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "mountinfo-util.h"
 
 /* The installed UAPI headers may predate the running kernel; these values
  * are kernel ABI and never change. */
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
-#ifndef SYS_clone3
-#define SYS_clone3 435
-#endif
-#define DOCTOR_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#define DOCTOR_LANDLOCK_CREATE_RULESET_ERRATA (1U << 1)
 #define DOCTOR_LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -687,11 +676,11 @@ static int child_landlock(struct probe_msg *m) {
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
         probe_stage(m, "landlock_create_ruleset");
-        ruleset = (int) syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+        ruleset = (int) sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
         if (ruleset < 0)
                 return -errno;
         probe_stage(m, "landlock_restrict_self");
-        if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+        if (sys_landlock_restrict_self(ruleset, 0) < 0)
                 return -errno;
         probe_stage(m, "checking that listing / is denied");
         dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -711,7 +700,7 @@ static void probe_landlock(struct doctor *d) {
         long abi, errata;
         int e;
 
-        abi = syscall(SYS_landlock_create_ruleset, NULL, 0, DOCTOR_LANDLOCK_CREATE_RULESET_VERSION);
+        abi = sys_landlock_create_ruleset(NULL, 0, LL_CREATE_RULESET_VERSION);
         if (abi < 0) {
                 e = errno;
                 check_status(d, CHECK_LANDLOCK, GLOVE_DOCTOR_UNAVAILABLE);
@@ -759,7 +748,7 @@ static void probe_landlock(struct doctor *d) {
                 }
         }
         check_extra(d, CHECK_LANDLOCK, "features", features);
-        errata = syscall(SYS_landlock_create_ruleset, NULL, 0, DOCTOR_LANDLOCK_CREATE_RULESET_ERRATA);
+        errata = sys_landlock_create_ruleset(NULL, 0, LL_CREATE_RULESET_ERRATA);
         if (errata >= 0)
                 check_extra(d, CHECK_LANDLOCK, "errata", json_integer(errata));
 
@@ -1159,10 +1148,10 @@ static void probe_pidfd(struct doctor *d) {
         const char *stage = "pidfd_open(getpid())";
         int e = 0;
 
-        fd = pidfd_open(getpid(), 0);
+        fd = sys_pidfd_open(getpid(), 0);
         if (fd < 0)
                 e = errno;
-        else if (pidfd_send_signal(fd, 0, NULL, 0) < 0) {
+        else if (sys_pidfd_send_signal(fd, 0, NULL, 0) < 0) {
                 e = errno;
                 stage = "pidfd_send_signal(signal 0)";
         }
@@ -1193,7 +1182,7 @@ static void probe_clone3(struct doctor *d) {
         long pid;
         int e;
 
-        pid = syscall(SYS_clone3, &args, sizeof(args));
+        pid = sys_clone3(&args, sizeof(args));
         if (pid == 0)
                 _exit(0);
         if (pid < 0) {

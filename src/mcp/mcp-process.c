@@ -18,11 +18,8 @@
 
 #include "glove/mcp.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "mcp-process.h"
-
-static int pidfd_open_(pid_t pid) {
-        return (int) syscall(SYS_pidfd_open, pid, 0);
-}
 
 /* In the child, after fork: only async-signal-safe calls. Reports a
  * failure as its errno over |err_fd| and exits 127. */
@@ -95,7 +92,7 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
                 (void) waitpid(pid, NULL, 0);
                 return -(e > 0 ? e : EIO);
         }
-        pidfd = pidfd_open_(pid);
+        pidfd = sys_pidfd_open(pid, 0);
         if (pidfd < 0) {
                 int r = negative_errno();
                 (void) kill(pid, SIGKILL);
@@ -145,7 +142,7 @@ int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct g
                 return r;
         if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
                 r = negative_errno();
-                (void) syscall(SYS_pidfd_send_signal, l.pidfd, SIGKILL, NULL, 0);
+                (void) sys_pidfd_send_signal(l.pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t) l.pidfd, &(siginfo_t) {}, WEXITED);
                 safe_close(l.pidfd);
                 safe_close(l.report_fd);
@@ -184,10 +181,10 @@ int mcp_process_stop(struct mcp_process *p, int grace_ms, int *ret_status) {
         p->to_child = safe_close(p->to_child);
         if (!wait_exit(p, grace_ms)) {
                 how = 1;
-                (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGTERM, NULL, 0);
+                (void) sys_pidfd_send_signal(p->pidfd, SIGTERM, NULL, 0);
                 if (!wait_exit(p, grace_ms)) {
                         how = 2;
-                        (void) syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+                        (void) sys_pidfd_send_signal(p->pidfd, SIGKILL, NULL, 0);
                 }
         }
         while (waitid(P_PIDFD, (id_t) p->pidfd, &si, WEXITED) < 0 && errno == EINTR)

@@ -14,6 +14,7 @@
 
 #include "glove/policy.h"
 #include "glove/sandbox.h"
+#include "missing-syscall.h"
 
 /* Where a setup failure in the sandbox happened; names in sandbox.c. */
 enum stage {
@@ -165,8 +166,8 @@ static inline int openat2_path(int dirfd, const char *path, uint64_t resolve) {
                 .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                 .resolve = resolve | RESOLVE_NO_MAGICLINKS,
         };
-        long r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-        return r < 0 ? -errno : (int) r;
+        int r = sys_openat2(dirfd, path, &how, sizeof(how));
+        return r < 0 ? -errno : r;
 }
 
 /* sandbox-grants.c: step 1, in the supervisor */

@@ -15,13 +15,8 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "missing-syscall.h"
 #include "sandbox-internal.h"
-
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
 
 #define LL_EXECUTE (1ULL << 0)
 #define LL_WRITE_FILE (1ULL << 1)
@@ -44,7 +39,6 @@
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ULL << 1)        /* ABI 6 */
 #define LL_RULE_PATH_BENEATH 1
-#define LL_CREATE_RULESET_VERSION (1U << 0)
 
 struct ll_ruleset_attr {
         uint64_t handled_access_fs;
@@ -66,7 +60,7 @@ int landlock_abi_usable(int kernel_abi) {
 }
 
 int landlock_abi_version(void) {
-        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+        long abi = sys_landlock_create_ruleset(NULL, 0, LL_CREATE_RULESET_VERSION);
         if (abi < 0)
                 return errno == EOPNOTSUPP ? 0 : negative_errno();
         return (int) abi;
@@ -100,7 +94,7 @@ static int add_rule(int ruleset, const char *path, uint64_t access, uint64_t han
         if (!S_ISDIR(st.st_mode))
                 access &= LL_FILE_RIGHTS;
         pb = (struct ll_path_beneath) { .allowed_access = access & handled, .parent_fd = fd };
-        if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+        if (sys_landlock_add_rule(ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
                 return negative_errno();
         return 0;
 }
@@ -130,7 +124,7 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
                 attr_size = sizeof(attr);
                 attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
         }
-        ruleset = RET_NERRNO(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
+        ruleset = RET_NERRNO(sys_landlock_create_ruleset(&attr, attr_size, 0));
         if (ruleset < 0) {
                 (void) snprintf(detail, len, "create ruleset (ABI %d)", abi);
                 return ruleset;
@@ -164,7 +158,7 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
                 }
         }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-            syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) {
+            sys_landlock_restrict_self(ruleset, 0) < 0) {
                 (void) snprintf(detail, len, "restrict self (ABI %d)", abi);
                 return negative_errno();
         }

@@ -26,6 +26,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "parse-util.h"
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
@@ -68,7 +69,7 @@ static int run_in(int cg_fd, int (*fn)(void), int *ret_status) {
                 .exit_signal = SIGCHLD,
                 .cgroup = (uint64_t) cg_fd,
         };
-        pid_t pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        pid_t pid = sys_clone3(&ca, sizeof(ca));
         int status;
 
         if (pid < 0)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "missing-syscall.h"
 #include "path-util.h"
 #include "sandbox-internal.h"
 
@@ -28,7 +29,7 @@ static int openat2_beneath(int dirfd, const char *path, int flags) {
                 .flags = (uint64_t) (flags | O_CLOEXEC | O_NOFOLLOW),
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
         };
-        return RET_NERRNO(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+        return RET_NERRNO(sys_openat2(dirfd, path, &how, sizeof(how)));
 }
 
 static int setattr(int fd, unsigned flags, uint64_t set, uint64_t clr, uint64_t propagation) {
@@ -118,7 +119,7 @@ static int grant_tree(const struct grant *gr, enum stage *stage) {
                         .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                         .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
                 };
-                fd = RET_NERRNO(syscall(SYS_openat2, AT_FDCWD, gr->g->path, &how, sizeof(how)));
+                fd = RET_NERRNO(sys_openat2(AT_FDCWD, gr->g->path, &how, sizeof(how)));
         }
         if (fd < 0)
                 return fd;
@@ -416,7 +417,7 @@ int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage
         if (setattr(root, 0, MOUNT_ATTR_RDONLY, 0, 0) < 0)
                 FAIL(STAGE_ROOT_READONLY, negative_errno(), "make / read-only");
 
-        if (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+        if (fchdir(root) < 0 || sys_pivot_root(".", ".") < 0)
                 FAIL(STAGE_PIVOT_ROOT, negative_errno(), "pivot_root");
         /* The old root is now stacked on "/": detach it. */
         if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "path-util.h"
 #include "sandbox-internal.h"
 
@@ -384,7 +385,7 @@ static int protect_modules(struct plan *plan, const struct grant *gr, const char
         {
                 struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
                                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-                dfd = RET_NERRNO(syscall(SYS_openat2, gr->fd, rel, &how, sizeof(how)));
+                dfd = RET_NERRNO(sys_openat2(gr->fd, rel, &how, sizeof(how)));
         }
         if (dfd == -ENOENT || dfd == -ENOTDIR)
                 return 0;

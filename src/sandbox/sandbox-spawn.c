@@ -19,6 +19,7 @@
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 
 /* In the child: the descriptors it needs go to 3-6, in this order, and
  * every other one of the caller's is closed (a gateway holds its agents'
@@ -127,7 +128,7 @@ int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glov
                 child(o, report[1], parent);
         }
         report[1] = safe_close(report[1]);
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        pidfd = sys_pidfd_open(pid, 0);
         if (pidfd < 0) {
                 int r = negative_errno();
 

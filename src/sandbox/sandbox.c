@@ -26,6 +26,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
@@ -387,7 +388,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                          * wants no more of its output */
                                         goto drained;
                                 else
-                                        (void) syscall(SYS_pidfd_send_signal, pidfd, (int) ssi.ssi_signo, NULL, 0);
+                                        (void) sys_pidfd_send_signal(pidfd, (int) ssi.ssi_signo, NULL, 0);
                         }
                 }
                 if (p[2].revents & POLLIN) {
@@ -399,17 +400,17 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         else if (!timed_out) {
                                 /* init hands SIGTERM on to the agent */
                                 timed_out = true;
-                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+                                (void) sys_pidfd_send_signal(pidfd, SIGTERM, NULL, 0);
                                 (void) timerfd_settime(tfd, 0,
                                                        &(struct itimerspec) { .it_value = { .tv_sec = WATCHDOG_GRACE_S } },
                                                        NULL);
                         } else
-                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                                (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 }
                 relay_dispatch(relay, p + 4);
                 if (relay->limit_hit && !limit_killed && !exited && !init_gone) {
                         limit_killed = true;
-                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 }
                 if (sync_fd >= 0 && p[3].revents) {
                         struct sync_msg m;
@@ -457,7 +458,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                         log_error("The sandbox reported its protections %s",
                                                   res->started ? "twice" : "in a malformed message");
                                         setup_failed = true;
-                                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                                        (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                                         break;
                                 }
                                 res->started = true;
@@ -469,7 +470,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                         break;
                                 log_error("The sandbox sent %s", n_fds != 1 ? "no terminal" : "an unexpected terminal");
                                 setup_failed = true;
-                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                                (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                                 break;
                         case MSG_GO:
                         case MSG_TREES:
@@ -667,7 +668,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         ca.flags |= CLONE_INTO_CGROUP;
                         ca.cgroup = (uint64_t) limits.fd;
                 }
-                pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+                pid = sys_clone3(&ca, sizeof(ca));
         }
         if (pid < 0) {
                 r = negative_errno();
@@ -740,7 +741,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                 (void) sync_send(pair[0], &m, NULL, 0);
         }
         if (r < 0) {
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
@@ -751,7 +752,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                                                 .tv_nsec = (long) (opts->policy->wall_ms % 1000) * 1000000 } },
                                         NULL) < 0) {
                 log_error_errno(negative_errno(), "Cannot arm the wall-time watchdog: %m");
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
