@@ -40,6 +40,7 @@
 #include "macro.h"
 #include "missing-syscall.h"
 #include "mountinfo-util.h"
+#include "string-table.h"
 
 /* The installed UAPI headers may predate the running kernel; these values
  * are kernel ABI and never change. */
@@ -1459,11 +1460,7 @@ static const char *const status_names[] = {
         [GLOVE_DOCTOR_SKIPPED] = "skipped",
 };
 
-const char *glove_doctor_status_to_string(enum glove_doctor_status status) {
-        if ((size_t) status >= ELEMENTSOF(status_names) || !status_names[status])
-                return "unknown";
-        return status_names[status];
-}
+STRING_TABLE_TO_STRING(glove_doctor_status_to_string, enum glove_doctor_status, status_names, "unknown")
 
 void glove_doctor_report_free(struct glove_doctor_report *report) {
         if (!report)

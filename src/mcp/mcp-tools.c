@@ -12,6 +12,7 @@
 #include "glove/json.h"
 #include "macro.h"
 #include "mcp-tools.h"
+#include "string-table.h"
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 
@@ -25,26 +26,16 @@ enum reason {
         REASON_CAP,           /* past max_shown */
 };
 
-static const char *reason_to_string(enum reason r) {
-        switch (r) {
-        case REASON_SHOWN:
-                return "shown";
-        case REASON_MALFORMED:
-                return "malformed";
-        case REASON_NAME:
-                return "name";
-        case REASON_COLLISION:
-                return "collision";
-        case REASON_TASK_REQUIRED:
-                return "task-required";
-        case REASON_NOT_ALLOWED:
-                return "not allowed";
-        case REASON_CAP:
-                return "cap";
-        default:
-                return "unknown";
-        }
-}
+static const char *const reason_names[] = {
+        [REASON_SHOWN] = "shown",
+        [REASON_MALFORMED] = "malformed",
+        [REASON_NAME] = "name",
+        [REASON_COLLISION] = "collision",
+        [REASON_TASK_REQUIRED] = "task-required",
+        [REASON_NOT_ALLOWED] = "not allowed",
+        [REASON_CAP] = "cap",
+};
+static STRING_TABLE_TO_STRING(reason_to_string, enum reason, reason_names, "unknown")
 
 struct candidate {
         size_t src;   /* index into sources */

@@ -15,6 +15,7 @@
 #include "glove/mcp-policy.h"
 #include "macro.h"
 #include "path-util.h"
+#include "string-table.h"
 
 /* Where in the arguments we are, for the agent: "edits[3].oldText". */
 #define ARG_PATH_MAX 96
@@ -26,28 +27,13 @@ struct eval {
         size_t n;
 };
 
-const char *glove_mcp_type_to_string(enum glove_mcp_type t) {
-        switch (t) {
-        case GLOVE_MCP_TYPE_ANY:
-                return "any";
-        case GLOVE_MCP_TYPE_STRING:
-                return "string";
-        case GLOVE_MCP_TYPE_INTEGER:
-                return "integer";
-        case GLOVE_MCP_TYPE_NUMBER:
-                return "number";
-        case GLOVE_MCP_TYPE_BOOLEAN:
-                return "boolean";
-        case GLOVE_MCP_TYPE_ARRAY:
-                return "array";
-        case GLOVE_MCP_TYPE_OBJECT:
-                return "object";
-        case GLOVE_MCP_TYPE_NULL:
-                return "null";
-        default:
-                return "?";
-        }
-}
+static const char *const mcp_type_names[] = {
+        [GLOVE_MCP_TYPE_ANY] = "any",         [GLOVE_MCP_TYPE_STRING] = "string",
+        [GLOVE_MCP_TYPE_INTEGER] = "integer", [GLOVE_MCP_TYPE_NUMBER] = "number",
+        [GLOVE_MCP_TYPE_BOOLEAN] = "boolean", [GLOVE_MCP_TYPE_ARRAY] = "array",
+        [GLOVE_MCP_TYPE_OBJECT] = "object",   [GLOVE_MCP_TYPE_NULL] = "null",
+};
+STRING_TABLE_TO_STRING(glove_mcp_type_to_string, enum glove_mcp_type, mcp_type_names, "?")
 
 /* ---- lookups ---- */
 

@@ -9,6 +9,7 @@
 #include "parse-util.h"
 #include "path-util.h"
 #include "policy-internal.h"
+#include "string-table.h"
 
 /* Paths inside a writable grant that let an agent plant code the user will
  * later run on the host, or change how their tools behave: git hooks and
@@ -159,56 +160,22 @@ static int strv_push_unique(char ***v, size_t *n, char *s) {
         return 0;
 }
 
-const char *glove_grant_kind_to_string(enum glove_grant_kind k) {
-        switch (k) {
-        case GLOVE_GRANT_RO:
-                return "ro";
-        case GLOVE_GRANT_RW:
-                return "rw";
-        case GLOVE_GRANT_TMPFS:
-                return "tmpfs";
-        case GLOVE_GRANT_OVERLAY:
-                return "overlay";
-        default:
-                return "?";
-        }
-}
+static const char *const grant_kind_names[] = {
+        [GLOVE_GRANT_RO] = "ro",
+        [GLOVE_GRANT_RW] = "rw",
+        [GLOVE_GRANT_TMPFS] = "tmpfs",
+        [GLOVE_GRANT_OVERLAY] = "overlay",
+};
+STRING_TABLE_TO_STRING(glove_grant_kind_to_string, enum glove_grant_kind, grant_kind_names, "?")
+STRING_TABLE_FROM_STRING(glove_policy_parse_kind, enum glove_grant_kind, grant_kind_names)
 
-int glove_policy_parse_kind(const char *s, enum glove_grant_kind *ret) {
-        static const enum glove_grant_kind kinds[] = { GLOVE_GRANT_RO, GLOVE_GRANT_RW, GLOVE_GRANT_TMPFS,
-                                                       GLOVE_GRANT_OVERLAY };
-
-        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                if (strcmp(s, glove_grant_kind_to_string(kinds[i])) == 0) {
-                        *ret = kinds[i];
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-const char *glove_net_mode_to_string(enum glove_net_mode m) {
-        switch (m) {
-        case GLOVE_NET_OFFLINE:
-                return "offline";
-        case GLOVE_NET_LOOPBACK:
-                return "loopback";
-        case GLOVE_NET_PROXY:
-                return "proxy";
-        default:
-                return "?";
-        }
-}
-
-int glove_policy_parse_net(const char *s, enum glove_net_mode *ret) {
-        static const enum glove_net_mode modes[] = { GLOVE_NET_OFFLINE, GLOVE_NET_LOOPBACK, GLOVE_NET_PROXY };
-
-        for (size_t i = 0; i < ELEMENTSOF(modes); i++)
-                if (strcmp(s, glove_net_mode_to_string(modes[i])) == 0) {
-                        *ret = modes[i];
-                        return 0;
-                }
-        return -EINVAL;
-}
+static const char *const net_mode_names[] = {
+        [GLOVE_NET_OFFLINE] = "offline",
+        [GLOVE_NET_LOOPBACK] = "loopback",
+        [GLOVE_NET_PROXY] = "proxy",
+};
+STRING_TABLE_TO_STRING(glove_net_mode_to_string, enum glove_net_mode, net_mode_names, "?")
+STRING_TABLE_FROM_STRING(glove_policy_parse_net, enum glove_net_mode, net_mode_names)
 
 /* Paths Glove builds itself inside the sandbox; a grant there would either
  * be shadowed or punch a hole in what Glove masks. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sandbox-termfilter.h"
+#include "string-table.h"
 
 #define ENQ 0x05
 #define BEL 0x07
@@ -647,13 +648,10 @@ uint64_t termfilter_dropped_total(const struct termfilter *f) {
         return t;
 }
 
-const char *termfilter_kind_to_string(enum termfilter_kind k) {
-        static const char *const names[TERMFILTER_N_KINDS] = {
-                [TERMFILTER_CLIPBOARD] = "clipboard",
-                [TERMFILTER_QUERY] = "query",
-                [TERMFILTER_OTHER] = "other",
-                [TERMFILTER_OVERLONG] = "overlong",
-        };
-
-        return (unsigned) k < TERMFILTER_N_KINDS ? names[k] : NULL;
-}
+static const char *const termfilter_kind_names[TERMFILTER_N_KINDS] = {
+        [TERMFILTER_CLIPBOARD] = "clipboard",
+        [TERMFILTER_QUERY] = "query",
+        [TERMFILTER_OTHER] = "other",
+        [TERMFILTER_OVERLONG] = "overlong",
+};
+STRING_TABLE_TO_STRING(termfilter_kind_to_string, enum termfilter_kind, termfilter_kind_names, NULL)

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "path-util.h"
+#include "string-table.h"
 
 /* path_normalize() result, or NULL after asserting the exact error. */
 static void check_normalize(const char *in, const char *want) {
@@ -333,6 +334,38 @@ static void test_buf_reserve(void **state) {
         free(buf);
 }
 
+enum colour { COLOUR_RED, COLOUR_GREEN, COLOUR_UNNAMED, COLOUR_BLUE, _COLOUR_MAX, COLOUR_INVALID = -1 };
+static const char *const colour_names[_COLOUR_MAX] = {
+        [COLOUR_RED] = "red",
+        [COLOUR_GREEN] = "green",
+        [COLOUR_BLUE] = "blue",
+};
+static STRING_TABLE_TO_STRING(colour_to_string, enum colour, colour_names, "?")
+static STRING_TABLE_FROM_STRING(colour_from_string, enum colour, colour_names)
+
+/* One table, both directions; a value the table leaves out, or past it,
+ * has the fallback name and no name finds it. */
+static void test_string_table(void **state) {
+        enum colour c = COLOUR_INVALID;
+
+        (void) state;
+        assert_string_equal(colour_to_string(COLOUR_RED), "red");
+        assert_string_equal(colour_to_string(COLOUR_BLUE), "blue");
+        assert_string_equal(colour_to_string(COLOUR_UNNAMED), "?");
+        assert_string_equal(colour_to_string(_COLOUR_MAX), "?");
+        assert_string_equal(colour_to_string(COLOUR_INVALID), "?");
+        assert_int_equal(colour_from_string("green", &c), 0);
+        assert_int_equal(c, COLOUR_GREEN);
+        assert_int_equal(colour_from_string("blue", &c), 0);
+        assert_int_equal(c, COLOUR_BLUE);
+        c = COLOUR_INVALID;
+        assert_int_equal(colour_from_string("?", &c), -EINVAL);
+        assert_int_equal(colour_from_string("", &c), -EINVAL);
+        assert_int_equal(colour_from_string("Red", &c), -EINVAL);
+        assert_int_equal(colour_from_string(NULL, &c), -EINVAL);
+        assert_int_equal(c, COLOUR_INVALID);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
@@ -340,6 +373,7 @@ int main(void) {
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),
                 cmocka_unit_test(test_passwd_home), cmocka_unit_test(test_buf_reserve),        cmocka_unit_test(test_parse_cpu_milli),
+                cmocka_unit_test(test_string_table),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1322,9 +1322,35 @@ static void test_load_file_limits(void **state) {
         assert_null(p);
 }
 
+/* The names policies and flags use, both ways (one table each). */
+static void test_kind_and_net_names(void **state) {
+        static const char *const kinds[] = { "ro", "rw", "tmpfs", "overlay" };
+        static const char *const nets[] = { "offline", "loopback", "proxy" };
+        enum glove_grant_kind k = GLOVE_GRANT_RO;
+        enum glove_net_mode m = GLOVE_NET_OFFLINE;
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                assert_int_equal(glove_policy_parse_kind(kinds[i], &k), 0);
+                assert_int_equal(k, (enum glove_grant_kind) i);
+                assert_string_equal(glove_grant_kind_to_string(k), kinds[i]);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(nets); i++) {
+                assert_int_equal(glove_policy_parse_net(nets[i], &m), 0);
+                assert_int_equal(m, (enum glove_net_mode) i);
+                assert_string_equal(glove_net_mode_to_string(m), nets[i]);
+        }
+        assert_int_equal(glove_policy_parse_kind("RO", &k), -EINVAL);
+        assert_int_equal(glove_policy_parse_kind("?", &k), -EINVAL);
+        assert_int_equal(glove_policy_parse_net("none", &m), -EINVAL);
+        assert_string_equal(glove_grant_kind_to_string((enum glove_grant_kind) 99), "?");
+        assert_string_equal(glove_net_mode_to_string((enum glove_net_mode) -1), "?");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_document),
+                cmocka_unit_test(test_kind_and_net_names),
                 cmocka_unit_test(test_defaults_of_minimal_document),
                 cmocka_unit_test(test_unknown_keys),
                 cmocka_unit_test(test_wrong_types),
