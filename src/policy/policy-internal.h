@@ -16,6 +16,9 @@ int policy_expand_path(const struct glove_policy_context *ctx, const char *path,
 /* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 256. */
 bool policy_env_name_valid(const char *name);
 
+/* A JSON array of the |n| strings of |v|, or NULL when out of memory. */
+json_t *policy_strv_to_json(char *const *v, size_t n);
+
 /* policy-jpath.c: the JSON pointer of a member, for messages:
  * "/filesystem/write/3/size". */
 struct jpath {

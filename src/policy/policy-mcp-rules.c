@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "string-table.h"
+#include "strv-util.h"
 
 /* Where in the arguments we are, for the agent: "edits[3].oldText". */
 #define ARG_PATH_MAX 96
@@ -65,19 +66,12 @@ bool glove_mcp_tool_allowed(const struct glove_mcp_policy *p, const char *name) 
         return glove_mcp_tool_find(p, name) != NULL;
 }
 
-static bool strv_contains(char *const *v, size_t n, const char *s) {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(v[i], s) == 0)
-                        return true;
-        return false;
-}
-
 bool glove_mcp_resources_allowed(const struct glove_mcp_policy *p, const char *server_id) {
-        return p && server_id && strv_contains(p->resources, p->n_resources, server_id);
+        return p && server_id && strv_contains_n(p->resources, p->n_resources, server_id);
 }
 
 bool glove_mcp_prompts_allowed(const struct glove_mcp_policy *p, const char *server_id) {
-        return p && server_id && strv_contains(p->prompts, p->n_prompts, server_id);
+        return p && server_id && strv_contains_n(p->prompts, p->n_prompts, server_id);
 }
 
 /* ---- the argument path in reasons ---- */

@@ -13,6 +13,7 @@
 #include "glove/mcp-policy.h"
 #include "macro.h"
 #include "policy-internal.h"
+#include "strv-util.h"
 
 /* A pattern is compiled with every counted repetition expanded (glibc
  * copies the repeated subexpression), and matching costs up to that size
@@ -55,38 +56,6 @@ static int get_count(const json_t *v, const struct jpath *at, uint64_t lo, uint6
                 return policy_error(err, errlen, EINVAL, at->s, "must be an integer from %ju to %ju", (uintmax_t) lo,
                                     (uintmax_t) hi);
         *ret = (uint64_t) json_integer_value(v);
-        return 0;
-}
-
-static void strv_free(char **v, size_t n) {
-        for (size_t i = 0; v && i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
-static bool strv_contains(char *const *v, size_t n, const char *s) {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(v[i], s) == 0)
-                        return true;
-        return false;
-}
-
-/* Appends a copy of |s| unless it is there already. The caller bounds n. */
-static int strv_add_unique(char ***v, size_t *n, const char *s) {
-        char **nv, *c;
-
-        if (strv_contains(*v, *n, s))
-                return 0;
-        c = strdup(s);
-        if (!c)
-                return -ENOMEM;
-        nv = reallocarray(*v, *n + 1, sizeof(char *));
-        if (!nv) {
-                free(c);
-                return -ENOMEM;
-        }
-        nv[(*n)++] = c;
-        *v = nv;
         return 0;
 }
 
@@ -136,9 +105,9 @@ static int load_duration(const json_t *v, const struct jpath *at, uint64_t lo, u
 
 static void server_done(struct glove_mcp_server *s) {
         free(s->id);
-        strv_free(s->argv, s->n_argv);
+        strv_free_n(s->argv, s->n_argv);
         free(s->cwd);
-        strv_free(s->env_pass, s->n_env_pass);
+        strv_free_n(s->env_pass, s->n_env_pass);
         for (size_t i = 0; i < s->n_env_set; i++) {
                 free(s->env_set[i].name);
                 free(s->env_set[i].value);
@@ -174,7 +143,7 @@ static int load_env(struct glove_mcp_server *s, const json_t *v, const struct jp
                         if (!policy_env_name_valid(name))
                                 return policy_error(err, errlen, EINVAL, je.s,
                                                     "\"%s\" is not a valid environment variable name", name);
-                        r = strv_add_unique(&s->env_pass, &s->n_env_pass, name);
+                        r = strv_add_unique_n(&s->env_pass, &s->n_env_pass, name, SIZE_MAX);
                         if (r < 0)
                                 return policy_error(err, errlen, r, je.s, "out of memory");
                 }
@@ -445,14 +414,14 @@ static void rule_free(struct glove_mcp_rule *r) {
                 regfree(r->regex);
                 free(r->regex);
         }
-        strv_free(r->path_under, r->n_path_under);
+        strv_free_n(r->path_under, r->n_path_under);
         rule_free(r->items);
         for (size_t i = 0; i < r->n_properties; i++) {
                 free(r->properties[i].name);
                 rule_free(r->properties[i].rule);
         }
         free(r->properties);
-        strv_free(r->required, r->n_required);
+        strv_free_n(r->required, r->n_required);
         free(r);
 }
 
@@ -640,7 +609,7 @@ static int load_path_under(struct glove_mcp_rule *rule, const json_t *v, const s
                                             "\"%s\" must be an absolute directory (or start with \"~/\" or "
                                             "\"${PWD}\") without \"..\"",
                                             s);
-                r = strv_add_unique(&rule->path_under, &rule->n_path_under, norm);
+                r = strv_add_unique_n(&rule->path_under, &rule->n_path_under, norm, SIZE_MAX);
                 if (r < 0)
                         return policy_error(err, errlen, ENOMEM, je.s, "out of memory");
         }
@@ -713,7 +682,7 @@ static int load_required(struct glove_mcp_rule *rule, const json_t *v, const str
                 if (!rule->additional_properties && !rule_has_property(rule, s))
                         return policy_error(err, errlen, EINVAL, je.s, "\"%s\" is not among the %s", s,
                                             rule->is_tool ? "arguments" : "properties");
-                r = strv_add_unique(&rule->required, &rule->n_required, s);
+                r = strv_add_unique_n(&rule->required, &rule->n_required, s, SIZE_MAX);
                 if (r < 0)
                         return policy_error(err, errlen, ENOMEM, je.s, "out of memory");
         }
@@ -941,8 +910,8 @@ void glove_mcp_policy_free(struct glove_mcp_policy *p) {
                 rule_free(p->tools[i].rule);
         }
         free(p->tools);
-        strv_free(p->resources, p->n_resources);
-        strv_free(p->prompts, p->n_prompts);
+        strv_free_n(p->resources, p->n_resources);
+        strv_free_n(p->prompts, p->n_prompts);
         free(p);
 }
 
@@ -1013,7 +982,7 @@ static int load_server_list(struct glove_mcp_policy *p, const json_t *v, const s
                         return r;
                 if (!glove_mcp_server_find(p, s))
                         return policy_error(err, errlen, EINVAL, je.s, "no server \"%s\" in /mcp/servers", s);
-                r = strv_add_unique(list, n, s);
+                r = strv_add_unique_n(list, n, s, SIZE_MAX);
                 if (r < 0)
                         return policy_error(err, errlen, ENOMEM, je.s, "out of memory");
         }
@@ -1091,17 +1060,6 @@ int glove_mcp_policy_load(const json_t *section, const char *at, const struct gl
 
 /* ---- back to JSON ---- */
 
-static json_t *strv_to_json(char *const *v, size_t n) {
-        json_t *a = json_array();
-
-        for (size_t i = 0; a && i < n; i++)
-                if (json_array_append_new(a, json_string(v[i])) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 /* Sets |key| to |value| (stolen); NULL |value| is out of memory. */
 static int set_new(json_t *o, const char *key, json_t *value) {
         if (!value)
@@ -1125,7 +1083,7 @@ static json_t *rule_to_json(const struct glove_mcp_rule *rule) {
         }
         if (rule->is_tool) {
                 if (set_new(o, "arguments", TAKE_PTR(props)) < 0 ||
-                    set_new(o, "required", strv_to_json(rule->required, rule->n_required)) < 0 ||
+                    set_new(o, "required", policy_strv_to_json(rule->required, rule->n_required)) < 0 ||
                     set_new(o, "additional_arguments", json_boolean(rule->additional_properties)) < 0)
                         return NULL;
                 return TAKE_PTR(o);
@@ -1145,12 +1103,12 @@ static json_t *rule_to_json(const struct glove_mcp_rule *rule) {
         if (rule->pattern)
                 r |= set_new(o, "pattern", json_string(rule->pattern));
         if (rule->n_path_under > 0)
-                r |= set_new(o, "path_under", strv_to_json(rule->path_under, rule->n_path_under));
+                r |= set_new(o, "path_under", policy_strv_to_json(rule->path_under, rule->n_path_under));
         if (rule->items)
                 r |= set_new(o, "items", rule_to_json(rule->items));
         if (rule->type == GLOVE_MCP_TYPE_OBJECT) {
                 r |= set_new(o, "properties", TAKE_PTR(props));
-                r |= set_new(o, "required", strv_to_json(rule->required, rule->n_required));
+                r |= set_new(o, "required", policy_strv_to_json(rule->required, rule->n_required));
                 r |= set_new(o, "additional_properties", json_boolean(rule->additional_properties));
         }
         if (r != 0)
@@ -1170,8 +1128,8 @@ static json_t *server_to_json(const struct glove_mcp_server *s) {
                         return NULL;
         format_duration_ms(s->call_timeout_ms, ct);
         format_duration_ms(s->init_timeout_ms, it);
-        doc = json_pack("{s:o,s:s,s:{s:o,s:O},s:b,s:s,s:s,s:I,s:I,s:b}", "command", strv_to_json(s->argv, s->n_argv),
-                        "cwd", s->cwd, "env", "pass", strv_to_json(s->env_pass, s->n_env_pass), "set", set,
+        doc = json_pack("{s:o,s:s,s:{s:o,s:O},s:b,s:s,s:s,s:I,s:I,s:b}", "command", policy_strv_to_json(s->argv, s->n_argv),
+                        "cwd", s->cwd, "env", "pass", policy_strv_to_json(s->env_pass, s->n_env_pass), "set", set,
                         "restart", (int) s->restart, "call_timeout", ct, "init_timeout", it, "max_tools",
                         (json_int_t) s->max_tools, "max_pages", (json_int_t) s->max_pages, "sandbox",
                         (int) s->sandbox);
@@ -1203,7 +1161,7 @@ int glove_mcp_policy_to_json(const struct glove_mcp_policy *p, json_t **ret) {
                 if (set_new(tools, p->tools[i].name, rule_to_json(p->tools[i].rule)) < 0)
                         return -ENOMEM;
         doc = json_pack("{s:O,s:O,s:o,s:o}", "servers", servers, "tools", tools, "resources",
-                        strv_to_json(p->resources, p->n_resources), "prompts", strv_to_json(p->prompts, p->n_prompts));
+                        policy_strv_to_json(p->resources, p->n_resources), "prompts", policy_strv_to_json(p->prompts, p->n_prompts));
         if (!doc)
                 return -ENOMEM;
         *ret = doc;

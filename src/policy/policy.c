@@ -10,6 +10,7 @@
 #include "path-util.h"
 #include "policy-internal.h"
 #include "string-table.h"
+#include "strv-util.h"
 
 /* Paths inside a writable grant that let an agent plant code the user will
  * later run on the host, or change how their tools behave: git hooks and
@@ -105,12 +106,6 @@ int glove_policy_new(const char *source, struct glove_policy **ret) {
         return 0;
 }
 
-static void strv_free(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
 void glove_policy_free(struct glove_policy *p) {
         if (!p)
                 return;
@@ -119,10 +114,10 @@ void glove_policy_free(struct glove_policy *p) {
                 free(p->grants[i].origin);
         }
         free(p->grants);
-        strv_free(p->symlinks, p->n_symlinks);
-        strv_free(p->protect, p->n_protect);
-        strv_free(p->unprotect, p->n_unprotect);
-        strv_free(p->env_pass, p->n_env_pass);
+        strv_free_n(p->symlinks, p->n_symlinks);
+        strv_free_n(p->protect, p->n_protect);
+        strv_free_n(p->unprotect, p->n_unprotect);
+        strv_free_n(p->env_pass, p->n_env_pass);
         for (size_t i = 0; i < p->n_env_set; i++) {
                 free(p->env_set[i].name);
                 free(p->env_set[i].value);
@@ -135,29 +130,6 @@ void glove_policy_free(struct glove_policy *p) {
         free(p->audit_path);
         glove_mcp_policy_free(p->mcp);
         free(p);
-}
-
-/* Appends |s| (taking ownership) unless an equal string is there already. */
-static int strv_push_unique(char ***v, size_t *n, char *s) {
-        char **nv;
-
-        for (size_t i = 0; i < *n; i++)
-                if (strcmp((*v)[i], s) == 0) {
-                        free(s);
-                        return 0;
-                }
-        if (*n >= GLOVE_POLICY_MAX_ENTRIES) {
-                free(s);
-                return -E2BIG;
-        }
-        nv = reallocarray(*v, *n + 1, sizeof(char *));
-        if (!nv) {
-                free(s);
-                return -ENOMEM;
-        }
-        nv[(*n)++] = s;
-        *v = nv;
-        return 0;
 }
 
 static const char *const grant_kind_names[] = {
@@ -262,7 +234,7 @@ int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_c
                 free(norm);
                 return policy_error(err, errlen, EINVAL, NULL, "symlink \"%s\" is not allowed there", path);
         }
-        r = strv_push_unique(&p->symlinks, &p->n_symlinks, norm);
+        r = strv_push_unique_n(&p->symlinks, &p->n_symlinks, norm, GLOVE_POLICY_MAX_ENTRIES);
         return r < 0 ? policy_error(err, errlen, r, NULL, "too many symlinks") : 0;
 }
 
@@ -288,7 +260,7 @@ int glove_policy_add_protect(struct glove_policy *p, const struct glove_policy_c
                                             "absolute path",
                                             path);
         }
-        r = strv_push_unique(&p->protect, &p->n_protect, v);
+        r = strv_push_unique_n(&p->protect, &p->n_protect, v, GLOVE_POLICY_MAX_ENTRIES);
         return r < 0 ? policy_error(err, errlen, r, NULL, "too many protected paths") : 0;
 }
 
@@ -305,7 +277,7 @@ found:
         v = strdup(name);
         if (!v)
                 return -ENOMEM;
-        r = strv_push_unique(&p->unprotect, &p->n_unprotect, v);
+        r = strv_push_unique_n(&p->unprotect, &p->n_unprotect, v, GLOVE_POLICY_MAX_ENTRIES);
         return r < 0 ? policy_error(err, errlen, r, NULL, "too many entries") : 0;
 }
 
@@ -334,7 +306,7 @@ int glove_policy_add_env_pass(struct glove_policy *p, const char *name, char *er
         v = strdup(name);
         if (!v)
                 return -ENOMEM;
-        r = strv_push_unique(&p->env_pass, &p->n_env_pass, v);
+        r = strv_push_unique_n(&p->env_pass, &p->n_env_pass, v, GLOVE_POLICY_MAX_ENTRIES);
         return r < 0 ? policy_error(err, errlen, r, NULL, "too many environment entries") : 0;
 }
 
@@ -460,7 +432,7 @@ int glove_policy_set_hostname(struct glove_policy *p, const char *hostname, char
         return 0;
 }
 
-static json_t *strv_to_json(char **v, size_t n) {
+json_t *policy_strv_to_json(char *const *v, size_t n) {
         json_t *a = json_array();
 
         for (size_t i = 0; a && i < n; i++)
@@ -505,9 +477,9 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
         doc = json_pack("{s:i,s:{s:o,s:o,s:o,s:o,s:o},s:{s:o,s:o},s:{s:s},s:s*,s:s,s:o,s:{s:s*,s:b,s:I},s:{s:b}}",
                         "version", 1,
                         "filesystem", "read", read, "write", write, "symlinks",
-                        strv_to_json(p->symlinks, p->n_symlinks), "protect", strv_to_json(p->protect, p->n_protect),
-                        "unprotect", strv_to_json(p->unprotect, p->n_unprotect), "environment", "pass",
-                        strv_to_json(p->env_pass, p->n_env_pass), "set", set, "network", "mode",
+                        policy_strv_to_json(p->symlinks, p->n_symlinks), "protect", policy_strv_to_json(p->protect, p->n_protect),
+                        "unprotect", policy_strv_to_json(p->unprotect, p->n_unprotect), "environment", "pass",
+                        policy_strv_to_json(p->env_pass, p->n_env_pass), "set", set, "network", "mode",
                         glove_net_mode_to_string(p->net), "cwd", p->cwd, "hostname", p->hostname, "identity",
                         identity, "audit",
                         "path", p->audit_path, "raw_values", (int) p->audit_raw_values, "raw_max_bytes",

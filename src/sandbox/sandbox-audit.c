@@ -41,13 +41,6 @@ static void argv_digest(char *const *argv, char ret[GLOVE_SHA256_HEX_CHARS + 1])
         glove_sha256_hex(buf, len, ret);
 }
 
-static bool strv_has(char *const *v, size_t n, const char *s) {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(v[i], s) == 0)
-                        return true;
-        return false;
-}
-
 static bool env_set_has(const struct glove_policy *p, const char *name) {
         for (size_t i = 0; i < p->n_env_set; i++)
                 if (strcmp(p->env_set[i].name, name) == 0)
@@ -195,7 +188,7 @@ static int record_env(const struct plan *plan, const struct glove_sandbox_option
                 if (!value)
                         return -ENOMEM;
                 rule = env_set_has(pol, name)                         ? "environment.set"
-                       : strv_has(pol->env_pass, pol->n_env_pass, name) ? "environment.pass"
+                       : strv_contains_n(pol->env_pass, pol->n_env_pass, name) ? "environment.pass"
                                                                         : "built-in";
                 r = append(opts->audit, &(struct glove_audit_event) {
                         .component = "sandbox",

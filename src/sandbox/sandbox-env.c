@@ -11,13 +11,6 @@
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
-char **strv_free_null(char **v) {
-        for (char **e = v; e && *e; e++)
-                free(*e);
-        free(v);
-        return NULL;
-}
-
 static const char *host_lookup(char *const *host_env, const char *name) {
         size_t n = strlen(name);
 
@@ -74,7 +67,7 @@ int env_build(const struct glove_policy *p, char *const *host_env, const char *h
         for (size_t i = 0; r >= 0 && i < p->n_env_set; i++)
                 r = env_put(&v, &n, p->env_set[i].name, p->env_set[i].value);
         if (r < 0) {
-                strv_free_null(v);
+                strv_free(v);
                 return r;
         }
         *ret = v;

@@ -596,6 +596,6 @@ void plan_done(struct plan *plan) {
                 free(plan->syms[i].target);
         }
         free(plan->syms);
-        strv_free_null(plan->envp);
+        strv_free(plan->envp);
         *plan = (struct plan) {};
 }

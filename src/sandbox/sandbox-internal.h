@@ -15,6 +15,7 @@
 #include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "missing-syscall.h"
+#include "strv-util.h"
 
 /* Where a setup failure in the sandbox happened; names in sandbox.c. */
 enum stage {
@@ -189,7 +190,6 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
 
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
-char **strv_free_null(char **v);
 
 /* sandbox-mount.c: step 3, in the sandbox's init before pivot_root.
  * On failure returns -errno and sets *ret_stage and |detail|. */

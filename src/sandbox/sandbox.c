@@ -282,21 +282,6 @@ static void report_failure(const struct sync_msg *m) {
                 log_error("Run 'glove doctor' to see what this kernel provides.");
 }
 
-static char **strv_copy(char *const *v) {
-        size_t n = 0;
-        char **c;
-
-        while (v[n])
-                n++;
-        c = calloc(n + 1, sizeof(char *));
-        if (!c)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!(c[i] = strdup(v[i])))
-                        return strv_free_null(c);
-        return c;
-}
-
 static void result_from_wait(struct glove_session_result *res, int wstatus) {
         if (WIFEXITED(wstatus)) {
                 res->reason = "exit";
@@ -781,7 +766,7 @@ out:
         net_proxy_stop(&np);
         res.proxy = np.helper;
         limits_done(&limits);
-        strv_free_null(argv_copy);
+        strv_free(argv_copy);
         plan.argv = NULL;
         plan_done(&plan);
 done:
