@@ -24,3 +24,14 @@ void now_rfc3339(char buf[RFC3339_MAX]) {
 uint64_t timespec_ns(const struct timespec *ts) {
         return (uint64_t) ts->tv_sec * 1000000000u + (uint64_t) ts->tv_nsec;
 }
+
+int64_t timespec_ms(const struct timespec *ts) {
+        return (int64_t) ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
+}
+
+int64_t now_monotonic_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return timespec_ms(&ts);
+}

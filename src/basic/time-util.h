@@ -12,3 +12,6 @@ void format_rfc3339(const struct timespec *ts, char buf[RFC3339_MAX]);
 /* The same for now (CLOCK_REALTIME). */
 void now_rfc3339(char buf[RFC3339_MAX]);
 uint64_t timespec_ns(const struct timespec *ts);
+int64_t timespec_ms(const struct timespec *ts);
+/* CLOCK_MONOTONIC in milliseconds: deadlines and durations within a run. */
+int64_t now_monotonic_ms(void);

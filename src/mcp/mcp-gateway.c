@@ -26,6 +26,7 @@
 #include "mcp-catalog.h"
 #include "mcp-tools.h"
 #include "mcp-upstream.h"
+#include "time-util.h"
 
 #define GW_MAX_PENDING 1024            /* calls in flight from one agent */
 #define GW_WRITE_TIMEOUT_MS 5000       /* a peer that does not read for this long is dead */
@@ -142,16 +143,9 @@ struct gateway {
         char **envps[GLOVE_MCP_MAX_SERVERS];
 };
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Writes all of |buf| to |fd| (nonblocking or not) within the timeout. */
 static int write_within_timeout(int fd, const char *buf, size_t len) {
-        int64_t deadline = now_ms() + GW_WRITE_TIMEOUT_MS;
+        int64_t deadline = now_monotonic_ms() + GW_WRITE_TIMEOUT_MS;
 
         while (len > 0) {
                 ssize_t n = write(fd, buf, len);
@@ -165,7 +159,7 @@ static int write_within_timeout(int fd, const char *buf, size_t len) {
                         continue;
                 if (n < 0 && errno == EAGAIN) {
                         struct pollfd p = { .fd = fd, .events = POLLOUT };
-                        int64_t left = deadline - now_ms();
+                        int64_t left = deadline - now_monotonic_ms();
 
                         if (left <= 0 || poll(&p, 1, (int) left) == 0)
                                 return -ETIMEDOUT;
@@ -189,7 +183,7 @@ static int outq_push(struct outq *q, const char *s, size_t n, size_t max) {
         if (outq_size(q) + n > max)
                 return -ENOBUFS;
         if (outq_size(q) == 0)
-                q->since = now_ms();
+                q->since = now_monotonic_ms();
         if (q->end + n > q->cap) {
                 int r;
 
@@ -230,7 +224,7 @@ static int outq_write(struct outq *q, int fd) {
                         return n < 0 ? negative_errno() : -EIO;
                 q->start += (size_t) n;
                 q->done += (uint64_t) n;
-                q->since = now_ms();
+                q->since = now_monotonic_ms();
         }
         q->start = q->end = 0;
         return 0;
@@ -374,7 +368,7 @@ static int reaggregate(struct gateway *g, bool notify) {
 
 static int audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes) {
         _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:I,s:s}", "outcome", outcome, "latency_ms",
-                                                 (json_int_t) (now_ms() - p->start_ms), "result_bytes",
+                                                 (json_int_t) (now_monotonic_ms() - p->start_ms), "result_bytes",
                                                  (json_int_t) bytes, "server", g->ups[p->upstream].cfg->id);
 
         if (!extra)
@@ -550,7 +544,7 @@ static int relist_page(struct gateway *g, size_t k, const char *cursor) {
                 return -ENOMEM;
         g->pending[g->n_pending++] = (struct pending) {
                 .kind = PENDING_LIST, .up_id = up_id, .upstream = k,
-                .start_ms = now_ms(), .deadline_ms = now_ms() + (int64_t) up->cfg->init_timeout_ms,
+                .start_ms = now_monotonic_ms(), .deadline_ms = now_monotonic_ms() + (int64_t) up->cfg->init_timeout_ms,
         };
         return to_upstream(g, k, req);
 }
@@ -618,7 +612,7 @@ static int fan_page(struct gateway *g, size_t fi, size_t k, const char *cursor) 
                 return -ENOMEM;
         g->pending[g->n_pending++] = (struct pending) {
                 .kind = PENDING_FAN, .up_id = up_id, .upstream = k, .fan = fi,
-                .start_ms = now_ms(), .deadline_ms = now_ms() + (int64_t) up->cfg->init_timeout_ms,
+                .start_ms = now_monotonic_ms(), .deadline_ms = now_monotonic_ms() + (int64_t) up->cfg->init_timeout_ms,
         };
         g->fans[fi].outstanding++;
         g->fans[fi].pages[k]++;
@@ -973,8 +967,8 @@ static void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_i
                 .agent_id = json_incref(agent_id),
                 .agent_token = token ? json_deep_copy(token) : NULL,
                 .tool = strdup(what),
-                .start_ms = now_ms(),
-                .deadline_ms = now_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
+                .start_ms = now_monotonic_ms(),
+                .deadline_ms = now_monotonic_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
         };
 }
 
@@ -1433,7 +1427,7 @@ static int accept_conn(struct gateway *g) {
 /* ---- the loop ---- */
 
 static int expire(struct gateway *g) {
-        int64_t now = now_ms();
+        int64_t now = now_monotonic_ms();
 
         for (size_t i = g->n_pending; i-- > 0;) {
                 struct pending *p = &g->pending[i];
@@ -1542,7 +1536,7 @@ done:
  * is closed (glove mcp's only one ends the gateway: -EPIPE), a server is
  * down. */
 static int write_queues(struct gateway *g) {
-        int64_t now = now_ms();
+        int64_t now = now_monotonic_ms();
         int r;
 
         for (size_t c = 0; c < GW_MAX_CONNS; c++) {
@@ -1598,7 +1592,7 @@ static int settle_fans(struct gateway *g) {
                 for (size_t i = 0; i < g->n_pending; i++)
                         if (next < 0 || g->pending[i].deadline_ms < next)
                                 next = g->pending[i].deadline_ms;
-                r = poll(pfd, n, next < 0 ? 0 : (int) (next - now_ms() < 0 ? 0 : next - now_ms()));
+                r = poll(pfd, n, next < 0 ? 0 : (int) (next - now_monotonic_ms() < 0 ? 0 : next - now_monotonic_ms()));
                 if (r < 0 && errno != EINTR)
                         return log_error_errno(negative_errno(), "poll: %m");
                 for (size_t j = 0; r > 0 && j < n; j++)
@@ -1854,12 +1848,12 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                 next = g.pending[i].deadline_ms;
                 if (o->audit && glove_audit_pending(o->audit)) {
                         if (later_since < 0)
-                                later_since = now_ms();
+                                later_since = now_monotonic_ms();
                         if (next < 0 || later_since + GW_AUDIT_LATER_MS < next)
                                 next = later_since + GW_AUDIT_LATER_MS;
                 } else
                         later_since = -1;
-                timeout = next < 0 ? -1 : (int) (next - now_ms() < 0 ? 0 : next - now_ms());
+                timeout = next < 0 ? -1 : (int) (next - now_monotonic_ms() < 0 ? 0 : next - now_monotonic_ms());
                 r = poll(pfd, n, timeout);
                 if (r < 0 && errno == EINTR)
                         continue;
@@ -1913,7 +1907,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = r == -EPIPE ? 0 : r;
                         goto out;
                 }
-                if (later_since >= 0 && now_ms() >= later_since + GW_AUDIT_LATER_MS) {
+                if (later_since >= 0 && now_monotonic_ms() >= later_since + GW_AUDIT_LATER_MS) {
                         if (glove_audit_flush(o->audit) < 0)
                                 log_warning("cannot write call outcomes to the audit log");
                         later_since = -1;

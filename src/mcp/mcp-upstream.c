@@ -17,6 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-upstream.h"
+#include "time-util.h"
 
 const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", NULL };
 
@@ -24,16 +25,9 @@ const char *const mcp_protocol_versions[] = { "2025-11-25", "2025-06-18", NULL }
  * end its sandbox on SIGTERM and report before SIGKILL. */
 #define UPSTREAM_FAILED_GRACE_MS 1000
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int wait_fd(int fd, short events, int pidfd, int64_t deadline) {
         struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = pidfd, .events = POLLIN } };
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - now_monotonic_ms();
         int r;
 
         if (left <= 0)
@@ -172,7 +166,7 @@ static int handle_aside(struct mcp_upstream *u, const struct glove_mcp_message *
 /* Sends |method| and waits for its answer; *ret_result gets a reference. */
 static int request_sync(struct mcp_upstream *u, const char *method, json_t *params, int timeout_ms,
                         json_t **ret_result, char *err, size_t errlen) {
-        int64_t deadline = now_ms() + timeout_ms, id = u->next_id++;
+        int64_t deadline = now_monotonic_ms() + timeout_ms, id = u->next_id++;
         _cleanup_json_ json_t *req = NULL, *jid = json_integer(id);
         int r;
 
@@ -239,7 +233,7 @@ static int initialize(struct mcp_upstream *u, const struct mcp_upstream_config *
                 return error_format(err, errlen, -ENOMEM, "out of memory");
         if (glove_mcp_notification("notifications/initialized", NULL, &note) < 0)
                 return error_format(err, errlen, -ENOMEM, "out of memory");
-        return send_msg(u, note, now_ms() + cfg->init_timeout_ms, err, errlen);
+        return send_msg(u, note, now_monotonic_ms() + cfg->init_timeout_ms, err, errlen);
 }
 
 int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_config *cfg, char *err,

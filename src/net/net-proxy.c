@@ -33,6 +33,7 @@
 #include "log.h"
 #include "macro.h"
 #include "net-internal.h"
+#include "time-util.h"
 
 #define MAX_CONNS 128               /* concurrent connections, any state */
 #define RATE_PER_S 50               /* new connections per second, sustained */
@@ -117,10 +118,7 @@ struct proxy {
 };
 
 static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+        return (uint64_t) now_monotonic_ms();
 }
 
 /* ---- audit ---- */

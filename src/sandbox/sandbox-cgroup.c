@@ -28,6 +28,7 @@
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-scope.h"
+#include "time-util.h"
 
 #define CPU_PERIOD_US 100000u
 
@@ -525,15 +526,14 @@ int limits_apply_rlimits(const struct plan *plan, char *detail, size_t len) {
 /* Waits (up to |ms|) until nothing lives in the cgroup any more. */
 static void wait_empty(int dirfd, int ms) {
         _cleanup_close_ int fd = openat(dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-        struct timespec start;
+        int64_t start;
 
         if (fd < 0)
                 return;
-        (void) clock_gettime(CLOCK_MONOTONIC, &start);
+        start = now_monotonic_ms();
         for (;;) {
                 char text[256];
                 ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-                struct timespec now;
                 long left;
 
                 if (n < 0)
@@ -541,8 +541,7 @@ static void wait_empty(int dirfd, int ms) {
                 text[n] = 0;
                 if (strstr(text, "populated 0"))
                         return;
-                (void) clock_gettime(CLOCK_MONOTONIC, &now);
-                left = ms - ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
+                left = (long) (ms - (now_monotonic_ms() - start));
                 if (left <= 0)
                         return;
                 (void) poll(&(struct pollfd) { .fd = fd, .events = POLLPRI }, 1, (int) (left < 100 ? left : 100));

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "macro.h"
 #include "sandbox-scope.h"
+#include "time-util.h"
 
 #define DBUS_TIMEOUT_MS 5000
 #define DBUS_MAX_MESSAGE (64u << 10)
@@ -294,10 +295,7 @@ int scope_dbus_parse(const uint8_t *b, size_t n, struct scope_dbus_msg *ret) {
 /* ---- the conversation ---- */
 
 static long ms_left(const struct timespec *deadline) {
-        struct timespec now;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &now);
-        return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+        return (long) (timespec_ms(deadline) - now_monotonic_ms());
 }
 
 static int wait_fd(int fd, short events, const struct timespec *deadline) {

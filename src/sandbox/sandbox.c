@@ -30,6 +30,7 @@
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
+#include "time-util.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -301,13 +302,6 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
  * after this grace SIGKILL to the whole PID namespace (init). */
 #define WATCHDOG_GRACE_S 3
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for the agent's end, relaying its terminal or pipes meanwhile.
  * Init reports the agent's wait status only after it killed and reaped
  * everything else in the sandbox (and closed its ends of the pipes), so
@@ -340,7 +334,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         /* A run we ended does not wait for a reader that
                          * takes nothing: what is left gets the watchdog's
                          * grace, then is dropped. */
-                        int64_t now = now_ms();
+                        int64_t now = now_monotonic_ms();
 
                         if (drain_deadline < 0)
                                 drain_deadline = now + WATCHDOG_GRACE_S * 1000;

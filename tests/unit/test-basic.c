@@ -18,6 +18,7 @@
 #include "parse-util.h"
 #include "path-util.h"
 #include "string-table.h"
+#include "time-util.h"
 
 /* path_normalize() result, or NULL after asserting the exact error. */
 static void check_normalize(const char *in, const char *want) {
@@ -366,6 +367,22 @@ static void test_string_table(void **state) {
         assert_int_equal(c, COLOUR_INVALID);
 }
 
+/* Milliseconds truncate; the monotonic clock does not go back. */
+static void test_time_ms(void **state) {
+        struct timespec ts = { .tv_sec = 12, .tv_nsec = 345999999 };
+        int64_t a, b;
+
+        (void) state;
+        assert_int_equal(timespec_ms(&ts), 12345);
+        ts = (struct timespec) { .tv_sec = 0, .tv_nsec = 999999 };
+        assert_int_equal(timespec_ms(&ts), 0);
+        a = now_monotonic_ms();
+        (void) usleep(20000);
+        b = now_monotonic_ms();
+        assert_true(b - a >= 20);
+        assert_true(a > 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
@@ -373,7 +390,7 @@ int main(void) {
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),
                 cmocka_unit_test(test_passwd_home), cmocka_unit_test(test_buf_reserve),        cmocka_unit_test(test_parse_cpu_milli),
-                cmocka_unit_test(test_string_table),
+                cmocka_unit_test(test_string_table), cmocka_unit_test(test_time_ms),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
