@@ -107,3 +107,30 @@ void mountinfo_iter_done(struct mountinfo_iter *it) {
 int mountinfo_read(char **ret, size_t *ret_len) {
         return read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, 0, ret, ret_len);
 }
+
+int mountinfo_find_fstype(const char *fstype, char **ret_root, char **ret_mount_point) {
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
+        _cleanup_free_ char *text = NULL;
+        struct mountinfo_entry e;
+        size_t len = 0;
+        int r;
+
+        r = mountinfo_read(&text, &len);
+        if (r < 0)
+                return r;
+        mountinfo_iter_init(&it, text, len);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
+                _cleanup_free_ char *root = NULL, *mount_point = NULL;
+
+                if (strcmp(e.fstype, fstype) != 0)
+                        continue;
+                root = strdup(e.root);
+                mount_point = strdup(e.mount_point);
+                if (!root || !mount_point)
+                        return -ENOMEM;
+                *ret_root = TAKE_PTR(root);
+                *ret_mount_point = TAKE_PTR(mount_point);
+                return 0;
+        }
+        return r < 0 ? r : -ENOENT;
+}

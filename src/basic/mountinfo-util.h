@@ -50,6 +50,12 @@ void mountinfo_iter_init(struct mountinfo_iter *it, const char *text, size_t len
 int mountinfo_iter_next(struct mountinfo_iter *it, struct mountinfo_entry *ret);
 void mountinfo_iter_done(struct mountinfo_iter *it);
 
+/* The first mount of file system type |fstype| in /proc/self/mountinfo:
+ * its root within the file system and its mount point, decoded, malloc'd
+ * and the caller's. -ENOENT when there is none, or -errno. glove exec and
+ * glove doctor find the cgroup2 mount with it, so they name the same one. */
+int mountinfo_find_fstype(const char *fstype, char **ret_root, char **ret_mount_point);
+
 /* /proc/self/mountinfo, whole (at most MOUNTINFO_MAX bytes): a malloc'd,
  * NUL-terminated text the caller owns, and its length. -errno. */
 int mountinfo_read(char **ret, size_t *ret_len);

@@ -1248,17 +1248,16 @@ static int parse_mountinfo(struct cgroup_mounts *ret) {
         size_t len = 0;
         int r;
 
+        /* the mount glove exec uses */
+        r = mountinfo_find_fstype("cgroup2", &ret->v2_root, &ret->v2_mountpoint);
+        if (r < 0 && r != -ENOENT)
+                return r;
         r = mountinfo_read(&text, &len);
         if (r < 0)
                 return r;
         mountinfo_iter_init(&it, text, len);
         while ((r = mountinfo_iter_next(&it, &e)) > 0) {
-                if (strcmp(e.fstype, "cgroup2") == 0 && !ret->v2_mountpoint) {
-                        ret->v2_root = strdup(e.root);
-                        ret->v2_mountpoint = strdup(e.mount_point);
-                        if (!ret->v2_root || !ret->v2_mountpoint)
-                                return -ENOMEM;
-                } else if (strcmp(e.fstype, "cgroup") == 0) {
+                if (strcmp(e.fstype, "cgroup") == 0) {
                         for (size_t i = 0; i < ELEMENTSOF(cgroup_wanted); i++)
                                 if (!ret->v1[i] && word_in_list(e.super_options, cgroup_wanted[i], ",")) {
                                         ret->v1[i] = strdup(e.mount_point);

@@ -74,26 +74,17 @@ static bool stat_value(const char *text, const char *key, uint64_t *ret) {
 /* The first cgroup2 mount's root and mount point (mountinfo fields 4 and
  * 5, decoded), as glove doctor finds it. */
 static int find_cgroup2(char *root, size_t rlen, char *mnt, size_t mlen) {
-        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
-        _cleanup_free_ char *text = NULL;
-        struct mountinfo_entry e;
-        size_t size = 0;
+        _cleanup_free_ char *r_root = NULL, *r_mnt = NULL;
         int r;
 
-        r = mountinfo_read(&text, &size);
+        r = mountinfo_find_fstype("cgroup2", &r_root, &r_mnt);
         if (r < 0)
                 return r;
-        mountinfo_iter_init(&it, text, size);
-        while ((r = mountinfo_iter_next(&it, &e)) > 0) {
-                if (strcmp(e.fstype, "cgroup2") != 0)
-                        continue;
-                if (strlen(e.root) >= rlen || strlen(e.mount_point) >= mlen)
-                        return -ENAMETOOLONG;
-                memcpy(root, e.root, strlen(e.root) + 1);
-                memcpy(mnt, e.mount_point, strlen(e.mount_point) + 1);
-                return 0;
-        }
-        return r < 0 ? r : -ENOENT;
+        if (strlen(r_root) >= rlen || strlen(r_mnt) >= mlen)
+                return -ENAMETOOLONG;
+        memcpy(root, r_root, strlen(r_root) + 1);
+        memcpy(mnt, r_mnt, strlen(r_mnt) + 1);
+        return 0;
 }
 
 static int own_cgroup(char *buf, size_t len) {

@@ -129,12 +129,28 @@ static void test_read_self(void **state) {
         assert_true(root);
 }
 
+static void test_find_fstype(void **state) {
+        char *root = (char *) 0x1, *mount_point = (char *) 0x1;
+
+        (void) state;
+        assert_int_equal(mountinfo_find_fstype("no-such-fs", &root, &mount_point), -ENOENT);
+        assert_ptr_equal(root, (char *) 0x1);
+        assert_ptr_equal(mount_point, (char *) 0x1);
+        /* the test runs with a /proc; the first proc mount is a mount point */
+        assert_int_equal(mountinfo_find_fstype("proc", &root, &mount_point), 0);
+        assert_string_equal(root, "/");
+        assert_true(mount_point[0] == '/');
+        free(root);
+        free(mount_point);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unescape),
                 cmocka_unit_test(test_parse_line),
                 cmocka_unit_test(test_iter),
                 cmocka_unit_test(test_read_self),
+                cmocka_unit_test(test_find_fstype),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
