@@ -35,6 +35,7 @@
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
 #include "glove/policy.h"
+#include "cgroup-util.h"
 #include "file-util.h"
 #include "log.h"
 #include "macro.h"
@@ -1269,30 +1270,6 @@ static int parse_mountinfo(struct cgroup_mounts *ret) {
         return r;
 }
 
-/* This process's cgroup in the v2 hierarchy ("0::" line), or -ENXIO. */
-static int own_cgroup_v2(char **ret) {
-        _cleanup_free_ char *text = NULL;
-        char *p, *e, *s;
-        int r;
-
-        r = read_text_file("/proc/self/cgroup", &text);
-        if (r < 0)
-                return r;
-        for (p = text; p && *p; p = e ? e + 1 : NULL) {
-                e = strchr(p, '\n');
-                if (e)
-                        *e = 0;
-                if (strncmp(p, "0::", 3) == 0) {
-                        s = strdup(p + 3);
-                        if (!s)
-                                return -ENOMEM;
-                        *ret = s;
-                        return 0;
-                }
-        }
-        return -ENXIO;
-}
-
 /* Read only: what the files say about this process's cgroup. Whether a
  * session cgroup can really be made and its limits hold is what
  * resource-limits tries. */
@@ -1321,7 +1298,7 @@ static void probe_cgroup(struct doctor *d) {
         }
         check_extra(d, CHECK_CGROUP2, "mountpoint", json_string_lossy(mounts.v2_mountpoint));
 
-        r = own_cgroup_v2(&cg);
+        r = cgroup_self_v2_path(&cg);
         if (r == -ENOMEM) {
                 d->oom = true;
                 return;

@@ -20,6 +20,7 @@
 
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -88,28 +89,16 @@ static int find_cgroup2(char *root, size_t rlen, char *mnt, size_t mlen) {
 }
 
 static int own_cgroup(char *buf, size_t len) {
-        char text[4096];
-        _cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-        ssize_t n;
+        _cleanup_free_ char *path = NULL;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, text, sizeof(text) - 1);
-        if (n < 0)
-                return negative_errno();
-        text[n] = 0;
-        for (char *p = text, *e; p && *p; p = e ? e + 1 : NULL) {
-                e = strchr(p, '\n');
-                if (e)
-                        *e = 0;
-                if (strncmp(p, "0::", 3) == 0) {
-                        if (strlen(p + 3) >= len)
-                                return -ENAMETOOLONG;
-                        memcpy(buf, p + 3, strlen(p + 3) + 1);
-                        return 0;
-                }
-        }
-        return -ENXIO;
+        r = cgroup_self_v2_path(&path);
+        if (r < 0)
+                return r;
+        if (strlen(path) >= len)
+                return -ENAMETOOLONG;
+        memcpy(buf, path, strlen(path) + 1);
+        return 0;
 }
 
 static bool alone_in(const char *dir) {
