@@ -124,6 +124,9 @@ struct conn {
 
 struct gateway {
         const struct glove_mcp_gateway_options *o;
+        /* a failing audit log was said to the user: once, not at every
+         * record of a round, until a write succeeds again */
+        bool audit_said;
         struct conn conns[GW_MAX_CONNS];
         struct gw_upstream *ups;
         size_t n_ups;
@@ -352,8 +355,10 @@ static int reaggregate(struct gateway *g, bool notify) {
                                 .subject = json_string_value(json_object_get(h, "tool")),
                                 .extra = h,
                         });
-                        if (r < 0)
+                        if (r < 0 && !g->audit_said) {
                                 log_warning("cannot write the audit log: %s", strerror(-r));
+                                g->audit_said = true;
+                        }
                 }
         }
         mcp_tools_free(g->tools);
@@ -1066,7 +1071,10 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                             .extra = extra,
                     });
         if (r < 0) {
-                log_error("Cannot write the audit log: %s; the call is denied", strerror(-r));
+                if (!g->audit_said)
+                        log_error("Cannot write the audit log: %s; calls are denied until it can be written",
+                                  strerror(-r));
+                g->audit_said = true;
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
         }
         if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
@@ -1500,10 +1508,14 @@ static int commit_held(struct gateway *g) {
         if (g->n_held == 0 || !g->o->audit)
                 goto done;
         r = glove_audit_flush(g->o->audit);
-        if (r >= 0)
+        if (r >= 0) {
+                g->audit_said = false;
                 goto done;
-        log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
-                  g->n_held == 1 ? " is" : "s are");
+        }
+        if (!g->audit_said)
+                log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
+                          g->n_held == 1 ? " is" : "s are");
+        g->audit_said = true;
         glove_audit_drop_later(g->o->audit);
         for (size_t i = g->n_held; i-- > 0;) {
                 const struct held *h = &g->held[i];
@@ -1643,7 +1655,7 @@ static char **server_env(const struct glove_mcp_server *s, char *const *host_env
 static void gateway_done(struct gateway *g) {
         /* what was decided goes on record before the agents get their
          * last answers; requests held back this round are never sent */
-        if (g->o->audit && glove_audit_flush(g->o->audit) < 0)
+        if (g->o->audit && glove_audit_flush(g->o->audit) < 0 && !g->audit_said)
                 log_warning("cannot write the last records to the audit log");
         for (size_t c = 0; c < GW_MAX_CONNS; c++)
                 close_conn(g, c, true);
@@ -1722,6 +1734,9 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 up->log_fd = o->log_dir_fd >= 0 ? openat(o->log_dir_fd, logname,
                                                           O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
                                                 : -EBADF;
+                if (o->log_dir_fd >= 0 && up->log_fd < 0)
+                        log_warning("Cannot open %s in the MCP log directory: %s; MCP server %s's stderr is "
+                                    "dropped", logname, strerror(errno), s->id);
                 g.envps[i] = server_env(s, o->host_env);
                 if (!g.envps[i]) {
                         r = log_error_errno(-ENOMEM, "Out of memory");
@@ -1914,8 +1929,12 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         goto out;
                 }
                 if (later_since >= 0 && now_ms() >= later_since + GW_AUDIT_LATER_MS) {
-                        if (glove_audit_flush(o->audit) < 0)
-                                log_warning("cannot write call outcomes to the audit log");
+                        if (glove_audit_flush(o->audit) < 0) {
+                                if (!g.audit_said)
+                                        log_warning("cannot write call outcomes to the audit log");
+                                g.audit_said = true;
+                        } else
+                                g.audit_said = false;
                         later_since = -1;
                 }
         }
