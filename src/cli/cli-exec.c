@@ -301,7 +301,7 @@ struct flag {
         char *arg;
 };
 
-static void print_warning(void *userdata, const char *text) {
+void cli_print_warning(void *userdata, const char *text) {
         (void) userdata;
         log_warning("%s", text);
 }
@@ -395,7 +395,7 @@ int cli_exec_main(int argc, char **argv, bool run) {
                     .policy_path = policy_path,
                     .default_without_setup = dry_run,
                     .host_env = environ,
-                    .warning = print_warning,
+                    .warning = cli_print_warning,
             }, &session) < 0) {
                 log_error("Out of memory");
                 return GLOVE_EXIT_FAILED;

@@ -75,6 +75,7 @@ int cli_mcp(int argc, char **argv) {
                     .command = GLOVE_SESSION_MCP,
                     .policy_path = policy_path,
                     .host_env = environ,
+                    .warning = cli_print_warning,
             }, &session) < 0) {
                 log_error("Out of memory");
                 return EXIT_FAILED;

@@ -21,6 +21,8 @@ int cli_mcp_connect(int argc, char **argv);
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);
 
-/* cli-exec.c: prints the session's error, if any, once. */
+/* cli-exec.c: prints the session's error, if any, once; and each warning
+ * as it comes (glove_session_options.warning). */
 struct glove_session;
 void cli_print_error(const struct glove_session *s);
+void cli_print_warning(void *userdata, const char *text);

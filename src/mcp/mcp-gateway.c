@@ -1684,22 +1684,22 @@ static void gateway_done(struct gateway *g) {
         json_decref(g->res_templates);
 }
 
-int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
+static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_error *e, struct glove_warnings *w) {
         const struct glove_mcp_policy *p = o->policy;
         struct gateway g = { .o = o };
         int64_t later_since = -1; /* when outcome records began to wait, or -1 */
         int r = 0, in_flags = -1, out_flags = -1;
 
         if (!p || p->n_servers == 0) {
-                log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
-                return -EINVAL;
+                return glove_error_set(e, -EINVAL, "mcp", "The policy names no MCP servers (mcp.servers): nothing to "
+                                       "serve");
         }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
         g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
         g.held = calloc(GW_MAX_PENDING, sizeof(*g.held));
         if (!g.ups || !g.pending || !g.held) {
                 gateway_done(&g);
-                return log_error_errno(-ENOMEM, "Out of memory");
+                return glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
         }
         (void) signal(SIGPIPE, SIG_IGN);
         if (o->listen_fd < 0) {
@@ -1708,7 +1708,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                  * terminal) may share: it is put back before we return. */
                 if (glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g.conns[0].reader) < 0) {
                         gateway_done(&g);
-                        return log_error_errno(-ENOMEM, "Out of memory");
+                        return glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
                 }
                 g.conns[0].open = true;
                 g.conns[0].in_fd = o->in_fd;
@@ -1735,16 +1735,17 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                                           O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
                                                 : -EBADF;
                 if (o->log_dir_fd >= 0 && up->log_fd < 0)
-                        log_warning("Cannot open %s in the MCP log directory: %s; MCP server %s's stderr is "
-                                    "dropped", logname, strerror(errno), s->id);
+                        glove_warning_add(w, "Cannot open %s in the MCP log directory: %s; MCP server %s's stderr "
+                                          "is dropped", logname, strerror(errno), s->id);
                 g.envps[i] = server_env(s, o->host_env);
                 if (!g.envps[i]) {
-                        r = log_error_errno(-ENOMEM, "Out of memory");
+                        r = glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
                         goto out;
                 }
                 if (s->sandbox && !o->launcher) {
-                        r = log_error_errno(-EOPNOTSUPP, "Cannot start MCP server %s: it is to run in a sandbox of "
-                                            "its own, and this gateway cannot make one", s->id);
+                        r = glove_error_set(e, -EOPNOTSUPP, "mcp",
+                                            "Cannot start MCP server %s: it is to run in a sandbox of its own, and "
+                                            "this gateway cannot make one", s->id);
                         goto out;
                 }
                 if (!s->sandbox) {
@@ -1752,9 +1753,9 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
 
                         /* the operator's explicit choice: on record, and said */
                         (void) snprintf(rule, sizeof(rule), "/mcp/servers/%s/sandbox", s->id);
-                        log_warning("MCP server %s runs unsandboxed (\"sandbox\": false): it can read and write "
-                                    "whatever your user can, whatever its tools' argument rules say",
-                                    s->id);
+                        glove_warning_add(w, "MCP server %s runs unsandboxed (\"sandbox\": false): it can read and "
+                                          "write whatever your user can, whatever its tools' argument rules say",
+                                          s->id);
                         r = audit(&g, &(struct glove_audit_event) {
                                 .component = "mcp",
                                 .event = "server_unsandboxed",
@@ -1764,8 +1765,9 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                 .rule = rule,
                         });
                         if (r < 0) {
-                                log_error_errno(r, "Cannot write the audit log: %m; MCP server %s does not start",
-                                                s->id);
+                                (void) glove_error_set(e, r, "audit",
+                                                       "Cannot write the audit log: %m; MCP server %s does not start",
+                                                       s->id);
                                 goto out;
                         }
                 }
@@ -1775,7 +1777,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
                 }
                 if (r < 0) {
-                        log_error("Cannot start MCP server %s: %s", s->id, err);
+                        (void) glove_error_set(e, r, "mcp", "Cannot start MCP server %s: %s", s->id, err);
                         goto out;
                 }
                 {
@@ -1879,7 +1881,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r < 0) {
-                        r = log_error_errno(negative_errno(), "poll: %m");
+                        r = glove_error_set(e, negative_errno(), "mcp", "poll: %m");
                         break;
                 }
                 r = 0;
@@ -1913,7 +1915,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 if (r < 0) {
                         /* the agent is gone (its output closed) or out of memory */
                         if (r != -EPIPE && r != -ETIMEDOUT)
-                                log_error_errno(r, "MCP gateway: %m");
+                                (void) glove_error_set(e, r, "mcp", "MCP gateway: %m");
                         r = r == -EPIPE || r == -ETIMEDOUT ? 0 : r;
                         goto out;
                 }
@@ -1924,7 +1926,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = write_queues(&g);
                 if (r < 0) {
                         if (r != -EPIPE)
-                                log_error_errno(r, "MCP gateway: %m");
+                                (void) glove_error_set(e, r, "mcp", "MCP gateway: %m");
                         r = r == -EPIPE ? 0 : r;
                         goto out;
                 }
@@ -1944,5 +1946,22 @@ out:
                 (void) fcntl(o->in_fd, F_SETFL, in_flags);
         if (out_flags >= 0)
                 (void) fcntl(o->out_fd, F_SETFL, out_flags);
+        return r;
+}
+
+static void warn_now(void *userdata, const char *text) {
+        (void) userdata;
+        log_warning("%s", text);
+}
+
+int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
+        /* without the caller's, its own, printed: as a program would, once */
+        struct glove_error own_error = {};
+        struct glove_warnings own_warnings = { .notify = warn_now };
+        int r;
+
+        r = gateway_run(o, o->error ? o->error : &own_error, o->warnings ? o->warnings : &own_warnings);
+        if (glove_error_is_set(&own_error))
+                log_error("%s", own_error.message);
         return r;
 }

@@ -528,6 +528,8 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                 .ready_fd = -1,
                 .log_dir_fd = log_fd,
                 .host_env = s->o.host_env,
+                .error = &s->error,
+                .warnings = &s->warnings,
         });
         (void) glove_audit_append(audit, &(struct glove_audit_event) {
                 .component = "mcp",
@@ -538,7 +540,8 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
         });
         (void) glove_audit_sync(audit);
         if (r < 0)
-                /* the gateway said why on stderr (src/mcp prints its own) */
+                /* the gateway said why, unless it failed where nothing
+                 * names the cause */
                 return glove_error_set(&s->error, r, "mcp", "The MCP gateway stopped: %m");
         return 0;
 }
