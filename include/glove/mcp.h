@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "glove/error.h"
+
 /* The MCP gateway. docs/mcp.md describes the behaviour in words. */
 
 #include <jansson.h>
@@ -242,10 +244,14 @@ struct glove_mcp_gateway_options {
          * started, and the gateway does not start (unsandboxed ones are
          * host processes the gateway starts itself) */
         const struct glove_mcp_launcher *launcher;
+        /* where its failure and the warnings the user must read go (a
+         * session's); NULL: printed on stderr. Borrowed. */
+        struct glove_error *error;
+        struct glove_warnings *warnings;
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,
- * reported), then serves the agent until its input ends (0) or it is gone
+ * in o->error), then serves the agent until its input ends (0) or it is gone
  * (glove mcp), or serves every shim that connects until |stop_fd| becomes
  * readable (glove run); stops the servers either way. */
 int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o);

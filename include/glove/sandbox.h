@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "glove/audit.h"
+#include "glove/error.h"
 #include "glove/policy.h"
 
 struct glove_audit;
@@ -48,6 +49,11 @@ struct glove_sandbox_options {
          * then be explicit. Ignored when glove is not root. */
         uid_t root_uid;
         gid_t root_gid;
+        /* Where its failure and the warnings the user must read before the
+         * command starts go (the session's); NULL: printed on stderr at
+         * the end of glove_sandbox_run(), as a program would. Borrowed. */
+        struct glove_error *error;
+        struct glove_warnings *warnings;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of
@@ -149,10 +155,12 @@ struct glove_session_result {
         struct glove_audit_helper proxy;
 };
 
-/* Builds the sandbox, runs the command, waits for it. Reports every failure
- * itself on stderr and returns the status glove should exit with: the
- * command's own, 128+N for signal N, 125/126/127 as above. |ret| (may be
- * NULL) is filled in on every path. */
+/* Builds the sandbox, runs the command, waits for it. Returns the status
+ * glove should exit with: the command's own, 128+N for signal N,
+ * 125/126/127 as above; what went wrong is in opts->error (the first
+ * failure: the setup stage and its errno), what the user must know before
+ * the command starts in opts->warnings. |ret| (may be NULL) is filled in
+ * on every path. */
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
 
 /* A sandbox beside the session's agent (each upstream MCP server's own):

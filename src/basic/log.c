@@ -8,7 +8,6 @@
 #include "log.h"
 
 static enum log_level max_level = LOG_LEVEL_INFO;
-static char first_error[512];
 
 void log_set_max_level(enum log_level level) {
         max_level = level;
@@ -21,7 +20,7 @@ enum log_level log_get_max_level(void) {
 int log_internal(enum log_level level, int error, const char *format, ...) {
         int e = error < 0 ? -error : error;
 
-        if (level <= max_level || (level == LOG_LEVEL_ERROR && !first_error[0])) {
+        if (level <= max_level) {
                 char buf[2048];
                 va_list ap;
                 int saved = errno;
@@ -32,13 +31,7 @@ int log_internal(enum log_level level, int error, const char *format, ...) {
                 (void) vsnprintf(buf, sizeof(buf), format, ap);
                 va_end(ap);
                 errno = saved;
-                if (level == LOG_LEVEL_ERROR && !first_error[0]) {
-                        size_t n = strnlen(buf, sizeof(first_error) - 1);
-                        memcpy(first_error, buf, n);
-                        first_error[n] = 0;
-                }
-                if (level <= max_level)
-                        (void) fprintf(stderr, "glove: %s%s\n", level == LOG_LEVEL_WARNING ? "warning: " : "",
+                (void) fprintf(stderr, "glove: %s%s\n", level == LOG_LEVEL_WARNING ? "warning: " : "",
                                        buf);
         }
         return e > 0 ? -e : -EIO;
@@ -53,14 +46,6 @@ int error_format(char *err, size_t errlen, int error, const char *format, ...) {
                 va_end(ap);
         }
         return error;
-}
-
-const char *log_first_error(void) {
-        return first_error[0] ? first_error : NULL;
-}
-
-void log_forget_errors(void) {
-        first_error[0] = 0;
 }
 
 const char *errno_name(int error) {

@@ -23,11 +23,6 @@ int log_internal(enum log_level level, int error, const char *format, ...) _prin
 #define log_info(...) (void) log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)
 #define log_debug(...) (void) log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
 
-/* The first error reported since the start (or log_forget_errors()), cut
- * to 511 bytes, or NULL: the cause a record of a failed run names. */
-const char *log_first_error(void);
-void log_forget_errors(void);
-
 /* Writes the message into |err| (when it is given) and returns |error|:
  * for library code that hands its reason to the caller instead of logging. */
 int error_format(char *err, size_t errlen, int error, const char *format, ...) _printf_(4, 5);

@@ -12,17 +12,12 @@
 
 #include "cli.h"
 #include "glove/audit.h"
-#include "glove/host.h"
-#include "glove/json.h"
-#include "glove/mcp.h"
-#include "glove/net.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
+#include "glove/session.h"
 #include "log.h"
-#include "fd-util.h"
 #include "macro.h"
 #include "parse-util.h"
-#include "path-util.h"
 
 extern char **environ;
 
@@ -306,120 +301,17 @@ struct flag {
         char *arg;
 };
 
-static void dirs_donep(struct glove_dirs *d) {
-        glove_dirs_done(d);
+void cli_print_warning(void *userdata, const char *text) {
+        (void) userdata;
+        log_warning("%s", text);
 }
 
-/* Without --policy: the starter policy in the config directory. */
-int cli_starter_policy(const struct glove_dirs *dirs, bool dry_run, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *path = NULL;
-        char err[1024] = "";
-        int r;
+/* What went wrong, once. */
+void cli_print_error(const struct glove_session *s) {
+        const struct glove_error *e = glove_session_error(s);
 
-        fd = glove_dir_open_checked(dirs->config, err, sizeof(err));
-        if (fd == -ENOENT && dry_run) {
-                *ret = NULL; /* shows the built-in default, which the starter policy is as written */
-                return 0;
-        }
-        if (fd == -ENOENT)
-                return log_error_errno(fd, "Glove is not set up for this user (%s does not exist): run 'glove setup' "
-                                           "once, or give --policy FILE",
-                                       dirs->config);
-        if (fd < 0)
-                return log_error_errno(fd, "%s", err);
-        path = path_join(dirs->config, GLOVE_POLICY_FILE_NAME);
-        if (!path)
-                return log_error_errno(-ENOMEM, "Out of memory");
-        r = glove_starter_policy_check(fd, path, err, sizeof(err));
-        if (r == 0)
-                return log_error_errno(-ENOENT,
-                                       "There is no starter policy %s: run 'glove setup' to recreate it, or give "
-                                       "--policy FILE",
-                                       path);
-        if (r < 0)
-                return log_error_errno(r, "%s", err);
-        *ret = TAKE_PTR(path);
-        return 0;
-}
-
-int cli_root_identity(const struct glove_policy *p, struct glove_uid_lease *lease, uid_t *ret_uid, gid_t *ret_gid) {
-        char err[1024] = "";
-        int r;
-
-        if (getuid() != 0) {
-                *ret_uid = getuid();
-                *ret_gid = getgid();
-                return 0;
-        }
-        if (p->root_uid != GLOVE_ROOT_UID_ALLOCATED) {
-                /* an explicit id of the range would be shared with the
-                 * run it is allocated to */
-                for (size_t i = 0; i < 2; i++) {
-                        uint32_t id = i == 0 ? p->root_uid : p->root_gid;
-
-                        if (id >= GLOVE_UID_RANGE_FIRST && id - GLOVE_UID_RANGE_FIRST < GLOVE_UID_RANGE_COUNT)
-                                return log_error_errno(-EINVAL,
-                                                       "The %s the agent would run as, %u, lies in the range Glove "
-                                                       "allocates root runs' uids from (%u-%u), where another run "
-                                                       "may have it: choose one outside it, or \"allocated\" "
-                                                       "(identity.uid_when_root, --uid-when-root)",
-                                                       i == 0 ? "host uid" : "host gid", (unsigned) id,
-                                                       GLOVE_UID_RANGE_FIRST,
-                                                       GLOVE_UID_RANGE_FIRST + GLOVE_UID_RANGE_COUNT - 1);
-                }
-                *ret_uid = p->root_uid;
-                *ret_gid = p->root_gid;
-                return 0;
-        }
-        r = glove_uid_allocate(lease, err, sizeof(err));
-        if (r < 0)
-                return log_error_errno(r, "%s", err[0] ? err : strerror(-r));
-        log_debug("This root run's host uid and gid: %u", (unsigned) lease->uid);
-        *ret_uid = lease->uid;
-        *ret_gid = lease->uid;
-        return 0;
-}
-
-/* Builds the run's receipt, appends it to the journal and hands copies to
- * the caller. Any failure here is glove's failure: a run without its
- * receipt is not the run the user asked for. */
-static int record_receipt(int state_fd, struct glove_journal_reservation *reservation,
-                          const struct glove_receipt_input *in, int receipt_fd, const char *receipt_file,
-                          int receipt_file_fd) {
-        _cleanup_json_ json_t *receipt = NULL;
-        _cleanup_free_ char *line = NULL, *copy = NULL;
-        char err[1024] = "";
-        size_t len;
-        int r;
-
-        r = glove_session_receipt(in, &receipt);
-        if (r < 0)
-                return log_error_errno(r, "Cannot build the receipt: %m");
-        r = glove_journal_append_reserved(state_fd, reservation, receipt, &line, err, sizeof(err));
-        if (r < 0)
-                return err[0] ? log_error_errno(r, "%s", err)
-                              : log_error_errno(r, "Cannot append the receipt to the journal: %m");
-        /* the copies carry exactly what the journal holds, and its newline */
-        len = strlen(line);
-        copy = malloc(len + 1);
-        if (!copy)
-                return log_error_errno(-ENOMEM, "Out of memory");
-        memcpy(copy, line, len);
-        copy[len++] = '\n';
-        if (receipt_fd >= 0) {
-                r = write_all(receipt_fd, copy, len);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot write the receipt to descriptor %d: %m", receipt_fd);
-        }
-        if (receipt_file_fd >= 0) {
-                r = write_all(receipt_file_fd, copy, len);
-                if (r >= 0 && fsync(receipt_file_fd) < 0)
-                        r = negative_errno();
-                if (r < 0)
-                        return log_error_errno(r, "Cannot write the receipt to %s: %m", receipt_file);
-        }
-        return 0;
+        if (glove_error_is_set(e))
+                log_error("%s", e->message);
 }
 
 int cli_exec(int argc, char **argv) {
@@ -427,42 +319,21 @@ int cli_exec(int argc, char **argv) {
 }
 
 int cli_exec_main(int argc, char **argv, bool run) {
-        _cleanup_policy_ struct glove_policy *policy = NULL;
-        _cleanup_(dirs_donep) struct glove_dirs dirs = {};
+        _cleanup_session_ struct glove_session *session = NULL;
         _cleanup_free_ struct flag *flags = NULL;
-        _cleanup_free_ char *starter = NULL, *policy_text = NULL, *audit_dir = NULL;
-        _cleanup_close_ int state_fd = -EBADF, runtime_fd = -EBADF, receipt_file_fd = -EBADF;
-        _cleanup_audit_ struct glove_audit *audit = NULL;
-        _cleanup_journal_reservation_ struct glove_journal_reservation *reservation = NULL;
-        _cleanup_json_ json_t *policy_doc = NULL;
-        _cleanup_close_ int log_dir_fd = -EBADF;
-        /* the root run's own host uid: given back once nothing of the run
-         * is left (the sandbox, its proxy, the gateway and its servers) */
-        _cleanup_(glove_uid_releasep) struct glove_uid_lease lease = GLOVE_UID_LEASE_NULL;
-        uid_t agent_uid = 0;
-        gid_t agent_gid = 0;
-        struct cli_run rs = { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF };
-        struct glove_audit_helper helpers[2];
-        /* Glove's own files: kept out of the agent's sandbox and out of
-         * each MCP server's */
-        const char *private_paths[6] = {};
-        struct glove_mcp_launcher launcher;
-        struct cli_mcp_launcher lctx = {};
-        size_t n_helpers = 0;
-        bool gateway_up = false;
+        struct glove_session_outcome outcome;
         const char *policy_path = NULL, *receipt_file = NULL;
-        char pwd[PATH_MAX], err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
-        struct glove_session_result res;
-        struct glove_policy_context ctx;
-        struct glove_keyring ring = {};
+        char err[1024] = "";
         bool dry_run = false;
         int receipt_fd = -1;
         size_t n_flags = 0;
-        int c, r, status;
+        int c, r;
 
         flags = calloc((size_t) argc, sizeof(*flags));
-        if (!flags)
+        if (!flags) {
+                log_error("Out of memory");
                 return GLOVE_EXIT_FAILED;
+        }
         /* "+": stop at the first non-option so COMMAND's own options stay its own */
         optind = 1;
         while ((c = getopt_long(argc, argv, "+vh", options, NULL)) >= 0) {
@@ -515,220 +386,49 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 }
         }
         if (!dry_run && optind >= argc) {
-                log_error("No command given: glove exec [OPTIONS] -- COMMAND [ARGS...]");
+                log_error("No command given: glove %s [OPTIONS] -- COMMAND [ARGS...]", run ? "run" : "exec");
                 return GLOVE_EXIT_FAILED;
         }
 
-        if (!getcwd(pwd, sizeof(pwd))) {
-                log_error_errno(negative_errno(), "Cannot determine the current directory: %m");
+        if (glove_session_new(&(const struct glove_session_options) {
+                    .command = run ? GLOVE_SESSION_RUN : GLOVE_SESSION_EXEC,
+                    .policy_path = policy_path,
+                    .default_without_setup = dry_run,
+                    .host_env = environ,
+                    .warning = cli_print_warning,
+            }, &session) < 0) {
+                log_error("Out of memory");
                 return GLOVE_EXIT_FAILED;
         }
-        ctx = (struct glove_policy_context) { .home = secure_getenv("HOME"), .pwd = pwd };
-        if (!ctx.home || ctx.home[0] != '/') {
-                log_error("HOME is not set to an absolute path; the policy's \"~\" cannot be expanded");
-                return GLOVE_EXIT_FAILED;
-        }
-        r = glove_dirs_resolve(&dirs, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s", err[0] ? err : strerror(-r));
-                return GLOVE_EXIT_FAILED;
-        }
-        if (!policy_path) {
-                if (cli_starter_policy(&dirs, dry_run, &starter) < 0)
-                        return GLOVE_EXIT_FAILED;
-                policy_path = starter;
-        }
-
-        if (policy_path)
-                r = glove_policy_load_file(policy_path, &ctx, &policy, err, sizeof(err));
-        else
-                r = glove_policy_new_default(&ctx, &policy, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s", err[0] ? err : strerror(-r));
+        if (glove_session_load_policy(session) < 0) {
+                cli_print_error(session);
                 return GLOVE_EXIT_FAILED;
         }
         for (size_t i = 0; i < n_flags; i++) {
                 err[0] = 0;
-                r = apply_flag(policy, &ctx, flags[i].opt, flags[i].arg, err, sizeof(err));
+                r = apply_flag(glove_session_policy(session), glove_session_policy_context(session), flags[i].opt,
+                               flags[i].arg, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s", err[0] ? err : strerror(-r));
                         return GLOVE_EXIT_FAILED;
                 }
         }
-        if (glove_policy_check_net(policy, err, sizeof(err)) < 0) {
-                log_error("%s", err);
+        if (glove_session_seal(session) < 0) {
+                cli_print_error(session);
                 return GLOVE_EXIT_FAILED;
         }
-        if (!policy->audit_path) {
-                policy->audit_path = path_join(dirs.state, GLOVE_AUDIT_LOG_NAME);
-                if (!policy->audit_path)
-                        return GLOVE_EXIT_FAILED;
-        }
-        if (glove_policy_to_json(policy, &policy_doc) < 0 ||
-            glove_json_canonical(policy_doc, &policy_text, NULL) < 0) {
-                log_error("Out of memory");
-                return GLOVE_EXIT_FAILED;
-        }
-
         if (dry_run) {
-                (void) printf("%s\n", policy_text);
+                (void) printf("%s\n", glove_session_policy_text(session));
                 return 0;
         }
 
-        /* Everything the record needs is checked before anything runs. */
-        if (glove_crypto_init() < 0) {
-                log_error("libsodium cannot initialise (no randomness?)");
-                return GLOVE_EXIT_FAILED;
-        }
-        state_fd = glove_dir_open_checked(dirs.state, err, sizeof(err));
-        if (state_fd < 0) {
-                log_error("%s", err);
-                return GLOVE_EXIT_FAILED;
-        }
-        /* Nothing of exec's lives in the runtime directory yet, and
-         * /run/user/UID is emptied at logout: a missing one is no reason to
-         * fail, a wrong one is. */
-        runtime_fd = glove_dir_open_checked(dirs.runtime, err, sizeof(err));
-        if (runtime_fd < 0 && runtime_fd != -ENOENT) {
-                log_error("%s", err);
-                return GLOVE_EXIT_FAILED;
-        }
-        /* every key, so that one with a second name (a hard link inside a
-         * grant) is refused before the agent could read it */
-        r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
-        glove_keyring_done(&ring); /* the journal loads the key again under its lock */
-        if (r < 0) {
-                log_error("%s", err[0] ? err : strerror(-r));
-                return GLOVE_EXIT_FAILED;
-        }
-        if (receipt_file) {
-                receipt_file_fd = open(receipt_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                                       0600);
-                if (receipt_file_fd < 0) {
-                        log_error_errno(negative_errno(), "Cannot open the receipt file %s: %m", receipt_file);
-                        return GLOVE_EXIT_FAILED;
-                }
-        }
-        if (cli_root_identity(policy, &lease, &agent_uid, &agent_gid) < 0)
-                return GLOVE_EXIT_FAILED;
-        glove_run_id_new(run_id);
-        r = glove_audit_open(&(const struct glove_audit_options) {
-                .path = policy->audit_path,
-                .run_id = run_id,
-                .raw_values = policy->audit_raw_values,
-                .raw_max_bytes = policy->audit_raw_max,
-        }, &audit, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s", err[0] ? err : strerror(-r));
-                return GLOVE_EXIT_FAILED;
-        }
-        if (path_parent(policy->audit_path, &audit_dir) < 0)
-                return GLOVE_EXIT_FAILED;
-        /* An agent that fills the state directory's file system must not
-         * keep its run from being recorded: the receipt's space is held
-         * from before anything of the run starts. */
-        r = glove_journal_reserve(state_fd, run_id, &reservation, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s; the run does not start", err[0] ? err : strerror(-r));
-                return GLOVE_EXIT_FAILED;
-        }
-        private_paths[0] = dirs.config;
-        private_paths[1] = dirs.state;
-        private_paths[2] = dirs.runtime;
-        private_paths[3] = policy->audit_path;
-        private_paths[4] = audit_dir;
-        if (run) {
-                /* the gateway's socket and the shim join the policy, and so
-                 * its digest; the gateway's servers start before the agent */
-                if (cli_run_prepare(policy, &ctx, agent_uid, agent_gid, &rs) < 0) {
-                        (void) cli_run_finish(&rs);
-                        return GLOVE_EXIT_FAILED;
-                }
-                json_decref(TAKE_PTR(policy_doc));
-                free(TAKE_PTR(policy_text));
-                if (glove_policy_to_json(policy, &policy_doc) < 0 ||
-                    glove_json_canonical(policy_doc, &policy_text, NULL) < 0) {
-                        (void) cli_run_finish(&rs);
-                        return GLOVE_EXIT_FAILED;
-                }
-                log_dir_fd = cli_mcp_log_dir(state_fd, dirs.state);
-                lctx = (struct cli_mcp_launcher) {
-                        .policy = policy,
-                        .uid = agent_uid,
-                        .gid = agent_gid,
-                        .policy_path = policy_path,
-                        .private_paths = private_paths,
-                        .host_env = environ,
-                };
-                cli_mcp_launcher_init(&launcher, &lctx);
-                gateway_up = log_dir_fd >= 0 &&
-                             cli_run_gateway_start(&rs, policy, log_dir_fd, run_id, &launcher) >= 0;
-        }
-        glove_sha256_hex(policy_text, strlen(policy_text), policy_sha);
-
-        log_forget_errors(); /* only what goes wrong from here is the run's */
-        {
-                if (run && !gateway_up) {
-                        /* nothing ran; the receipt says so */
-                        res = (struct glove_session_result) { .reason = "setup_failed", .status = GLOVE_EXIT_FAILED,
-                                                              .exit_code = -1 };
-                        (void) clock_gettime(CLOCK_REALTIME, &res.start_wall);
-                        (void) clock_gettime(CLOCK_MONOTONIC, &res.start_mono);
-                        res.end_wall = res.start_wall;
-                        res.end_mono = res.start_mono;
-                        status = GLOVE_EXIT_FAILED;
-                } else
-                        status = glove_sandbox_run(&(struct glove_sandbox_options) {
-                                .policy = policy,
-                                .argv = argv + optind,
-                                .policy_path = policy_path,
-                                .host_env = environ,
-                                .private_paths = private_paths,
-                                .audit = audit,
-                                .policy_sha256 = policy_sha,
-                                .root_uid = agent_uid,
-                                .root_gid = agent_gid,
-                        }, &res);
-        }
-        if (run) {
-                int gw = cli_run_finish(&rs);
-                if (gateway_up && gw != 0)
-                        log_warning("The MCP gateway ended with status %d (its servers' logs are in %s/mcp)", gw,
-                                    dirs.state);
-        }
-        /* the helpers' audit runs, vouched for by this receipt */
-        {
-                size_t n = 0;
-
-                if (run && rs.helper.run[0])
-                        helpers[n++] = rs.helper;
-                if (res.proxy.run[0])
-                        helpers[n++] = res.proxy;
-                n_helpers = n;
-        }
-        r = record_receipt(state_fd, reservation, &(const struct glove_receipt_input) {
-                .command = run ? "run" : "exec",
-                .run_id = run_id,
-                .glove_version = GLOVE_VERSION,
+        (void) glove_session_run(session, &(const struct glove_session_run_options) {
                 .argv = argv + optind,
-                .policy_sha256 = policy_sha,
-                .policy_source = policy->source,
-                .net = policy->net,
-                .wall_ms = policy->wall_ms,
-                .output_limit = policy->output_limit,
-                .policy = policy,
-                .helpers = helpers,
-                .n_helpers = n_helpers,
-                .result = &res,
-                .audit = audit,
-                .error = strcmp(res.reason, "exit") == 0 || strcmp(res.reason, "signal") == 0 ? NULL
-                                                                                          : log_first_error(),
-        }, receipt_fd, receipt_file, receipt_file_fd);
-        free(TAKE_PTR(res.tail));
-        if (r < 0) {
-                if (res.started)
-                        log_error("The command had ended with status %d; its run is unrecorded.", res.status);
-                return GLOVE_EXIT_FAILED;
-        }
-        return status;
+                .receipt_fd = receipt_fd,
+                .receipt_file = receipt_file,
+        }, &outcome);
+        cli_print_error(session);
+        if (!outcome.recorded && outcome.started)
+                log_error("The command had ended with status %d; its run is unrecorded.", outcome.command_status);
+        return outcome.status;
 }

@@ -125,6 +125,9 @@ struct conn {
 
 struct gateway {
         const struct glove_mcp_gateway_options *o;
+        /* a failing audit log was said to the user: once, not at every
+         * record of a round, until a write succeeds again */
+        bool audit_said;
         struct conn conns[GW_MAX_CONNS];
         struct gw_upstream *ups;
         size_t n_ups;
@@ -346,8 +349,10 @@ static int reaggregate(struct gateway *g, bool notify) {
                                 .subject = json_string_value(json_object_get(h, "tool")),
                                 .extra = h,
                         });
-                        if (r < 0)
+                        if (r < 0 && !g->audit_said) {
                                 log_warning("cannot write the audit log: %s", strerror(-r));
+                                g->audit_said = true;
+                        }
                 }
         }
         mcp_tools_free(g->tools);
@@ -1060,7 +1065,10 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                             .extra = extra,
                     });
         if (r < 0) {
-                log_error("Cannot write the audit log: %s; the call is denied", strerror(-r));
+                if (!g->audit_said)
+                        log_error("Cannot write the audit log: %s; calls are denied until it can be written",
+                                  strerror(-r));
+                g->audit_said = true;
                 return agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
         }
         if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
@@ -1494,10 +1502,14 @@ static int commit_held(struct gateway *g) {
         if (g->n_held == 0 || !g->o->audit)
                 goto done;
         r = glove_audit_flush(g->o->audit);
-        if (r >= 0)
+        if (r >= 0) {
+                g->audit_said = false;
                 goto done;
-        log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
-                  g->n_held == 1 ? " is" : "s are");
+        }
+        if (!g->audit_said)
+                log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
+                          g->n_held == 1 ? " is" : "s are");
+        g->audit_said = true;
         glove_audit_drop_later(g->o->audit);
         for (size_t i = g->n_held; i-- > 0;) {
                 const struct held *h = &g->held[i];
@@ -1637,7 +1649,7 @@ static char **server_env(const struct glove_mcp_server *s, char *const *host_env
 static void gateway_done(struct gateway *g) {
         /* what was decided goes on record before the agents get their
          * last answers; requests held back this round are never sent */
-        if (g->o->audit && glove_audit_flush(g->o->audit) < 0)
+        if (g->o->audit && glove_audit_flush(g->o->audit) < 0 && !g->audit_said)
                 log_warning("cannot write the last records to the audit log");
         for (size_t c = 0; c < GW_MAX_CONNS; c++)
                 close_conn(g, c, true);
@@ -1666,22 +1678,22 @@ static void gateway_done(struct gateway *g) {
         json_decref(g->res_templates);
 }
 
-int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
+static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_error *e, struct glove_warnings *w) {
         const struct glove_mcp_policy *p = o->policy;
         struct gateway g = { .o = o };
         int64_t later_since = -1; /* when outcome records began to wait, or -1 */
         int r = 0, in_flags = -1, out_flags = -1;
 
         if (!p || p->n_servers == 0) {
-                log_error("The policy names no MCP servers (mcp.servers): nothing to serve");
-                return -EINVAL;
+                return glove_error_set(e, -EINVAL, "mcp", "The policy names no MCP servers (mcp.servers): nothing to "
+                                       "serve");
         }
         g.ups = calloc(p->n_servers, sizeof(*g.ups));
         g.pending = calloc(GW_MAX_PENDING, sizeof(*g.pending));
         g.held = calloc(GW_MAX_PENDING, sizeof(*g.held));
         if (!g.ups || !g.pending || !g.held) {
                 gateway_done(&g);
-                return log_error_errno(-ENOMEM, "Out of memory");
+                return glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
         }
         (void) signal(SIGPIPE, SIG_IGN);
         if (o->listen_fd < 0) {
@@ -1690,7 +1702,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                  * terminal) may share: it is put back before we return. */
                 if (glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_AGENT, &g.conns[0].reader) < 0) {
                         gateway_done(&g);
-                        return log_error_errno(-ENOMEM, "Out of memory");
+                        return glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
                 }
                 g.conns[0].open = true;
                 g.conns[0].in_fd = o->in_fd;
@@ -1716,14 +1728,18 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 up->log_fd = o->log_dir_fd >= 0 ? openat(o->log_dir_fd, logname,
                                                           O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
                                                 : -EBADF;
+                if (o->log_dir_fd >= 0 && up->log_fd < 0)
+                        glove_warning_add(w, "Cannot open %s in the MCP log directory: %s; MCP server %s's stderr "
+                                          "is dropped", logname, strerror(errno), s->id);
                 g.envps[i] = server_env(s, o->host_env);
                 if (!g.envps[i]) {
-                        r = log_error_errno(-ENOMEM, "Out of memory");
+                        r = glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
                         goto out;
                 }
                 if (s->sandbox && !o->launcher) {
-                        r = log_error_errno(-EOPNOTSUPP, "Cannot start MCP server %s: it is to run in a sandbox of "
-                                            "its own, and this gateway cannot make one", s->id);
+                        r = glove_error_set(e, -EOPNOTSUPP, "mcp",
+                                            "Cannot start MCP server %s: it is to run in a sandbox of its own, and "
+                                            "this gateway cannot make one", s->id);
                         goto out;
                 }
                 if (!s->sandbox) {
@@ -1731,9 +1747,9 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
 
                         /* the operator's explicit choice: on record, and said */
                         (void) snprintf(rule, sizeof(rule), "/mcp/servers/%s/sandbox", s->id);
-                        log_warning("MCP server %s runs unsandboxed (\"sandbox\": false): it can read and write "
-                                    "whatever your user can, whatever its tools' argument rules say",
-                                    s->id);
+                        glove_warning_add(w, "MCP server %s runs unsandboxed (\"sandbox\": false): it can read and "
+                                          "write whatever your user can, whatever its tools' argument rules say",
+                                          s->id);
                         r = audit(&g, &(struct glove_audit_event) {
                                 .component = "mcp",
                                 .event = "server_unsandboxed",
@@ -1743,8 +1759,9 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                                 .rule = rule,
                         });
                         if (r < 0) {
-                                log_error_errno(r, "Cannot write the audit log: %m; MCP server %s does not start",
-                                                s->id);
+                                (void) glove_error_set(e, r, "audit",
+                                                       "Cannot write the audit log: %m; MCP server %s does not start",
+                                                       s->id);
                                 goto out;
                         }
                 }
@@ -1754,7 +1771,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
                 }
                 if (r < 0) {
-                        log_error("Cannot start MCP server %s: %s", s->id, err);
+                        (void) glove_error_set(e, r, "mcp", "Cannot start MCP server %s: %s", s->id, err);
                         goto out;
                 }
                 {
@@ -1858,7 +1875,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 if (r < 0 && errno == EINTR)
                         continue;
                 if (r < 0) {
-                        r = log_error_errno(negative_errno(), "poll: %m");
+                        r = glove_error_set(e, negative_errno(), "mcp", "poll: %m");
                         break;
                 }
                 r = 0;
@@ -1892,7 +1909,7 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                 if (r < 0) {
                         /* the agent is gone (its output closed) or out of memory */
                         if (r != -EPIPE && r != -ETIMEDOUT)
-                                log_error_errno(r, "MCP gateway: %m");
+                                (void) glove_error_set(e, r, "mcp", "MCP gateway: %m");
                         r = r == -EPIPE || r == -ETIMEDOUT ? 0 : r;
                         goto out;
                 }
@@ -1903,13 +1920,17 @@ int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
                         r = write_queues(&g);
                 if (r < 0) {
                         if (r != -EPIPE)
-                                log_error_errno(r, "MCP gateway: %m");
+                                (void) glove_error_set(e, r, "mcp", "MCP gateway: %m");
                         r = r == -EPIPE ? 0 : r;
                         goto out;
                 }
                 if (later_since >= 0 && now_monotonic_ms() >= later_since + GW_AUDIT_LATER_MS) {
-                        if (glove_audit_flush(o->audit) < 0)
-                                log_warning("cannot write call outcomes to the audit log");
+                        if (glove_audit_flush(o->audit) < 0) {
+                                if (!g.audit_said)
+                                        log_warning("cannot write call outcomes to the audit log");
+                                g.audit_said = true;
+                        } else
+                                g.audit_said = false;
                         later_since = -1;
                 }
         }
@@ -1919,5 +1940,22 @@ out:
                 (void) fcntl(o->in_fd, F_SETFL, in_flags);
         if (out_flags >= 0)
                 (void) fcntl(o->out_fd, F_SETFL, out_flags);
+        return r;
+}
+
+static void warn_now(void *userdata, const char *text) {
+        (void) userdata;
+        log_warning("%s", text);
+}
+
+int glove_mcp_gateway_run(const struct glove_mcp_gateway_options *o) {
+        /* without the caller's, its own, printed: as a program would, once */
+        struct glove_error own_error = {};
+        struct glove_warnings own_warnings = { .notify = warn_now };
+        int r;
+
+        r = gateway_run(o, o->error ? o->error : &own_error, o->warnings ? o->warnings : &own_warnings);
+        if (glove_error_is_set(&own_error))
+                log_error("%s", own_error.message);
         return r;
 }

@@ -313,9 +313,9 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 return -ENOMEM;
         if (res->started && json_object_set_new(extra, "output_bytes", json_integer((json_int_t) res->output_bytes)) < 0)
                 return -ENOMEM;
-        if (strcmp(res->reason, "exit") != 0 && strcmp(res->reason, "signal") != 0 && log_first_error() &&
-            json_object_set_new(extra, "error", glove_json_string_lossy(log_first_error(), strlen(log_first_error()))) <
-                    0)
+        if (strcmp(res->reason, "exit") != 0 && strcmp(res->reason, "signal") != 0 && glove_error_is_set(opts->error) &&
+            json_object_set_new(extra, "error",
+                                glove_json_string_lossy(opts->error->message, strlen(opts->error->message))) < 0)
                 return -ENOMEM;
         r = append(opts->audit, &(struct glove_audit_event) {
                 .component = "sandbox",

@@ -302,12 +302,12 @@ uint64_t limits_tmpfs_bytes(const struct glove_policy *p) {
 static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, const char *why, const char *fix,
                      struct glove_session_result *res) {
         if (p->require_cgroup || p->cpu_milli > 0) {
-                log_error("%s needs cgroup v2, which Glove cannot use here: %s",
-                          p->require_cgroup ? "limits.require_cgroup (--require-cgroup)"
-                                            : "limits.cpu (--cpu; rlimits cannot share out CPU time)",
-                          why);
-                log_error("Fix: %s; 'glove doctor' shows what this host gives.", fix);
-                return -EOPNOTSUPP;
+                return glove_error_set(ls->error, -EOPNOTSUPP, "limits",
+                                       "%s needs cgroup v2, which Glove cannot use here: %s. Fix: %s; 'glove "
+                                       "doctor' shows what this host gives.",
+                                       p->require_cgroup ? "limits.require_cgroup (--require-cgroup)"
+                                                         : "limits.cpu (--cpu; rlimits cannot share out CPU time)",
+                                       why, fix);
         }
         ls->cgroup = false;
         (void) snprintf(ls->why, sizeof(ls->why), "%s", why);
@@ -323,9 +323,11 @@ static int no_cgroup(struct limits_state *ls, const struct glove_policy *p, cons
 
                 format_size(p->memory_max, mem);
                 format_size(t, tmp);
-                log_warning("%s%sthe memory limit %s holds for each process (RLIMIT_DATA), not for the sandbox as "
-                            "a whole, and its private tmpfs (%s in all%s) come on top: no cgroup v2 here (%s); "
-                            "'glove doctor' says how to get it, and --require-cgroup refuses to run without it",
+                glove_warning_add(ls->warnings,
+                                  "%s%sthe memory limit %s holds for each process (RLIMIT_DATA), not for the "
+                                  "sandbox as a whole, and its private tmpfs (%s in all%s) come on top: no cgroup v2 "
+                                  "here (%s); 'glove doctor' says how to get it, and --require-cgroup refuses to "
+                                  "run without it",
                             ls->name ? ls->name : "", ls->name ? "'s sandbox: " : "", mem, tmp,
                             t > p->memory_max ? ", more than the limit" : "", why);
         }
@@ -336,7 +338,7 @@ static int set_limit(struct limits_state *ls, const char *file, const char *valu
         int r = write_string_at(ls->fd, file, value);
 
         if (r < 0)
-                return log_error_errno(r, "Cannot set %s/%s to %s: %m", ls->path, file, value);
+                return glove_error_set(ls->error, r, "limits", "Cannot set %s/%s to %s: %m", ls->path, file, value);
         return 0;
 }
 
@@ -382,7 +384,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
 
         r = cgroup_probe(p, &pr);
         if (r == -ENOMEM)
-                return log_error_errno(r, "Out of memory");
+                return glove_error_set(ls->error, r, "limits", "Out of memory");
         if (r < 0 && pr.not_delegated && geteuid() != 0) {
                 /* an unprivileged user in a cgroup not its own: ask the
                  * user's systemd manager for a delegated scope */
@@ -396,7 +398,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 log_debug("In the delegated scope %s", unit);
                 r = cgroup_probe(p, &pr);
                 if (r == -ENOMEM)
-                        return log_error_errno(r, "Out of memory");
+                        return glove_error_set(ls->error, r, "limits", "Out of memory");
                 if (r < 0) {
                         (void) snprintf(why, sizeof(why), "in the systemd scope %s: %s", unit, pr.why);
                         return no_cgroup(ls, p, why, pr.fix, res);
@@ -433,7 +435,8 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
         }
         ls->fd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ls->fd < 0) {
-                r = log_error_errno(negative_errno(), "Cannot open the session cgroup %s: %m", ls->path);
+                r = glove_error_set(ls->error, negative_errno(), "limits",
+                                    "Cannot open the session cgroup %s: %m", ls->path);
                 (void) rmdir(ls->path);
                 ls->path[0] = 0;
                 return r;
@@ -451,7 +454,8 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 if (r == -ENOENT && !swap_active())
                         r = 0; /* no swap accounting, but no swap either */
                 if (r < 0)
-                        return log_error_errno(r, "Cannot set %s/memory.swap.max to 0: %m (the memory limit would "
+                        return glove_error_set(ls->error, r, "limits",
+                                               "Cannot set %s/memory.swap.max to 0: %m (the memory limit would "
                                                   "not hold with swap; boot with swapaccount=1 or turn swap off)",
                                                ls->path);
         }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "glove/error.h"
+
 /* Resource limits (docs/architecture.md "Resource limits"): a session
  * cgroup in a delegated cgroup v2 subtree when there is one, rlimits set in
  * the agent otherwise. */
@@ -38,6 +40,8 @@ struct limits_state {
         char path[1100];       /* its path */
         char why[512];         /* rlimits: why not cgroup v2 */
         const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
+        struct glove_error *error;       /* limits_setup()'s failure goes here */
+        struct glove_warnings *warnings; /* and the user's warning of rlimits */
 };
 
 #define LIMITS_STATE_INIT { .fd = -EBADF }

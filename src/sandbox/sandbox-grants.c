@@ -29,7 +29,7 @@ static int grant_cmp(const void *a, const void *b) {
         return strcmp(x->g->path, y->g->path);
 }
 
-static int resolve_one(struct grant *gr, uid_t uid) {
+static int resolve_one(struct plan *plan, struct grant *gr, uid_t uid) {
         const struct glove_grant *g = gr->g;
         struct stat st;
         int fd;
@@ -47,30 +47,31 @@ static int resolve_one(struct grant *gr, uid_t uid) {
         }
         if (fd == -ELOOP) {
                 _cleanup_free_ char *real = realpath(g->path, NULL);
-                return log_error_errno(fd,
+                return glove_error_set(plan->error, fd, "grants",
                                        "Refusing grant %s (%s): the path contains a symlink; grant the resolved path "
                                        "%s instead, or list the link under filesystem.symlinks",
                                        g->path, g->origin, real ? real : "(unresolvable)");
         }
         if (fd < 0)
-                return log_error_errno(fd, "Cannot grant %s (%s): %m", g->path, g->origin);
+                return glove_error_set(plan->error, fd, "grants", "Cannot grant %s (%s): %m", g->path, g->origin);
         gr->fd = fd;
         if (fstat(fd, &st) < 0)
-                return log_error_errno(negative_errno(), "Cannot stat %s: %m", g->path);
+                return glove_error_set(plan->error, negative_errno(), "grants", "Cannot stat %s: %m", g->path);
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-                return log_error_errno(-EINVAL, "Refusing grant %s (%s): only directories and regular files can be granted",
+                return glove_error_set(plan->error, -EINVAL, "grants",
+                                       "Refusing grant %s (%s): only directories and regular files can be granted",
                                        g->path, g->origin);
         /* In a root run everything the agent creates lands on disk owned by
          * root: in a directory others can write to (/tmp), its symlinks
          * would pass the kernel's protected_symlinks check for root. */
         if (g->kind == GLOVE_GRANT_RW && uid == 0 && (st.st_mode & (S_IWOTH | S_ISVTX)))
-                return log_error_errno(-EPERM,
+                return glove_error_set(plan->error, -EPERM, "grants",
                                        "Refusing writable grant %s (%s) in a root run: it is world-writable or "
                                        "sticky, and what the agent creates there would be owned by root; grant a "
                                        "directory only root can write",
                                        g->path, g->origin);
         if (g->kind == GLOVE_GRANT_RW && st.st_uid != uid)
-                return log_error_errno(-EPERM,
+                return glove_error_set(plan->error, -EPERM, "grants",
                                        "Refusing writable grant %s (%s): it is owned by uid %u, not by you (uid %u)",
                                        g->path, g->origin, (unsigned) st.st_uid, (unsigned) uid);
         gr->dev = st.st_dev;
@@ -250,12 +251,14 @@ struct outside {
         const char *fix;
 };
 
-static int refuse(const struct outside *o, const struct grant *gr, bool inside_it) {
+static int refuse(struct plan *plan, const struct outside *o, const struct grant *gr, bool inside_it) {
         if (inside_it)
-                return log_error_errno(-EPERM, "Refusing %s: the grant %s (%s) lies inside %s %s, %s; %s",
+                return glove_error_set(plan->error, -EPERM, "grants",
+                                       "Refusing %s: the grant %s (%s) lies inside %s %s, %s; %s",
                                        gr->g->path, gr->g->origin, glove_grant_kind_to_string(gr->g->kind), o->what,
                                        o->path, o->why, o->fix);
-        return log_error_errno(-EPERM, "Refusing %s %s: it lies inside the %s grant %s (%s), %s; %s", o->what,
+        return glove_error_set(plan->error, -EPERM, "grants",
+                               "Refusing %s %s: it lies inside the %s grant %s (%s), %s; %s", o->what,
                                o->path, o->writable_only ? "writable" : glove_grant_kind_to_string(gr->g->kind),
                                gr->g->path, gr->g->origin, o->why, o->fix);
 }
@@ -296,7 +299,7 @@ static int check_submounts(struct plan *plan, const struct outside *o, int fd, c
 
         r = plan_mountinfo(plan);
         if (r < 0)
-                return log_error_errno(r, "Cannot read /proc/self/mountinfo: %m");
+                return glove_error_set(plan->error, r, "grants", "Cannot read /proc/self/mountinfo: %m");
         mountinfo_iter_init(&it, plan->mountinfo, plan->mountinfo_len);
         while ((r = mountinfo_iter_next(&it, &e)) > 0) {
                 for (size_t i = 0; i < plan->n_grants; i++) {
@@ -315,13 +318,14 @@ static int check_submounts(struct plan *plan, const struct outside *o, int fd, c
                         if (!*fs_path) {
                                 r = fs_path_of_fd(plan, fd, fs_path);
                                 if (r < 0)
-                                        return log_error_errno(r, "Cannot locate %s %s in its file system: %m",
+                                        return glove_error_set(plan->error, r, "grants",
+                                                               "Cannot locate %s %s in its file system: %m",
                                                                o->what, o->path);
                         }
                         holds = (mst.st_ino == st->st_ino) || path_startswith(*fs_path, mount_root);
                         inside = S_ISDIR(st->st_mode) && !o->writable_only && path_startswith(mount_root, *fs_path);
                         if (holds || inside)
-                                return log_error_errno(-EPERM,
+                                return glove_error_set(plan->error, -EPERM, "grants",
                                                        "Refusing %s %s: %s is mounted at %s, inside the grant %s "
                                                        "(%s), %s; unmount it ('umount %s'), or narrow the grant",
                                                        o->what, o->path, holds ? "what holds it" : "a part of it",
@@ -330,7 +334,7 @@ static int check_submounts(struct plan *plan, const struct outside *o, int fd, c
                 }
         }
         if (r < 0)
-                return log_error_errno(r, "Out of memory");
+                return glove_error_set(plan->error, r, "grants", "Cannot read /proc/self/mountinfo: %m");
         return 0;
 }
 
@@ -349,22 +353,24 @@ static int check_outside(struct plan *plan, const struct outside *o) {
                 if (o->writable_only ? gr->g->kind != GLOVE_GRANT_RW : gr->g->kind == GLOVE_GRANT_TMPFS)
                         continue;
                 if (path_startswith(o->path, gr->g->path))
-                        return refuse(o, gr, false);
+                        return refuse(plan, o, gr, false);
                 if (!o->writable_only && path_startswith(gr->g->path, o->path))
-                        return refuse(o, gr, true);
+                        return refuse(plan, o, gr, true);
         }
 
         fd = open(o->path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0 && errno == ENOENT && !o->writable_only)
                 return 0;
         if (fd < 0)
-                return log_error_errno(negative_errno(), "Cannot open %s %s: %m", o->what, o->path);
+                return glove_error_set(plan->error, negative_errno(), "grants",
+                                       "Cannot open %s %s: %m", o->what, o->path);
         if (fstat(fd, &st) < 0)
-                return log_error_errno(negative_errno(), "Cannot stat %s %s: %m", o->what, o->path);
+                return glove_error_set(plan->error, negative_errno(), "grants",
+                                       "Cannot stat %s %s: %m", o->what, o->path);
         /* Another name of the same file could lie in a grant, and names
          * cannot be enumerated from the inode. */
         if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
-                return log_error_errno(-EPERM,
+                return glove_error_set(plan->error, -EPERM, "grants",
                                        "Refusing %s %s: it has %ju hard links, and another of its names could lie "
                                        "inside %s; keep it as a file with a single name",
                                        o->what, o->path, (uintmax_t) st.st_nlink,
@@ -374,16 +380,17 @@ static int check_outside(struct plan *plan, const struct outside *o) {
                 /* the file itself was not a grant root: walk from its directory */
                 dir = open_parent(o->path);
                 if (dir < 0)
-                        return log_error_errno(dir, "Cannot open the directory of %s %s: %m", o->what, o->path);
+                        return glove_error_set(plan->error, dir, "grants",
+                                               "Cannot open the directory of %s %s: %m", o->what, o->path);
                 gr = under_grant(plan, dir, o->writable_only);
         }
         if (gr)
-                return refuse(o, gr, false);
+                return refuse(plan, o, gr, false);
         if (S_ISDIR(st.st_mode) && !o->writable_only)
                 for (size_t i = 0; i < plan->n_grants; i++) {
                         gr = &plan->grants[i];
                         if (grant_counts(gr, false) && walk_up(gr->fd, is_object, &st))
-                                return refuse(o, gr, true);
+                                return refuse(plan, o, gr, true);
                 }
 
         /* The ".." walk follows the mount tree: reached through a bind
@@ -399,16 +406,18 @@ static int check_outside(struct plan *plan, const struct outside *o) {
                 if (!fs_path) {
                         r = fs_path_of_fd(plan, fd, &fs_path);
                         if (r < 0)
-                                return log_error_errno(r, "Cannot locate %s %s in its file system: %m", o->what,
+                                return glove_error_set(plan->error, r, "grants",
+                                                       "Cannot locate %s %s in its file system: %m", o->what,
                                                        o->path);
                 }
                 r = grant_fs_path(plan, &plan->grants[i], &grant_path);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot locate grant %s in its file system: %m", gr->g->path);
+                        return glove_error_set(plan->error, r, "grants",
+                                               "Cannot locate grant %s in its file system: %m", gr->g->path);
                 if (path_startswith(fs_path, grant_path))
-                        return refuse(o, gr, false);
+                        return refuse(plan, o, gr, false);
                 if (S_ISDIR(st.st_mode) && !o->writable_only && path_startswith(grant_path, fs_path))
-                        return refuse(o, gr, true);
+                        return refuse(plan, o, gr, true);
         }
         return check_submounts(plan, o, fd, &st, &fs_path);
 }
@@ -418,7 +427,7 @@ static int plan_symlinks(struct plan *plan) {
 
         plan->syms = calloc(pol->n_symlinks ? pol->n_symlinks : 1, sizeof(*plan->syms));
         if (!plan->syms)
-                return -ENOMEM;
+                return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
         for (size_t i = 0; i < pol->n_symlinks; i++) {
                 const char *path = pol->symlinks[i];
                 char target[PATH_MAX];
@@ -426,30 +435,35 @@ static int plan_symlinks(struct plan *plan) {
                 ssize_t n;
 
                 if (lstat(path, &st) < 0)
-                        return log_error_errno(negative_errno(), "Cannot recreate symlink %s: %m", path);
+                        return glove_error_set(plan->error, negative_errno(), "grants",
+                                               "Cannot recreate symlink %s: %m", path);
                 if (!S_ISLNK(st.st_mode))
-                        return log_error_errno(-EINVAL, "Cannot recreate %s as a symlink: it is not one on this host; "
+                        return glove_error_set(plan->error, -EINVAL, "grants",
+                                               "Cannot recreate %s as a symlink: it is not one on this host; "
                                                "grant it instead", path);
                 n = readlink(path, target, sizeof(target) - 1);
                 if (n < 0)
-                        return log_error_errno(negative_errno(), "Cannot read symlink %s: %m", path);
+                        return glove_error_set(plan->error, negative_errno(), "grants",
+                                               "Cannot read symlink %s: %m", path);
                 target[n] = 0;
                 for (size_t k = 0; k < plan->n_grants; k++) {
                         const struct grant *gr = &plan->grants[k];
                         const char *x = path_startswith(path, gr->g->path);
 
                         if (path_startswith(gr->g->path, path))
-                                return log_error_errno(-EEXIST, "Grant %s (%s) lies at or under the symlink %s",
+                                return glove_error_set(plan->error, -EEXIST, "grants",
+                                                       "Grant %s (%s) lies at or under the symlink %s",
                                                        gr->g->path, gr->g->origin, path);
                         if (x && gr->g->kind != GLOVE_GRANT_TMPFS)
-                                return log_error_errno(-EEXIST, "Symlink %s lies inside the grant %s; it is already "
+                                return glove_error_set(plan->error, -EEXIST, "grants",
+                                                       "Symlink %s lies inside the grant %s; it is already "
                                                        "visible there",
                                                        path, gr->g->path);
                 }
                 plan->syms[plan->n_syms].path = strdup(path);
                 plan->syms[plan->n_syms].target = strdup(target);
                 if (!plan->syms[plan->n_syms].path || !plan->syms[plan->n_syms].target)
-                        return -ENOMEM;
+                        return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
                 plan->n_syms++;
         }
         return 0;
@@ -468,9 +482,9 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         const char *home;
         int r;
 
-        *plan = (struct plan) { .policy = pol, .argv = opts->argv };
+        *plan = (struct plan) { .policy = pol, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings };
         if (geteuid() != uid || getegid() != getgid())
-                return log_error_errno(-EPERM, "glove must not run setuid or setgid");
+                return glove_error_set(plan->error, -EPERM, "grants", "glove must not run setuid or setgid");
         plan->root_mode = uid == 0;
         if (plan->root_mode) {
                 /* Root's agent must never be host uid 0: the kernel grants
@@ -481,7 +495,8 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                 plan->host_uid = opts->root_uid ? opts->root_uid : pol->root_uid;
                 plan->host_gid = opts->root_gid ? opts->root_gid : pol->root_gid;
                 if (plan->host_uid == 0 || plan->host_gid == 0)
-                        return log_error_errno(-EINVAL, "A root run's sandbox needs a host uid of its own for %s, "
+                        return glove_error_set(plan->error, -EINVAL, "grants",
+                                               "A root run's sandbox needs a host uid of its own for %s, "
                                                         "and none was given (identity.uid_when_root is "
                                                         "\"allocated\": glove_uid_allocate())",
                                                opts->name ? opts->name : "the agent");
@@ -492,7 +507,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
 
         plan->grants = calloc(pol->n_grants ? pol->n_grants : 1, sizeof(*plan->grants));
         if (!plan->grants)
-                return -ENOMEM;
+                return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
         for (size_t i = 0; i < pol->n_grants; i++) {
                 plan->grants[i].g = &pol->grants[i];
                 plan->grants[i].fd = -EBADF;
@@ -501,7 +516,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         plan->n_grants = pol->n_grants;
         qsort(plan->grants, plan->n_grants, sizeof(*plan->grants), grant_cmp);
         for (size_t i = 0; i < plan->n_grants; i++) {
-                r = resolve_one(&plan->grants[i], uid);
+                r = resolve_one(plan, &plan->grants[i], uid);
                 if (r < 0)
                         return r;
         }
@@ -513,7 +528,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                         if (a->fd < 0 || b->fd < 0 || a->dev != b->dev || a->ino != b->ino)
                                 continue;
                         if (a->g->kind != b->g->kind)
-                                return log_error_errno(-EEXIST,
+                                return glove_error_set(plan->error, -EEXIST, "grants",
                                                        "%s (%s, %s) and %s (%s, %s) are the same file or directory "
                                                        "granted differently: contradictory grants",
                                                        a->g->path, glove_grant_kind_to_string(a->g->kind), a->g->origin,
@@ -525,7 +540,8 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                         if (i != j && plan->grants[i].type == S_IFREG &&
                             path_startswith(plan->grants[j].g->path, plan->grants[i].g->path) &&
                             strcmp(plan->grants[j].g->path, plan->grants[i].g->path) != 0)
-                                return log_error_errno(-ENOTDIR, "Grant %s lies under the file grant %s",
+                                return glove_error_set(plan->error, -ENOTDIR, "grants",
+                                                       "Grant %s lies under the file grant %s",
                                                        plan->grants[j].g->path, plan->grants[i].g->path);
 
         if (opts->policy_path) {
@@ -555,7 +571,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                 return r;
         r = plan_protect(plan);
         if (r < 0)
-                return r == -ENOMEM ? log_error_errno(r, "Out of memory") : r;
+                return r == -ENOMEM ? glove_error_set(plan->error, r, "grants", "Out of memory") : r;
 
         home = NULL;
         for (char *const *e = opts->host_env; e && *e; e++)
@@ -563,7 +579,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                         home = *e + 5;
         r = env_build(pol, opts->host_env, home ? home : (plan->root_mode ? "/root" : "/"), &plan->envp);
         if (r < 0)
-                return log_error_errno(r, "Cannot build the environment: %m");
+                return glove_error_set(plan->error, r, "env", "Cannot build the environment: %m");
 
         if (pol->cwd)
                 plan->cwd = pol->cwd;
@@ -574,7 +590,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         plan->stdin_tty = isatty(STDIN_FILENO) == 1;
         plan->landlock_abi = landlock_abi_version();
         if (plan->landlock_abi < 1)
-                return log_error_errno(plan->landlock_abi == 0 ? -EOPNOTSUPP : plan->landlock_abi,
+                return glove_error_set(plan->error, plan->landlock_abi == 0 ? -EOPNOTSUPP : plan->landlock_abi, "landlock",
                                        "Landlock is not available on this kernel (%m); Glove uses it as a second "
                                        "layer and will not run without it. Fix: boot a kernel with "
                                        "CONFIG_SECURITY_LANDLOCK=y and \"landlock\" in the lsm= parameter "

@@ -251,7 +251,8 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
                 return 0;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 || pipe2(stop, O_CLOEXEC) < 0 ||
             pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
-                return log_error_errno(negative_errno(), "Cannot set up the network proxy's channel: %m");
+                return glove_error_set(plan->error, negative_errno(), "network",
+                                       "Cannot set up the network proxy's channel: %m");
         glove_run_id_new(token); /* 128 random bits */
         if (opts->audit) {
                 glove_run_id_new(np->helper.run);
@@ -260,7 +261,7 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         np->pid = fork();
         if (np->pid < 0) {
                 np->pid = 0;
-                return log_error_errno(negative_errno(), "Cannot start the network proxy: %m");
+                return glove_error_set(plan->error, negative_errno(), "network", "Cannot start the network proxy: %m");
         }
         if (np->pid == 0)
                 proxy_main(plan, opts, chan[0], stop[0], ready[1], report[1], np->helper.run, token);
@@ -275,13 +276,14 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         while (n < 0 && errno == EINTR);
         if (n != 1) {
                 explicit_bzero(token, sizeof(token));
-                return log_error_errno(-ECHILD, "The network proxy did not start (it said why); the agent does not "
+                return glove_error_set(plan->error, -ECHILD, "network",
+                                       "The network proxy did not start (it said why); the agent does not "
                                                 "run");
         }
         r = proxy_env(plan, token);
         explicit_bzero(token, sizeof(token));
         if (r < 0)
-                return log_error_errno(r, "Out of memory");
+                return glove_error_set(plan->error, r, "network", "Out of memory");
         np->chan_fd = plan->net_fd = TAKE_FD(chan[1]);
         return 0;
 }

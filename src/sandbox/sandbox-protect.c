@@ -98,7 +98,7 @@ static int lock_protected_dir(struct plan *plan, int dir_fd, const char *path) {
         if (fd < 0 || flock(fd, LOCK_SH) < 0) {
                 int r = negative_errno();
                 safe_close(fd);
-                return log_error_errno(r, "Cannot lock protected %s: %m", path);
+                return glove_error_set(plan->error, r, "protect", "Cannot lock protected %s: %m", path);
         }
         n = reallocarray(plan->locks, plan->n_locks + 1, sizeof(int));
         if (!n) {
@@ -188,13 +188,14 @@ int plan_make_placeholders(struct plan *plan) {
                 if (mkdirat(ph->parent_fd, ph->name, 0755) < 0) {
                         /* another run made it since we looked: share it */
                         if (errno != EEXIST)
-                                return log_error_errno(negative_errno(),
+                                return glove_error_set(plan->error, negative_errno(), "protect",
                                                        "Cannot create a placeholder for protected %s: %m", ph->path);
                         made = false;
                 }
                 dfd = openat(ph->parent_fd, ph->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (dfd < 0 || fstat(dfd, &st) < 0)
-                        return log_error_errno(negative_errno(), "Cannot open the placeholder %s: %m", ph->path);
+                        return glove_error_set(plan->error, negative_errno(), "protect",
+                                               "Cannot open the placeholder %s: %m", ph->path);
                 r = lock_protected_dir(plan, dfd, ph->path);
                 if (r < 0)
                         return r;
@@ -302,7 +303,7 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 }
                 if (fd == -ELOOP || (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))) {
                         safe_close(fd);
-                        return log_error_errno(-ELOOP,
+                        return glove_error_set(plan->error, -ELOOP, "protect",
                                                "Cannot protect %s: it is a symlink, which cannot be made read-only; "
                                                "replace the link, or release \"%s\" with filesystem.unprotect",
                                                here, name);
@@ -310,7 +311,8 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 if (fd == -ENOTDIR)
                         return 0;
                 if (fd < 0)
-                        return log_error_errno(fd, "Cannot inspect protected path %s: %m", here);
+                        return glove_error_set(plan->error, fd, "protect",
+                                               "Cannot inspect protected path %s: %m", here);
                 safe_close(parent);
                 parent = cur;
                 cur = fd;
@@ -322,7 +324,7 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         if (other->g->kind == GLOVE_GRANT_TMPFS || (other->g->kind == GLOVE_GRANT_RO && last))
                                 return 0; /* not the host's, or read-only already */
                         if (other->g->kind == GLOVE_GRANT_RW && last)
-                                return log_error_errno(-EPERM,
+                                return glove_error_set(plan->error, -EPERM, "protect",
                                                        "%s is a protected path but %s grants it writable; release "
                                                        "\"%s\" with filesystem.unprotect if that is intended",
                                                        here, other->g->origin, name);
@@ -380,7 +382,8 @@ static int protect_modules(struct plan *plan, const struct grant *gr, const char
         int r = 0;
 
         if (depth > MODULES_MAX_DEPTH)
-                return log_error_errno(-ELOOP, "Cannot protect %s/%s: submodule directories nest deeper than %d",
+                return glove_error_set(plan->error, -ELOOP, "protect",
+                                       "Cannot protect %s/%s: submodule directories nest deeper than %d",
                                        gr->g->path, rel, MODULES_MAX_DEPTH);
         {
                 struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
@@ -390,7 +393,7 @@ static int protect_modules(struct plan *plan, const struct grant *gr, const char
         if (dfd == -ENOENT || dfd == -ENOTDIR)
                 return 0;
         if (dfd < 0)
-                return log_error_errno(dfd, "Cannot inspect %s/%s: %m", gr->g->path, rel);
+                return glove_error_set(plan->error, dfd, "protect", "Cannot inspect %s/%s: %m", gr->g->path, rel);
         d = fdopendir(dfd);
         if (!d)
                 return negative_errno();
@@ -423,7 +426,8 @@ static int protect_modules(struct plan *plan, const struct grant *gr, const char
                         }
                 }
                 if ((*budget)-- == 0) {
-                        r = log_error_errno(-E2BIG, "Cannot protect %s/%s: more than %d submodules", gr->g->path,
+                        r = glove_error_set(plan->error, -E2BIG, "protect",
+                                            "Cannot protect %s/%s: more than %d submodules", gr->g->path,
                                             rel, MODULES_MAX_GITDIRS);
                         break;
                 }
@@ -500,7 +504,8 @@ int plan_protect(struct plan *plan) {
                 if (!best || best->g->kind != GLOVE_GRANT_RW)
                         continue;
                 if (!*rel)
-                        return log_error_errno(-EPERM, "%s is listed as protected and granted writable", pol->protect[k]);
+                        return glove_error_set(plan->error, -EPERM, "protect",
+                                               "%s is listed as protected and granted writable", pol->protect[k]);
                 if (best->type != S_IFDIR)
                         continue;
                 r = protect_one(plan, best, rel, pol->protect[k]);

@@ -114,14 +114,14 @@ static void crash_disarm(void) {
                 (void) signal(fatal_signals[i], SIG_DFL);
 }
 
-static int host_fd_open(struct relay_host_fd *h, int fd, int accmode) {
+static int host_fd_open(struct relay_host_fd *h, int fd, int accmode, struct glove_error *e) {
         struct stat st;
         char path[64];
         int fl, n;
 
         *h = (struct relay_host_fd) { .orig = fd, .fd = fd };
         if (fstat(fd, &st) < 0)
-                return log_error_errno(negative_errno(), "Cannot inspect descriptor %d: %m", fd);
+                return glove_error_set(e, negative_errno(), "relay", "Cannot inspect descriptor %d: %m", fd);
         /* never blocks for long, and a reopened file would lose the
          * caller's offset */
         if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode) ||
@@ -138,10 +138,11 @@ static int host_fd_open(struct relay_host_fd *h, int fd, int accmode) {
         }
         fl = fcntl(fd, F_GETFL);
         if (fl < 0)
-                return log_error_errno(negative_errno(), "Cannot read the flags of descriptor %d: %m", fd);
+                return glove_error_set(e, negative_errno(), "relay", "Cannot read the flags of descriptor %d: %m", fd);
         if (!(fl & O_NONBLOCK)) {
                 if (fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-                        return log_error_errno(negative_errno(), "Cannot make descriptor %d non-blocking: %m", fd);
+                        return glove_error_set(e, negative_errno(), "relay",
+                                               "Cannot make descriptor %d non-blocking: %m", fd);
                 h->flags_changed = true;
                 h->saved_flags = fl;
         }
@@ -216,13 +217,13 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
         plan->terminal = r->terminal;
         r->limit = output_limit;
         if (relay_ring_init(&r->tail, (size_t) tail_bytes) < 0)
-                return log_error_errno(-ENOMEM, "Out of memory");
+                return glove_error_set(plan->error, -ENOMEM, "relay", "Out of memory");
         r->stdin_tty = isatty(STDIN_FILENO) == 1;
-        k = host_fd_open(&r->host[0], STDIN_FILENO, O_RDONLY);
+        k = host_fd_open(&r->host[0], STDIN_FILENO, O_RDONLY, plan->error);
         if (k >= 0)
-                k = host_fd_open(&r->host[1], STDOUT_FILENO, O_WRONLY);
+                k = host_fd_open(&r->host[1], STDOUT_FILENO, O_WRONLY, plan->error);
         if (k >= 0 && !r->terminal)
-                k = host_fd_open(&r->host[2], STDERR_FILENO, O_WRONLY);
+                k = host_fd_open(&r->host[2], STDERR_FILENO, O_WRONLY, plan->error);
         if (k < 0)
                 return k;
 
@@ -231,9 +232,10 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
                  * /dev/null, and the agent gets the pty */
                 r->devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
                 if (r->devnull < 0)
-                        return log_error_errno(negative_errno(), "Cannot open /dev/null: %m");
+                        return glove_error_set(plan->error, negative_errno(), "relay", "Cannot open /dev/null: %m");
                 if (tcgetattr(STDIN_FILENO, &r->saved) < 0)
-                        return log_error_errno(negative_errno(), "Cannot read the terminal's modes: %m");
+                        return glove_error_set(plan->error, negative_errno(), "relay",
+                                               "Cannot read the terminal's modes: %m");
                 plan->termios = r->saved;
                 plan->have_termios = true;
                 if (ioctl(STDIN_FILENO, TIOCGWINSZ, &plan->winsize) < 0)
@@ -244,18 +246,19 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
                 if (k >= 0)
                         k = stream_filter(&r->out, clipboard);
                 if (k < 0)
-                        return log_error_errno(k, "Out of memory");
+                        return glove_error_set(plan->error, k, "relay", "Out of memory");
                 r->err.src = r->err.dst = -EBADF;
                 return 0;
         }
 
         for (int i = 0; i < 3; i++)
                 if (pipe2(r->pipes[i], O_CLOEXEC) < 0)
-                        return log_error_errno(negative_errno(), "Cannot create the agent's pipes: %m");
+                        return glove_error_set(plan->error, negative_errno(), "relay",
+                                               "Cannot create the agent's pipes: %m");
         /* our ends only; the agent's stay blocking, as a program expects */
         if ((k = nonblock(r->pipes[0][1])) < 0 || (k = nonblock(r->pipes[1][0])) < 0 ||
             (k = nonblock(r->pipes[2][0])) < 0)
-                return log_error_errno(k, "Cannot make the agent's pipes non-blocking: %m");
+                return glove_error_set(plan->error, k, "relay", "Cannot make the agent's pipes non-blocking: %m");
         k = stream_init(&r->in, r->host[0].fd, r->pipes[0][1], false, &r->input_bytes);
         if (k >= 0)
                 k = stream_init(&r->out, r->pipes[1][0], r->host[1].fd, true, &r->stdout_bytes);
@@ -267,7 +270,7 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
         if (k >= 0 && isatty(STDERR_FILENO) == 1)
                 k = stream_filter(&r->err, clipboard);
         if (k < 0)
-                return log_error_errno(k, "Out of memory");
+                return glove_error_set(plan->error, k, "relay", "Out of memory");
         r->in.close_dst_at_eof = true;
         return 0;
 }

@@ -81,7 +81,6 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
         /* own process group: a terminal's Ctrl-C reaches the caller, which
          * decides when its sandboxes stop */
         (void) setpgid(0, 0);
-        log_forget_errors();
         if (o->audit) {
                 r = glove_audit_open(o->audit, &audit, err, sizeof(err));
                 if (r < 0) {
@@ -92,6 +91,9 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
         }
         opts.audit = audit;
         opts.stdio = stdio;
+        /* this supervisor is the program that says what went wrong */
+        opts.error = NULL;
+        opts.warnings = NULL;
         status = glove_sandbox_run(&opts, &res);
         if (audit) {
                 struct glove_audit_helper own = { .component = "sandbox", .reported = true };

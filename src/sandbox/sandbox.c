@@ -166,18 +166,19 @@ static int write_maps(const struct plan *plan, pid_t pid) {
         (void) snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
         r = write_string_at(AT_FDCWD, path, "deny");
         if (r < 0)
-                return log_error_errno(r, "Failed to write %s: %m", path);
+                return glove_error_set(plan->error, r, "identity", "Failed to write %s: %m", path);
         (void) snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
         (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->uid_inside, (unsigned) plan->host_uid);
         r = write_string_at(AT_FDCWD, path, map);
         if (r < 0)
-                return log_error_errno(r, "Failed to write %s (\"%u %u 1\"): %m", path, (unsigned) plan->uid_inside,
+                return glove_error_set(plan->error, r, "identity",
+                                       "Failed to write %s (\"%u %u 1\"): %m", path, (unsigned) plan->uid_inside,
                                        (unsigned) plan->host_uid);
         (void) snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
         (void) snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) plan->gid_inside, (unsigned) plan->host_gid);
         r = write_string_at(AT_FDCWD, path, map);
         if (r < 0)
-                return log_error_errno(r, "Failed to write %s: %m", path);
+                return glove_error_set(plan->error, r, "identity", "Failed to write %s: %m", path);
         return 0;
 }
 
@@ -193,7 +194,7 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
         (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
         userns = open(path, O_RDONLY | O_CLOEXEC);
         if (userns < 0)
-                return log_error_errno(negative_errno(), "Failed to open %s: %m", path);
+                return glove_error_set(plan->error, negative_errno(), "grants", "Failed to open %s: %m", path);
         for (size_t i = 0; i < plan->n_grants; i++) {
                 struct grant *gr = &plan->grants[i];
                 struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, .propagation = MS_PRIVATE };
@@ -205,14 +206,15 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
                  * cover on the host would show, writable */
                 gr->tree_fd = open_tree(gr->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
                 if (gr->tree_fd < 0)
-                        return log_error_errno(negative_errno(), "Failed to clone grant %s: %m", gr->g->path);
+                        return glove_error_set(plan->error, negative_errno(), "grants",
+                                               "Failed to clone grant %s: %m", gr->g->path);
                 if (rw) {
                         attr.attr_set |= MOUNT_ATTR_IDMAP;
                         attr.userns_fd = (uint64_t) userns;
                 } else
                         attr.attr_set |= MOUNT_ATTR_RDONLY;
                 if (mount_setattr(gr->tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-                        return log_error_errno(negative_errno(),
+                        return glove_error_set(plan->error, negative_errno(), "grants",
                                                "Failed to set up grant %s%s: %m%s", gr->g->path,
                                                rw ? " as an idmapped mount" : " read-only",
                                                rw ? " (it, or a file system mounted below it, may not support "
@@ -276,11 +278,14 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
         }
 }
 
-static void report_failure(const struct sync_msg *m) {
-        log_error("Sandbox setup failed at stage '%s' (%s): %s (%s)", stage_to_string((enum stage) m->stage),
-                  m->detail, strerror(m->error), errno_name(m->error));
-        if (m->stage == STAGE_LANDLOCK || m->stage == STAGE_SECCOMP || m->stage == STAGE_PROC)
-                log_error("Run 'glove doctor' to see what this kernel provides.");
+static void report_failure(struct glove_error *e, const struct sync_msg *m) {
+        bool kernel = m->stage == STAGE_LANDLOCK || m->stage == STAGE_SECCOMP || m->stage == STAGE_PROC;
+
+        (void) glove_error_set(e, m->error, stage_to_string((enum stage) m->stage),
+                               "Sandbox setup failed at stage '%s' (%s): %s (%s)%s",
+                               stage_to_string((enum stage) m->stage), m->detail, strerror(m->error),
+                               errno_name(m->error),
+                               kernel ? ". Run 'glove doctor' to see what this kernel provides." : "");
 }
 
 static void result_from_wait(struct glove_session_result *res, int wstatus) {
@@ -312,7 +317,7 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
  * watchdog's last step. The run has started once the agent reported every
  * protection applied (|landlock_abi|: the ABI its ruleset can be for). */
 static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *relay, int landlock_abi,
-                      struct glove_session_result *res) {
+                      struct glove_session_result *res, struct glove_error *e) {
         bool setup_failed = false, exec_failed = false, exited = false, timed_out = false, init_gone = false;
         bool limit_killed = false;
         int64_t drain_deadline = -1; /* ms, CLOCK_MONOTONIC */
@@ -348,7 +353,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                 if (poll(p, n, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        log_error_errno(negative_errno(), "poll: %m");
+                        (void) glove_error_set(e, negative_errno(), "relay", "poll: %m");
                         res->reason = "setup_failed";
                         res->status = GLOVE_EXIT_FAILED;
                         return;
@@ -412,12 +417,14 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                  * the message goes to a cooked terminal */
                                 relay_restore_terminal(relay);
                                 if (!setup_failed && !exec_failed)
-                                        report_failure(&m);
+                                        report_failure(e, &m);
                                 setup_failed = true;
                                 break;
                         case MSG_EXEC_FAILED:
                                 relay_restore_terminal(relay);
-                                log_error("Cannot execute %s in the sandbox: %s", m.detail, strerror(m.error));
+                                (void) glove_error_set(e, m.error, "exec",
+                                                       "Cannot execute %s in the sandbox: %s", m.detail,
+                                                       strerror(m.error));
                                 exec_failed = true;
                                 break;
                         case MSG_AGENT_EXITED:
@@ -434,8 +441,9 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                  * report Glove can vouch for */
                                 if (res->started || m.applied != GLOVE_APPLIED_ALL || m.landlock_abi < 1 ||
                                     m.landlock_abi > landlock_abi) {
-                                        log_error("The sandbox reported its protections %s",
-                                                  res->started ? "twice" : "in a malformed message");
+                                        (void) glove_error_set(e, EBADMSG, "sync",
+                                                               "The sandbox reported its protections %s",
+                                                               res->started ? "twice" : "in a malformed message");
                                         setup_failed = true;
                                         (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                                         break;
@@ -447,7 +455,8 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         case MSG_TERMINAL:
                                 if (n_fds == 1 && relay_attach_master(relay, fd) >= 0)
                                         break;
-                                log_error("The sandbox sent %s", n_fds != 1 ? "no terminal" : "an unexpected terminal");
+                                (void) glove_error_set(e, EBADMSG, "sync", "The sandbox sent %s",
+                                                       n_fds != 1 ? "no terminal" : "an unexpected terminal");
                                 setup_failed = true;
                                 (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                                 break;
@@ -456,7 +465,8 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         case MSG_PLACEHOLDERS:
                         case MSG_RELEASE:
                         default:
-                                log_error("Unexpected message %u from the sandbox", m.type);
+                                (void) glove_error_set(e, EBADMSG, "sync",
+                                                       "Unexpected message %u from the sandbox", m.type);
                                 setup_failed = true;
                                 break;
                         }
@@ -464,7 +474,7 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                 }
                 if (!init_gone && (p[0].revents & POLLIN)) {
                         if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0) {
-                                log_error_errno(negative_errno(), "waitid: %m");
+                                (void) glove_error_set(e, negative_errno(), "sync", "waitid: %m");
                                 setup_failed = true;
                         }
                         init_gone = true;
@@ -493,7 +503,7 @@ drained:
         } else if (timed_out || limit_killed) {
                 res->signal = si.si_status; /* our SIGKILL */
         } else {
-                log_error("The sandbox's init died of signal %d", si.si_status);
+                (void) glove_error_set(e, EIO, "init", "The sandbox's init died of signal %d", si.si_status);
                 res->reason = "setup_failed";
                 res->status = GLOVE_EXIT_FAILED;
                 return;
@@ -522,7 +532,18 @@ drained:
         }
 }
 
-int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
+static void warn_now(void *userdata, const char *text) {
+        (void) userdata;
+        log_warning("%s", text);
+}
+
+int glove_sandbox_run(const struct glove_sandbox_options *caller_opts, struct glove_session_result *ret) {
+        /* without the caller's, its own, printed at the end */
+        struct glove_error own_error = {};
+        struct glove_warnings own_warnings = { .notify = warn_now };
+        struct glove_sandbox_options o = *caller_opts;
+        const struct glove_sandbox_options *opts = &o;
+        struct glove_error *e;
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF, sfd = -EBADF, tfd = -EBADF;
         struct glove_session_result res = {
@@ -539,11 +560,16 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         int r;
         pid_t pid;
 
+        if (!o.error)
+                o.error = &own_error;
+        if (!o.warnings)
+                o.warnings = &own_warnings;
+        e = o.error;
         (void) clock_gettime(CLOCK_REALTIME, &res.start_wall);
         (void) clock_gettime(CLOCK_MONOTONIC, &res.start_mono);
         res.root_mode = getuid() == 0;
         if (!opts->argv || !opts->argv[0]) {
-                log_error("No command given");
+                (void) glove_error_set(e, EINVAL, "setup", "No command given");
                 goto done;
         }
         relay_init(&relay);
@@ -555,6 +581,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         res.host_gid = plan.host_gid;
         /* the session cgroup, or rlimits: chosen (and recorded) before anything runs */
         limits.name = opts->name;
+        limits.error = e;
+        limits.warnings = opts->warnings;
         r = limits_setup(&limits, opts->policy, &res);
         if (r < 0)
                 goto out;
@@ -562,14 +590,14 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         /* the agent's argv must survive init wiping the supervisor's */
         argv_copy = strv_copy(opts->argv);
         if (!argv_copy) {
-                log_error("Out of memory");
+                (void) glove_error_set(e, ENOMEM, "setup", "Out of memory");
                 goto out;
         }
         plan.argv = argv_copy;
         if (plan.root_mode && setgroups(0, NULL) < 0) {
                 /* supplementary groups cannot be dropped inside a user
                  * namespace; root's would follow the agent as host gid 0 */
-                log_error_errno(negative_errno(), "Failed to drop supplementary groups: %m");
+                (void) glove_error_set(e, negative_errno(), "identity", "Failed to drop supplementary groups: %m");
                 goto out;
         }
         /* Every decision is written before the sandbox exists (and synced
@@ -578,8 +606,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         if (opts->audit) {
                 r = audit_setup_decisions(&plan, opts);
                 if (r < 0) {
-                        log_error_errno(r, "Cannot write the audit log %s: %m; the session does not start",
-                                        glove_audit_path(opts->audit));
+                        (void) glove_error_set(e, r, "audit",
+                                               "Cannot write the audit log %s: %m; the session does not start",
+                                               glove_audit_path(opts->audit));
                         res.reason = "audit_failed";
                         goto out;
                 }
@@ -588,8 +617,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                  * freed only once the agent is gone. */
                 r = glove_audit_reserve(opts->audit, GLOVE_AUDIT_END_RESERVE_BYTES);
                 if (r < 0) {
-                        log_error_errno(r, "Cannot reserve space for the session's end records next to the audit "
-                                        "log %s: %m; the session does not start%s",
+                        (void) glove_error_set(e, r, "audit",
+                                               "Cannot reserve space for the session's end records next to the "
+                                               "audit log %s: %m; the session does not start%s",
                                         glove_audit_path(opts->audit),
                                         r == -ENOSPC || r == -EDQUOT ? " (free some space)" : "");
                         res.reason = "audit_failed";
@@ -599,7 +629,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         if (net_proxy_start(&plan, opts, &np) < 0)
                 goto out;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-                log_error_errno(negative_errno(), "socketpair: %m");
+                (void) glove_error_set(e, negative_errno(), "setup", "socketpair: %m");
                 goto out;
         }
         /* the agent's pipes or, with a terminal, what init needs for one */
@@ -619,19 +649,20 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         sigaddset(&mask, SIGCONT);
         sigaddset(&mask, SIGTSTP);
         if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
-                log_error_errno(negative_errno(), "sigprocmask: %m");
+                (void) glove_error_set(e, negative_errno(), "setup", "sigprocmask: %m");
                 goto out;
         }
         sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0) {
-                log_error_errno(negative_errno(), "signalfd: %m");
+                (void) glove_error_set(e, negative_errno(), "setup", "signalfd: %m");
                 goto restore;
         }
         if (opts->policy->wall_ms > 0) {
                 /* a watchdog that cannot be set up is no run */
                 tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
                 if (tfd < 0) {
-                        log_error_errno(negative_errno(), "Cannot create the wall-time watchdog: %m");
+                        (void) glove_error_set(e, negative_errno(), "limits",
+                                               "Cannot create the wall-time watchdog: %m");
                         goto restore;
                 }
         }
@@ -651,10 +682,11 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         }
         if (pid < 0) {
                 r = negative_errno();
-                log_error_errno(r, "Cannot create the sandbox's namespaces: %m");
-                if (r == -EPERM || r == -ENOSPC)
-                        log_error("User namespaces are unavailable to this user; 'glove doctor' names the cause "
-                                  "and the fix.");
+                (void) glove_error_set(e, r, "namespaces", "Cannot create the sandbox's namespaces: %m%s",
+                                       r == -EPERM || r == -ENOSPC
+                                               ? ". User namespaces are unavailable to this user; 'glove doctor' "
+                                                 "names the cause and the fix."
+                                               : "");
                 goto restore;
         }
         if (pid == 0) {
@@ -708,8 +740,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         if (r >= 0 && opts->audit) {
                 r = glove_audit_sync(opts->audit);
                 if (r < 0) {
-                        log_error_errno(r, "Cannot sync the audit log %s: %m; the session does not start",
-                                        glove_audit_path(opts->audit));
+                        (void) glove_error_set(e, r, "audit",
+                                               "Cannot sync the audit log %s: %m; the session does not start",
+                                               glove_audit_path(opts->audit));
                         res.reason = "audit_failed";
                 }
         }
@@ -730,12 +763,12 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                                                 .tv_sec = (time_t) (opts->policy->wall_ms / 1000),
                                                 .tv_nsec = (long) (opts->policy->wall_ms % 1000) * 1000000 } },
                                         NULL) < 0) {
-                log_error_errno(negative_errno(), "Cannot arm the wall-time watchdog: %m");
+                (void) glove_error_set(e, negative_errno(), "limits", "Cannot arm the wall-time watchdog: %m");
                 (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
-        supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res);
+        supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res, e);
         /* the agent is gone: what it could not use up is the end's */
         glove_audit_unreserve(opts->audit);
         relay_result(&relay, &res);
@@ -744,8 +777,9 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
          * say anything more */
         relay_done(&relay);
         if (res.output_limited)
-                log_error("The command wrote more than its output limit of %ju bytes and was stopped",
-                          (uintmax_t) opts->policy->output_limit);
+                (void) glove_error_set(e, EFBIG, "output",
+                                       "The command wrote more than its output limit of %ju bytes and was stopped",
+                                       (uintmax_t) opts->policy->output_limit);
         /* signals work again before we report (a report may block on a
          * terminal; Ctrl-C must still end glove) */
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
@@ -764,6 +798,11 @@ out:
         plan.argv = NULL;
         plan_done(&plan);
 done:
+        /* every failure above says why; should one not, the receipt and
+         * the user still learn that the sandbox failed */
+        if ((strcmp(res.reason, "setup_failed") == 0 || strcmp(res.reason, "audit_failed") == 0) &&
+            !glove_error_is_set(e))
+                (void) glove_error_set(e, EIO, "setup", "The sandbox could not be set up (%s)", res.reason);
         (void) clock_gettime(CLOCK_REALTIME, &res.end_wall);
         (void) clock_gettime(CLOCK_MONOTONIC, &res.end_mono);
         /* The end is recorded whenever the start was: a session whose end
@@ -772,13 +811,23 @@ done:
                 glove_audit_unreserve(opts->audit);
                 r = audit_session_end(opts, &res);
                 if (r < 0) {
-                        log_error_errno(r, "Cannot write the session's end to the audit log %s: %m%s",
+                        /* after a failure, its consequence: the cause stays the error */
+                        if (glove_error_is_set(e))
+                                glove_warning_add(opts->warnings, "Cannot write the session's end to the audit log "
+                                                  "%s: %s%s", glove_audit_path(opts->audit), strerror(-r),
+                                                  res.started ? " (the command itself had ended)" : "");
+                        else
+                        (void) glove_error_set(e, r, "audit",
+                                               "Cannot write the session's end to the audit log %s: %m%s",
                                         glove_audit_path(opts->audit),
                                         res.started ? " (the command itself had ended)" : "");
                         res.reason = "audit_failed";
                         res.status = GLOVE_EXIT_FAILED;
                 }
         }
+        /* nobody else to print it: as a program would, once */
+        if (glove_error_is_set(&own_error))
+                log_error("%s", own_error.message);
         if (ret)
                 *ret = res;
         return res.status;

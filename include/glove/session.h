@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* One Glove session end to end (docs/architecture.md, "Sessions"): the
+ * user's directories, the effective policy and its digest, the audit log,
+ * the helpers (egress proxy, MCP gateway), the sandbox, the receipt. glove
+ * exec, run and mcp are flag parsing and printing over it. A session keeps
+ * everything of its own in its object, its failure included: several can
+ * run in one process, one after another, and nothing of one reaches the
+ * next. The library prints nothing but debug messages; what the user must
+ * read is in glove_session_error() and glove_session_warnings(). */
+
+#include <stdbool.h>
+
+#include "glove/error.h"
+#include "glove/policy.h"
+
+struct glove_session;
+
+enum glove_session_command {
+        GLOVE_SESSION_EXEC, /* the command in a sandbox */
+        GLOVE_SESSION_RUN,  /* and the policy's MCP servers behind a gateway outside it */
+        GLOVE_SESSION_MCP,  /* the gateway alone, on stdin/stdout, no sandbox and no receipt */
+};
+
+struct glove_session_options {
+        enum glove_session_command command;
+        const char *policy_path;  /* NULL: the starter policy of 'glove setup' */
+        /* without a starter policy because Glove is not set up: the
+         * built-in default instead of a failure (--dry-run) */
+        bool default_without_setup;
+        char *const *host_env;    /* environment.pass looks names up here (normally environ); borrowed */
+        /* called with each warning as it comes (the rlimits warning comes
+         * before the command starts); NULL: only glove_session_warnings() */
+        void (*warning)(void *userdata, const char *text);
+        void *userdata;
+};
+
+/* A session with nothing done yet; -ENOMEM only. */
+int glove_session_new(const struct glove_session_options *o, struct glove_session **ret);
+void glove_session_free(struct glove_session *s);
+static inline void glove_session_freep(struct glove_session **s) {
+        glove_session_free(*s);
+}
+#define _cleanup_session_ __attribute__((cleanup(glove_session_freep)))
+
+/* The user's directories, HOME and the current directory, and the policy
+ * (the given file, else the starter policy). Then the caller may change
+ * the policy (glove_session_policy(): the command line's flags) until
+ * glove_session_seal(). */
+int glove_session_load_policy(struct glove_session *s);
+struct glove_policy *glove_session_policy(struct glove_session *s);
+const struct glove_policy_context *glove_session_policy_context(const struct glove_session *s);
+
+/* The policy as it will be enforced: checked, the default audit log filled
+ * in (<state>/audit.jsonl), and its canonical JSON, which
+ * glove_session_policy_text() returns (--dry-run prints it). */
+int glove_session_seal(struct glove_session *s);
+const char *glove_session_policy_text(const struct glove_session *s);
+
+struct glove_session_run_options {
+        char *const *argv;        /* the command; borrowed */
+        int receipt_fd;           /* also write the receipt here; -1: not */
+        const char *receipt_file; /* also write the receipt to this file (created 0600); NULL: not */
+};
+
+struct glove_session_outcome {
+        int status;               /* what glove exits with: the command's, or 124/125/126/127/153 */
+        int command_status;       /* what the session ended with before its receipt was written */
+        bool started;             /* the command was released */
+        bool recorded;            /* its receipt is in the journal (and the copies asked for) */
+};
+
+/* glove exec and glove run: the session's records, its helpers, the
+ * sandbox, the receipt. Returns the exit status (also in |ret|); what went
+ * wrong is in glove_session_error(), and the receipt's error is that. */
+int glove_session_run(struct glove_session *s, const struct glove_session_run_options *o,
+                      struct glove_session_outcome *ret);
+
+/* glove mcp: the gateway on |in_fd| and |out_fd| until the client closes
+ * its input. 0, or -errno with glove_session_error() set. */
+int glove_session_serve(struct glove_session *s, int in_fd, int out_fd);
+
+/* The session's first failure, cleared by nothing: empty (error 0) while
+ * none happened. */
+const struct glove_error *glove_session_error(const struct glove_session *s);
+const struct glove_warnings *glove_session_warnings(const struct glove_session *s);

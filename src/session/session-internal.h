@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "glove/audit.h"
+#include "glove/error.h"
+#include "glove/mcp.h"
+#include "glove/policy.h"
+
+/* session-mcp.c: <state>/mcp (0700, ours), where servers' stderr logs go;
+ * its descriptor, or -errno with |e| set. */
+int session_mcp_log_dir(int state_fd, const char *state, struct glove_error *e);
+
+/* session-mcp.c: how glove run's and glove mcp's gateways start a
+ * sandboxed MCP server: glove_sandbox_spawn() with the server's own
+ * policy, Glove's private paths kept out of it as out of the agent's, its
+ * records under a run of its own in the session's audit log. Everything is
+ * borrowed and must outlive the gateway. */
+struct session_mcp_launcher {
+        const struct glove_policy *policy;        /* the session's: audit log */
+        uid_t uid;                                /* the session's identity */
+        gid_t gid;
+        const char *policy_path;
+        const char *const *private_paths;
+        char *const *host_env;
+};
+void session_mcp_launcher_init(struct glove_mcp_launcher *l, const struct session_mcp_launcher *ctx);
+
+/* session-gateway.c: glove run's gateway, a child process outside the
+ * sandbox. */
+struct session_gateway {
+        char *dir, *sock;   /* the socket's directory (mkdtemp) and the socket */
+        int listen_fd;      /* until the gateway child has it */
+        int stop_fd;        /* closing it stops the gateway */
+        int ready_fd;
+        pid_t pid;          /* the gateway */
+        uid_t uid;          /* the agent's host identity */
+        gid_t gid;
+        int report_fd;      /* the gateway's audit report comes here at its end */
+        struct glove_audit_helper helper; /* its audit run, for the receipt */
+};
+#define SESSION_GATEWAY_NULL                                                                                  \
+        ((struct session_gateway) { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF })
+/* The socket's directory and the socket; the grants and the environment
+ * the agent needs to reach them and the shim join |p|. |uid| and |gid|:
+ * the agent's host identity. */
+int session_gateway_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, uid_t uid, gid_t gid,
+                            struct session_gateway *rs, struct glove_error *e);
+/* Starts the gateway as a child and waits until its servers are up. */
+int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd,
+                          const char *run_id, const struct glove_mcp_launcher *launcher, struct glove_error *e);
+/* Stops it (it stops its servers), removes the socket; its exit status. */
+int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w);
