@@ -56,3 +56,8 @@ int policy_new_server_base(const struct glove_policy_context *ctx, const char *s
 /* The built-in default's memory limit from |meminfo| (/proc/meminfo):
  * MemTotal / GLOVE_DEFAULT_MEMORY_DIVISOR, rounded down to a MiB. */
 int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t errlen);
+
+/* policy-mcp-rules.c: two JSON numbers compared by value, integers
+ * exactly: -1, 0 or 1. Argument rules' min and max, and the check that a
+ * rule's min is not above its max, use the same comparison. */
+int policy_num_cmp(const json_t *a, const json_t *b);

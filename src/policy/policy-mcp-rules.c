@@ -15,6 +15,7 @@
 #include "glove/mcp-policy.h"
 #include "macro.h"
 #include "path-util.h"
+#include "policy-internal.h"
 #include "string-table.h"
 #include "strv-util.h"
 
@@ -192,7 +193,7 @@ bool glove_mcp_value_has_type(const json_t *v, enum glove_mcp_type t) {
         }
 }
 
-static int num_cmp(const json_t *a, const json_t *b) {
+int policy_num_cmp(const json_t *a, const json_t *b) {
         long double x, y;
 
         if (json_is_integer(a) && json_is_integer(b))
@@ -373,11 +374,11 @@ static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const 
         if (json_is_number(v)) {
                 char b[40];
 
-                if (rule->min && num_cmp(v, rule->min) < 0) {
+                if (rule->min && policy_num_cmp(v, rule->min) < 0) {
                         format_number(rule->min, b);
                         return violation(e, rule, "min", "less than %s", b);
                 }
-                if (rule->max && num_cmp(v, rule->max) > 0) {
+                if (rule->max && policy_num_cmp(v, rule->max) > 0) {
                         format_number(rule->max, b);
                         return violation(e, rule, "max", "more than %s", b);
                 }

@@ -702,16 +702,6 @@ static enum glove_mcp_type keyword_type(const char *k) {
         return GLOVE_MCP_TYPE_ANY;
 }
 
-static int num_cmp(const json_t *a, const json_t *b) {
-        long double x, y;
-
-        if (json_is_integer(a) && json_is_integer(b))
-                return json_integer_value(a) < json_integer_value(b) ? -1 : json_integer_value(a) > json_integer_value(b);
-        x = json_is_integer(a) ? (long double) json_integer_value(a) : (long double) json_real_value(a);
-        y = json_is_integer(b) ? (long double) json_integer_value(b) : (long double) json_real_value(b);
-        return x < y ? -1 : x > y;
-}
-
 static int load_rule(const json_t *v, const struct jpath *at, const struct glove_policy_context *ctx, bool is_tool,
                      unsigned depth, struct glove_mcp_rule **ret, char *err, size_t errlen) {
         static const char *const tool_keys[] = { "arguments", "required", "additional_arguments", NULL };
@@ -831,7 +821,7 @@ static int load_rule(const json_t *v, const struct jpath *at, const struct glove
                 if (!(k == 0 ? rule->min : rule->max))
                         return policy_error(err, errlen, ENOMEM, jm.s, "out of memory");
         }
-        if (rule->min && rule->max && num_cmp(rule->min, rule->max) > 0) {
+        if (rule->min && rule->max && policy_num_cmp(rule->min, rule->max) > 0) {
                 struct jpath jm = policy_jp_key(at, "max");
                 return policy_error(err, errlen, EINVAL, jm.s, "is less than \"min\"");
         }
