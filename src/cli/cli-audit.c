@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "file-util.h"
 #include "glove/audit.h"
 #include "glove/host.h"
 #include "glove/json.h"
@@ -218,37 +219,12 @@ static int finish_output(int status) {
         return status;
 }
 
-/* Reads all of |fd| from its start, up to |max| bytes. */
+/* Reads all of |fd| from its start (verify_fd read it once already), up
+ * to |max| bytes. */
 static int read_whole(int fd, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 0;
-
-        for (;;) {
-                ssize_t n;
-
-                if (len == cap) {
-                        char *nb;
-
-                        if (cap >= max)
-                                return -EFBIG;
-                        cap = cap ? (cap * 2 < max ? cap * 2 : max) : 65536;
-                        nb = realloc(buf, cap);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                }
-                n = pread(fd, buf + len, cap - len, (off_t) len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        return read_full_fd(fd, max, ret, ret_len);
 }
 
 #define AUDIT_LOG_CHECK_MAX ((size_t) 1 << 30)
