@@ -106,6 +106,18 @@ static int canonical_with_mac(json_t *obj, const char *mac_member, const char *d
         return glove_json_canonical(obj, ret_text, ret_len);
 }
 
+int journal_add_newline(char **text, size_t len) {
+        /* glove_json_canonical's text is malloc'd: room for one more byte */
+        char *p = realloc(*text, len + 2);
+
+        if (!p)
+                return -ENOMEM;
+        p[len] = '\n';
+        p[len + 1] = 0;
+        *text = p;
+        return 0;
+}
+
 const char *const journal_reserved_members[JOURNAL_RESERVED_MEMBERS] = { "v", "seq", "prev", "key", "mac" };
 
 int journal_record_make(const json_t *members, uint64_t seq, const char *prev, const struct glove_key *key,
@@ -156,17 +168,11 @@ int journal_head_make(uint64_t seq, const char *mac, const struct glove_key *key
         r = canonical_with_mac(head, "head_mac", JOURNAL_HEAD_DOMAIN, key, &text, &len, head_mac);
         if (r < 0)
                 return r;
-        /* room for the newline: glove_json_canonical's text is malloc'd */
-        {
-                char *p = realloc(text, len + 2);
-                if (!p)
-                        return -ENOMEM;
-                text = p;
-        }
-        text[len++] = '\n';
-        text[len] = 0;
+        r = journal_add_newline(&text, len);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(text);
-        *ret_len = len;
+        *ret_len = len + 1;
         return 0;
 }
 

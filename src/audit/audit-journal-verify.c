@@ -340,6 +340,18 @@ static int verifier_line(struct verifier *v, const struct line *l) {
         return 0;
 }
 
+/* Whether the head, naming |rec|'s seq, names it with its MAC and key:
+ * 0, or -EBADMSG with the damage reported at the record. */
+static int head_names(struct verifier *v, const struct journal_head *h, const struct last_record *rec) {
+        if (journal_mac_equal(h->mac, rec->mac) && strcmp(h->key, rec->key) == 0)
+                return 0;
+        verifier_fail(v, JOURNAL_HEAD_MISMATCH, rec->line, rec->offset, h->seq,
+                      "the head names seq %llu, but not with the MAC and key of the journal's record %llu: that "
+                      "record was replaced, or the head comes from another journal",
+                      (unsigned long long) h->seq, (unsigned long long) h->seq);
+        return -EBADMSG;
+}
+
 static int verifier_finish(struct verifier *v, const char *head, size_t head_len) {
         struct glove_journal_report *rep = v->rep;
         uint64_t past = v->lines + 1;
@@ -405,26 +417,12 @@ static int verifier_finish(struct verifier *v, const char *head, size_t head_len
                                       (unsigned long long) h.seq, (unsigned long long) rep->last_seq);
                 return -EBADMSG;
         }
-        if (h.seq == rep->last_seq) {
-                if (!journal_mac_equal(h.mac, v->last.mac) || strcmp(h.key, v->last.key) != 0) {
-                        verifier_fail(v, JOURNAL_HEAD_MISMATCH, v->last.line, v->last.offset, h.seq,
-                                      "the head names seq %llu, but not with the MAC and key of the journal's "
-                                      "record %llu: that record was replaced, or the head comes from another "
-                                      "journal",
-                                      (unsigned long long) h.seq, (unsigned long long) h.seq);
-                        return -EBADMSG;
-                }
-                return 0;
-        }
+        if (h.seq == rep->last_seq)
+                return head_names(v, &h, &v->last);
         if (h.seq + 1 == rep->last_seq) {
-                if (!journal_mac_equal(h.mac, v->before.mac) || strcmp(h.key, v->before.key) != 0) {
-                        verifier_fail(v, JOURNAL_HEAD_MISMATCH, v->before.line, v->before.offset, h.seq,
-                                      "the head names seq %llu, but not with the MAC and key of the journal's "
-                                      "record %llu: that record was replaced, or the head comes from another "
-                                      "journal",
-                                      (unsigned long long) h.seq, (unsigned long long) h.seq);
-                        return -EBADMSG;
-                }
+                r = head_names(v, &h, &v->before);
+                if (r < 0)
+                        return r;
                 (void) snprintf(rep->reason, sizeof(rep->reason),
                                 "the head names seq %llu, one before the last record: the last append was "
                                 "interrupted before it updated the head; the next append repairs it",

@@ -271,14 +271,9 @@ int journal_append_record(int state_fd, int journal_fd, const struct journal_tai
         if (r < 0)
                 return r;
         /* the newline goes out in the same write as the record */
-        {
-                char *p = realloc(line, len + 2);
-                if (!p)
-                        return -ENOMEM;
-                line = p;
-                line[len] = '\n';
-                line[len + 1] = 0;
-        }
+        r = journal_add_newline(&line, len);
+        if (r < 0)
+                return r;
 
         if (fstat(journal_fd, &before) < 0)
                 return negative_errno();

@@ -27,6 +27,10 @@ extern const char *const journal_reserved_members[JOURNAL_RESERVED_MEMBERS];
 /* Constant-time comparison of two MACs of GLOVE_MAC_HEX_CHARS hex digits. */
 bool journal_mac_equal(const char *a, const char *b);
 
+/* Appends a newline to the malloc'd |*text| of |len| bytes (it may move),
+ * keeping it NUL-terminated. */
+int journal_add_newline(char **text, size_t len);
+
 /* ---- one record (audit-journal-record.c) ---- */
 
 struct journal_record {

@@ -95,9 +95,10 @@ void doctor_probe_in_child(probe_fn fn, struct probe_msg *ret);
  * nothing propagating back to the host. */
 int doctor_child_enter_userns(struct probe_msg *m);
 int doctor_child_enter_userns_mountns(struct probe_msg *m);
-/* A directory to mount scratch file systems on inside a probe's own mount
- * namespace, or NULL. */
-const char *doctor_scratch_mountpoint(void);
+/* doctor_child_enter_userns_mountns(), then a directory to mount scratch
+ * file systems on, which only this mount namespace sees (-ENOENT when
+ * there is none). */
+int doctor_child_enter_scratch(struct probe_msg *m, const char **ret);
 
 /* ---- the probes, in the order glove_doctor_run() calls them ---- */
 

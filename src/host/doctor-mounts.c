@@ -35,13 +35,9 @@ static int child_mount_api(struct probe_msg *m) {
         struct statvfs sv;
         int r;
 
-        r = doctor_child_enter_userns_mountns(m);
+        r = doctor_child_enter_scratch(m, &scratch);
         if (r < 0)
                 return r;
-        doctor_probe_stage(m, "finding a directory to mount on");
-        scratch = doctor_scratch_mountpoint();
-        if (!scratch)
-                return -ENOENT;
 
         /* A host tree, as a read-only grant is: recursively, since a tree
          * with locked submounts cannot be cloned alone. */
@@ -315,13 +311,9 @@ static int child_overlay(struct probe_msg *m) {
         char opts[512], p[128], q[128];
         int r;
 
-        r = doctor_child_enter_userns_mountns(m);
+        r = doctor_child_enter_scratch(m, &s);
         if (r < 0)
                 return r;
-        doctor_probe_stage(m, "finding a directory to mount on");
-        s = doctor_scratch_mountpoint();
-        if (!s)
-                return -ENOENT;
         doctor_probe_stage(m, "mounting a tmpfs");
         if (mount("tmpfs", s, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700") < 0)
                 return -errno;

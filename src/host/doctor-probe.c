@@ -188,7 +188,7 @@ int doctor_child_enter_userns_mountns(struct probe_msg *m) {
 
 /* A directory to mount scratch file systems on inside the probe's own mount
  * namespace; the host never sees these mounts. */
-const char *doctor_scratch_mountpoint(void) {
+static const char *scratch_mountpoint(void) {
         static const char *const candidates[] = { "/tmp", "/mnt", "/var/tmp", "/dev/shm", "/run" };
         struct stat st;
 
@@ -196,4 +196,19 @@ const char *doctor_scratch_mountpoint(void) {
                 if (lstat(candidates[i], &st) >= 0 && S_ISDIR(st.st_mode))
                         return candidates[i];
         return NULL;
+}
+
+int doctor_child_enter_scratch(struct probe_msg *m, const char **ret) {
+        const char *scratch;
+        int r;
+
+        r = doctor_child_enter_userns_mountns(m);
+        if (r < 0)
+                return r;
+        doctor_probe_stage(m, "finding a directory to mount on");
+        scratch = scratch_mountpoint();
+        if (!scratch)
+                return -ENOENT;
+        *ret = scratch;
+        return 0;
 }
