@@ -67,6 +67,11 @@ void doctor_extra_errno(struct doctor *d, enum check_id id, const char *stage, i
  * |s| itself when it is, else |s| with each byte outside printable ASCII
  * made '?'. NULL when out of memory. */
 json_t *doctor_json_string_lossy(const char *s);
+/* A probe child's failure |m|: the check unavailable, the step and errno
+ * in its JSON. True when the failed step was the final check, which
+ * found the mechanism in place but not holding (EPROTO from a step
+ * "checking ..."). */
+bool doctor_probe_failed(struct doctor *d, enum check_id id, const struct probe_msg *m);
 
 /* ---- files and probe children (doctor-probe.c) ---- */
 
@@ -90,6 +95,13 @@ int doctor_wait_pid(pid_t pid, int *ret_status);
  * reporting is described in ret->stage/ret->error like any failed step.
  * The child is always reaped before this returns. */
 void doctor_probe_in_child(probe_fn fn, struct probe_msg *ret);
+/* In a probe child: PR_SET_NO_NEW_PRIVS, which seccomp and Landlock need
+ * of an unprivileged process. */
+int doctor_child_no_new_privs(struct probe_msg *m);
+/* In a probe child, the final check (its stage "checking that ... is
+ * denied"): the step just done must have failed (|allowed| false) with
+ * errno |want|; -EPROTO when it was allowed, -errno for another error. */
+int doctor_child_denied(struct probe_msg *m, bool allowed, int want);
 /* In a probe child: a user namespace mapping the caller's own uid and
  * gid, the way the sandbox does; and one with a mount namespace too,
  * nothing propagating back to the host. */

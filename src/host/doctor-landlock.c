@@ -37,9 +37,11 @@ static int child_landlock(struct probe_msg *m) {
         struct doctor_landlock_ruleset_attr attr = { .handled_access_fs = DOCTOR_LANDLOCK_ACCESS_FS_READ_DIR };
         _cleanup_close_ int ruleset = -EBADF, dir = -EBADF;
 
-        doctor_probe_stage(m, "prctl(PR_SET_NO_NEW_PRIVS)");
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return -errno;
+        int r;
+
+        r = doctor_child_no_new_privs(m);
+        if (r < 0)
+                return r;
         doctor_probe_stage(m, "landlock_create_ruleset");
         ruleset = (int) sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
         if (ruleset < 0)
@@ -49,12 +51,7 @@ static int child_landlock(struct probe_msg *m) {
                 return -errno;
         doctor_probe_stage(m, "checking that listing / is denied");
         dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir >= 0)
-                return -EPROTO;
-        if (errno != EACCES)
-                return -errno;
-        doctor_probe_stage(m, "done");
-        return 0;
+        return doctor_child_denied(m, dir >= 0, EACCES);
 }
 
 void doctor_probe_landlock(struct doctor *d) {
@@ -119,9 +116,7 @@ void doctor_probe_landlock(struct doctor *d) {
 
         doctor_probe_in_child(child_landlock, &m);
         if (m.error != 0) {
-                doctor_status(d, CHECK_LANDLOCK, GLOVE_DOCTOR_UNAVAILABLE);
-                doctor_extra_errno(d, CHECK_LANDLOCK, m.stage, m.error);
-                if (m.error == EPROTO && strstr(m.stage, "checking"))
+                if (doctor_probe_failed(d, CHECK_LANDLOCK, &m))
                         doctor_detail(d, CHECK_LANDLOCK, "ABI %ld, but a ruleset handling READ_DIR did not deny "
                                                          "listing /", abi);
                 else

@@ -97,9 +97,7 @@ void doctor_probe_mount_api(struct doctor *d) {
         }
         doctor_probe_in_child(child_mount_api, &m);
         if (m.error != 0) {
-                doctor_status(d, CHECK_MOUNT_API, GLOVE_DOCTOR_UNAVAILABLE);
-                doctor_extra_errno(d, CHECK_MOUNT_API, m.stage, m.error);
-                if (m.error == EPROTO && strstr(m.stage, "checking"))
+                if (doctor_probe_failed(d, CHECK_MOUNT_API, &m))
                         doctor_detail(d, CHECK_MOUNT_API, "mount_setattr(MOUNT_ATTR_RDONLY) succeeded but the "
                                                           "attached clone is writable");
                 else
@@ -285,8 +283,7 @@ void doctor_probe_idmap(struct doctor *d) {
                               (unsigned) IDMAP_PROBE_UID, fs, (int) (strrchr(dir, '/') - dir), dir);
                 return;
         }
-        doctor_status(d, CHECK_IDMAP, GLOVE_DOCTOR_UNAVAILABLE);
-        doctor_extra_errno(d, CHECK_IDMAP, m.stage, m.error);
+        (void) doctor_probe_failed(d, CHECK_IDMAP, &m);
         if (m.error == EPROTO)
                 doctor_detail(d, CHECK_IDMAP, "the idmapped mount shows a root-owned file as uid %d, not %u",
                               m.value[0], (unsigned) IDMAP_PROBE_UID);

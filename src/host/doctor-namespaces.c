@@ -135,8 +135,7 @@ void doctor_probe_namespaces(struct doctor *d) {
                 doctor_extra(d, CHECK_USERNS, "unprivileged_userns_clone", json_integer(v));
 
         if (m.error != 0) {
-                doctor_status(d, CHECK_USERNS, GLOVE_DOCTOR_UNAVAILABLE);
-                doctor_extra_errno(d, CHECK_USERNS, m.stage, m.error);
+                (void) doctor_probe_failed(d, CHECK_USERNS, &m);
                 explain_userns_failure(d, &m);
                 for (size_t i = 0; i < ELEMENTSOF(ns_kinds); i++) {
                         enum check_id id = (enum check_id) (CHECK_NS_MOUNT + i);

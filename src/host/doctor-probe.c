@@ -145,6 +145,20 @@ void doctor_probe_in_child(probe_fn fn, struct probe_msg *ret) {
                 doctor_probe_stage(ret, "probe process (exited without reporting)");
 }
 
+int doctor_child_no_new_privs(struct probe_msg *m) {
+        doctor_probe_stage(m, "prctl(PR_SET_NO_NEW_PRIVS)");
+        return RET_NERRNO(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+}
+
+int doctor_child_denied(struct probe_msg *m, bool allowed, int want) {
+        if (allowed)
+                return -EPROTO;
+        if (errno != want)
+                return -errno;
+        doctor_probe_stage(m, "done");
+        return 0;
+}
+
 /* Creates a user namespace and maps the caller's own uid and gid into it,
  * the way the sandbox does. In a probe child. */
 int doctor_child_enter_userns(struct probe_msg *m) {

@@ -17,9 +17,9 @@ static int child_seccomp(struct probe_msg *m) {
         long r;
         int k;
 
-        doctor_probe_stage(m, "prctl(PR_SET_NO_NEW_PRIVS)");
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return -errno;
+        k = doctor_child_no_new_privs(m);
+        if (k < 0)
+                return k;
         doctor_probe_stage(m, "seccomp_init");
         ctx = seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
@@ -36,12 +36,7 @@ static int child_seccomp(struct probe_msg *m) {
                 return k;
         doctor_probe_stage(m, "checking that getppid() is denied");
         r = syscall(SYS_getppid);
-        if (r >= 0)
-                return -EPROTO;
-        if (errno != EPERM)
-                return -errno;
-        doctor_probe_stage(m, "done");
-        return 0;
+        return doctor_child_denied(m, r >= 0, EPERM);
 }
 
 void doctor_probe_seccomp(struct doctor *d) {
@@ -70,9 +65,7 @@ void doctor_probe_seccomp(struct doctor *d) {
 
         doctor_probe_in_child(child_seccomp, &m);
         if (m.error != 0) {
-                doctor_status(d, CHECK_SECCOMP, GLOVE_DOCTOR_UNAVAILABLE);
-                doctor_extra_errno(d, CHECK_SECCOMP, m.stage, m.error);
-                if (m.error == EPROTO && strstr(m.stage, "getppid"))
+                if (doctor_probe_failed(d, CHECK_SECCOMP, &m))
                         doctor_detail(d, CHECK_SECCOMP, "a filter loaded but did not deny getppid()");
                 else
                         doctor_detail(d, CHECK_SECCOMP, "%s failed: %s (%s)", m.stage, errno_name(m.error),

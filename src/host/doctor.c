@@ -132,6 +132,12 @@ void doctor_extra_errno(struct doctor *d, enum check_id id, const char *stage, i
         doctor_extra(d, id, "errno", json_string(errno_name(error)));
 }
 
+bool doctor_probe_failed(struct doctor *d, enum check_id id, const struct probe_msg *m) {
+        doctor_status(d, id, GLOVE_DOCTOR_UNAVAILABLE);
+        doctor_extra_errno(d, id, m->stage, m->error);
+        return m->error == EPROTO && strstr(m->stage, "checking");
+}
+
 /* ---- public ---- */
 
 static const char *const status_names[] = {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +108,57 @@ static int probe_exits(struct probe_msg *m) {
         _exit(0);
 }
 
+static int probe_denied(struct probe_msg *m) {
+        doctor_probe_stage(m, "checking that opening a missing file is denied");
+        return doctor_child_denied(m, open("/nonexistent/glove-test", O_RDONLY | O_CLOEXEC) >= 0, ENOENT);
+}
+
+static int probe_not_denied(struct probe_msg *m) {
+        int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        doctor_probe_stage(m, "checking that listing / is denied");
+        return doctor_child_denied(m, fd >= 0, EACCES);
+}
+
+static int probe_denied_otherwise(struct probe_msg *m) {
+        doctor_probe_stage(m, "checking that opening a missing file is denied with EACCES");
+        return doctor_child_denied(m, open("/nonexistent/glove-test", O_RDONLY | O_CLOEXEC) >= 0, EACCES);
+}
+
+static int probe_no_new_privs(struct probe_msg *m) {
+        int r = doctor_child_no_new_privs(m);
+
+        if (r < 0)
+                return r;
+        m->value[0] = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        doctor_probe_stage(m, "done");
+        return 0;
+}
+
+static void test_child_steps(void **state) {
+        struct probe_msg m;
+
+        (void) state;
+        doctor_probe_in_child(probe_denied, &m);
+        assert_int_equal(m.error, 0);
+        assert_string_equal(m.stage, "done");
+
+        /* allowed where it should have been denied: the check stage and EPROTO */
+        doctor_probe_in_child(probe_not_denied, &m);
+        assert_int_equal(m.error, EPROTO);
+        assert_string_equal(m.stage, "checking that listing / is denied");
+
+        /* denied, but not as expected: that errno */
+        doctor_probe_in_child(probe_denied_otherwise, &m);
+        assert_int_equal(m.error, ENOENT);
+
+        doctor_probe_in_child(probe_no_new_privs, &m);
+        assert_int_equal(m.error, 0);
+        assert_int_equal(m.value[0], 1);
+        /* and this process is left as it was */
+        assert_int_equal(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), 0);
+}
+
 static void test_probe_in_child(void **state) {
         struct probe_msg m;
 
@@ -141,6 +193,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_long),
                 cmocka_unit_test(test_files),
                 cmocka_unit_test(test_probe_in_child),
+                cmocka_unit_test(test_child_steps),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

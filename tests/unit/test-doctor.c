@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,30 @@ static void test_checks(void **state) {
         /* a NULL value is an allocation that failed: remembered, not lost */
         doctor_extra(&d, CHECK_NS_MOUNT, "x", NULL);
         assert_true(d.oom);
+}
+
+static void test_probe_failed(void **state) {
+        _cleanup_doctor_report_ struct glove_doctor_report *r = report_new();
+        struct doctor d = { .report = r };
+        struct probe_msg m = { .error = EPROTO };
+
+        (void) state;
+        /* the final check saw the mechanism not hold */
+        (void) snprintf(m.stage, sizeof(m.stage), "checking that listing / is denied");
+        r->checks[0].status = GLOVE_DOCTOR_AVAILABLE;
+        assert_true(doctor_probe_failed(&d, CHECK_USERNS, &m));
+        assert_int_equal(r->checks[0].status, GLOVE_DOCTOR_UNAVAILABLE);
+        assert_string_equal(json_string_value(json_object_get(r->checks[0].extra, "stage")), m.stage);
+        assert_string_equal(json_string_value(json_object_get(r->checks[0].extra, "errno")), "EPROTO");
+
+        /* a child that said nothing is no check that failed */
+        (void) snprintf(m.stage, sizeof(m.stage), "probe process (exited without reporting)");
+        assert_false(doctor_probe_failed(&d, CHECK_NS_MOUNT, &m));
+        m.error = EPERM;
+        (void) snprintf(m.stage, sizeof(m.stage), "checking that getppid() is denied");
+        assert_false(doctor_probe_failed(&d, CHECK_NS_MOUNT, &m));
+        assert_int_equal(r->checks[1].status, GLOVE_DOCTOR_UNAVAILABLE);
+        assert_false(d.oom);
 }
 
 static void test_json_string_lossy(void **state) {
@@ -184,6 +209,7 @@ static void test_add_policy(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_checks),
+                cmocka_unit_test(test_probe_failed),
                 cmocka_unit_test(test_json_string_lossy),
                 cmocka_unit_test(test_ready_find),
                 cmocka_unit_test(test_to_json),
