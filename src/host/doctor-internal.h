@@ -125,7 +125,21 @@ void doctor_probe_clone3(struct doctor *d);
 void doctor_probe_cgroup(struct doctor *d);
 void doctor_probe_limits(struct doctor *d);
 
-/* ---- what the kernel writes, parsed (doctor-cgroup.c, doctor-mounts.c) ---- */
+/* ---- what the kernel writes, parsed and explained ---- */
+
+/* The sysctls that decide who may create user namespaces (proc(5)); -1
+ * where this kernel has none. */
+struct doctor_userns_sysctls {
+        long max_user_namespaces;                   /* user. */
+        long unprivileged_userns_clone;             /* kernel., Debian's */
+        long apparmor_restrict_unprivileged_userns; /* kernel., Ubuntu's */
+};
+/* Why creating a user namespace failed at |m| (its stage and errno), as
+ * the user-namespace check's detail and fix: the sysctl that forbids it,
+ * or the kernel, a limit, a security module. |exe| is glove's path, for
+ * an AppArmor profile (doctor-namespaces.c). */
+void doctor_explain_userns_failure(struct doctor *d, const struct probe_msg *m, const struct doctor_userns_sysctls *s,
+                                   const char *exe);
 
 /* The controllers a session's cgroup wants, in this order. */
 #define DOCTOR_CGROUP_WANTED 3

@@ -46,15 +46,11 @@ static const char *self_exe(char *buf, size_t size) {
         return buf;
 }
 
-static void explain_userns_failure(struct doctor *d, const struct probe_msg *m) {
+void doctor_explain_userns_failure(struct doctor *d, const struct probe_msg *m, const struct doctor_userns_sysctls *s,
+                                   const char *path) {
         uid_t uid = d->report->uid;
-        long max_userns = -1, clone_allowed = -1, aa_restrict = -1;
-        char exe[4096];
-        const char *path;
-
-        (void) doctor_read_long("/proc/sys/user/max_user_namespaces", &max_userns);
-        (void) doctor_read_long("/proc/sys/kernel/unprivileged_userns_clone", &clone_allowed);
-        (void) doctor_read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &aa_restrict);
+        long max_userns = s->max_user_namespaces, clone_allowed = s->unprivileged_userns_clone,
+             aa_restrict = s->apparmor_restrict_unprivileged_userns;
 
         if (max_userns == 0) {
                 doctor_detail(d, CHECK_USERNS, "%s failed: %s (%s): user.max_user_namespaces is 0", m->stage,
@@ -77,7 +73,6 @@ static void explain_userns_failure(struct doctor *d, const struct probe_msg *m) 
                            "(to keep it after reboot: echo kernel.unprivileged_userns_clone=1 | sudo tee "
                            "/etc/sysctl.d/60-glove-userns.conf)");
         } else if (uid != 0 && aa_restrict == 1) {
-                path = self_exe(exe, sizeof(exe));
                 doctor_detail(d, CHECK_USERNS,
                               "%s failed: %s (%s): AppArmor restricts unprivileged user namespaces "
                               "(kernel.apparmor_restrict_unprivileged_userns = 1) and no profile grants "
@@ -122,21 +117,30 @@ static void explain_userns_failure(struct doctor *d, const struct probe_msg *m) 
 }
 
 void doctor_probe_namespaces(struct doctor *d) {
+        struct doctor_userns_sysctls s = { -1, -1, -1 };
         struct probe_msg m;
+        char exe[4096];
         long v;
 
         doctor_probe_in_child(child_namespaces, &m);
 
-        if (doctor_read_long("/proc/sys/user/max_user_namespaces", &v) >= 0)
+        /* -1 where this kernel has no such knob */
+        if (doctor_read_long("/proc/sys/user/max_user_namespaces", &v) >= 0) {
+                s.max_user_namespaces = v;
                 doctor_extra(d, CHECK_USERNS, "max_user_namespaces", json_integer(v));
-        if (doctor_read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) >= 0)
+        }
+        if (doctor_read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) >= 0) {
+                s.apparmor_restrict_unprivileged_userns = v;
                 doctor_extra(d, CHECK_USERNS, "apparmor_restrict_unprivileged_userns", json_integer(v));
-        if (doctor_read_long("/proc/sys/kernel/unprivileged_userns_clone", &v) >= 0)
+        }
+        if (doctor_read_long("/proc/sys/kernel/unprivileged_userns_clone", &v) >= 0) {
+                s.unprivileged_userns_clone = v;
                 doctor_extra(d, CHECK_USERNS, "unprivileged_userns_clone", json_integer(v));
+        }
 
         if (m.error != 0) {
                 (void) doctor_probe_failed(d, CHECK_USERNS, &m);
-                explain_userns_failure(d, &m);
+                doctor_explain_userns_failure(d, &m, &s, self_exe(exe, sizeof(exe)));
                 for (size_t i = 0; i < ELEMENTSOF(ns_kinds); i++) {
                         enum check_id id = (enum check_id) (CHECK_NS_MOUNT + i);
 
