@@ -8,6 +8,7 @@
  * NUL in strings, numbers that do not fit, trailing garbage). */
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GLOVE_JSON_DEFAULT_MAX_BYTES ((size_t) 1 << 20)
@@ -46,6 +47,32 @@ int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, si
  * UTF-8 sequence becomes U+FFFD. |s| holds no NUL byte. Returns a
  * new reference, NULL when out of memory. */
 json_t *glove_json_string_lossy(const char *s, size_t len);
+
+/* A byte-at-a-time walk over JSON text that knows where its strings are,
+ * for scans that look at structure without parsing: a bracket or a quote
+ * inside a string is not structure. Start from {}. */
+struct glove_json_scan {
+        bool in_string, escaped;
+};
+
+/* Feeds |c|, the next byte. True when it stands outside every string and
+ * is the caller's to look at: brackets, commas, colons, and the quote that
+ * opens a string (from which on the string's bytes, its closing quote
+ * included, give false). */
+static inline bool glove_json_scan_outside(struct glove_json_scan *sc, char c) {
+        if (sc->in_string) {
+                if (sc->escaped)
+                        sc->escaped = false;
+                else if (c == '\\')
+                        sc->escaped = true;
+                else if (c == '"')
+                        sc->in_string = false;
+                return false;
+        }
+        if (c == '"')
+                sc->in_string = true;
+        return true;
+}
 
 /* jansson >= 2.11 has its own json_decrefp() under GCC and clang; ours
  * carries the project's prefix so the two never collide. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* What audit-keys.c and audit-journal.c share (and what the journal's unit
- * test, fuzz seeds and benchmark use to build journals without going
- * through the disk): the record and head encodings, the journal lock, and
- * the tail check every writer runs under that lock. docs/audit.md
+/* What audit-keys.c and the journal's files (audit-journal*.c) share
+ * (and what the journal's unit test, fuzz seeds and benchmark use to
+ * build journals without going through the disk): the record and head
+ * encodings, the journal lock, and the tail check every writer runs under
+ * that lock; what only the journal's files share is in audit-journal.h. docs/audit.md
  * describes the formats. */
 
 #include <jansson.h>
@@ -102,7 +103,7 @@ static inline void glove_keyring_donep(struct glove_keyring *ring) {
 /* The key with |id| in |ring|, or NULL. */
 const struct glove_key *keyring_find(const struct glove_keyring *ring, const char *id);
 
-/* ---- records and heads (audit-journal.c) ---- */
+/* ---- records and heads (audit-journal-record.c) ---- */
 
 /* HMAC-SHA256(key, domain || data) as 64 hex digits. */
 void journal_mac_hex(const struct glove_key *key, const char *domain, const void *data, size_t len,

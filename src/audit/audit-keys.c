@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "audit-internal.h"
+#include "audit-journal.h"
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "fd-util.h"
@@ -568,10 +569,7 @@ static int init_new(int state_fd, int journal_fd, struct audit_path *state_path,
         if (r < 0)
                 return audit_fail(err, errlen, r, "cannot write %s/%s: %s", STATE, GLOVE_KEY_NAME, strerror(-r));
 
-        r = glove_keyring_load(state_fd, &ring, err, errlen);
-        if (r < 0)
-                return r;
-        r = journal_check_tail(state_fd, journal_fd, &ring, &tail, err, errlen);
+        r = journal_load_tail(state_fd, journal_fd, &ring, &tail, err, errlen);
         if (r < 0)
                 return r;
         r = append_glove_record(state_fd, journal_fd, &tail, &ring.keys[0], "setup", NULL, err, errlen);
@@ -589,13 +587,10 @@ int glove_journal_init(int state_fd, char *err, size_t errlen) {
         bool changed = false, c = false;
         int r;
 
-        r = glove_crypto_init();
-        if (r < 0)
-                return audit_fail(err, errlen, r, "libsodium cannot initialise (no randomness?)");
         /* The lock first: two `glove setup`s at once must not both make a
          * key. Creating an empty journal changes nothing that matters: an
          * empty journal and a missing one mean the same. */
-        r = journal_open_locked(state_fd, true, &journal_fd, err, errlen);
+        r = journal_lock_for_writing(state_fd, true, &journal_fd, err, errlen);
         if (r < 0)
                 return r;
         r = glove_key_load_current(state_fd, &cur, err, errlen);
@@ -612,10 +607,7 @@ int glove_journal_init(int state_fd, char *err, size_t errlen) {
         if (r < 0)
                 return r;
         changed |= c;
-        r = glove_keyring_load(state_fd, &ring, err, errlen);
-        if (r < 0)
-                return r;
-        r = journal_check_tail(state_fd, journal_fd, &ring, &tail, err, errlen);
+        r = journal_load_tail(state_fd, journal_fd, &ring, &tail, err, errlen);
         if (r < 0)
                 return r;
         r = keys_settle(state_fd, &ring, &tail, &c, err, errlen);

@@ -186,12 +186,39 @@ void glove_audit_log_id_init(struct glove_audit_log_id *ret, const char *path, i
         }
 }
 
+/* What a receipt (or the run vouching for |r|) says of it: |records|
+ * records (a JSON integer) whose digest is |sha|, in the log checked when
+ * |names_log|. */
+static void run_expect(struct run_state *r, bool names_log, const json_t *records, const char *sha) {
+        r->receipted = true;
+        r->names_log = names_log;
+        r->want_records = (uint64_t) json_integer_value(records);
+        memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
+}
+
+/* Run |run| as the receipt on journal line |n| describes it: 0, damage,
+ * or -ENOMEM. */
+static int receipted(struct ctx *c, const char *run, bool names_log, const json_t *records, const char *sha,
+                     uint64_t n) {
+        struct run_state *r;
+
+        r = run_get(c->rs, run, true);
+        if (!r)
+                return -ENOMEM;
+        if (r->receipted)
+                return damage(c->ret, 0, run, "run %s has two receipts (journal line %llu)", run,
+                              (unsigned long long) n);
+        run_expect(r, names_log, records, sha);
+        return 0;
+}
+
 static int receipt_line(const char *line, size_t len, uint64_t n, bool complete, void *userdata) {
         struct ctx *c = userdata;
         _cleanup_json_ json_t *rec = NULL;
         const json_t *audit;
         const char *run, *path, *sha;
-        struct run_state *r;
+        bool names_log;
+        int k;
 
         if (glove_json_parse(line, len, &(struct glove_json_limits) { .max_bytes = GLOVE_RECEIPT_MAX_BYTES }, &rec,
                              NULL, 0) < 0)
@@ -209,27 +236,19 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
         if (!json_is_integer(json_object_get(audit, "records")) || !sha || strlen(sha) != GLOVE_SHA256_HEX_CHARS)
                 return damage(c->ret, 0, run, "the receipt of run %s (journal line %llu) has no record count or "
                               "digest of its audit records", run, (unsigned long long) n);
-        r = run_get(c->rs, run, true);
-        if (!r)
-                return -ENOMEM;
-        if (r->receipted)
-                return damage(c->ret, 0, run, "run %s has two receipts (journal line %llu)", run,
-                              (unsigned long long) n);
-        r->receipted = true;
-        r->names_log = ctx_names_log(c, path);
-        r->want_records = (uint64_t) json_integer_value(json_object_get(audit, "records"));
-        memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
+        names_log = ctx_names_log(c, path);
+        k = receipted(c, run, names_log, json_object_get(audit, "records"), sha, n);
+        if (k != 0)
+                return k;
         /* the session's helpers (gateway, proxy) wrote to the same log
          * under runs of their own; the receipt vouches for them too */
         {
                 const json_t *helpers = json_object_get(audit, "helpers"), *h;
-                bool names_log = r->names_log;
                 size_t i;
 
                 json_array_foreach(helpers, i, h) {
                         const char *hrun = json_string_value(json_object_get(h, "run"));
                         const char *hsha = json_string_value(json_object_get(h, "sha256"));
-                        struct run_state *hr;
 
                         if (!is_run_id(hrun))
                                 return damage(c->ret, 0, run, "the receipt of run %s (journal line %llu) names a "
@@ -237,16 +256,9 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
                         if (!json_is_integer(json_object_get(h, "records")) || !hsha ||
                             strlen(hsha) != GLOVE_SHA256_HEX_CHARS)
                                 continue; /* it did not report: its records stay unvouched for */
-                        hr = run_get(c->rs, hrun, true);
-                        if (!hr)
-                                return -ENOMEM;
-                        if (hr->receipted)
-                                return damage(c->ret, 0, hrun, "run %s has two receipts (journal line %llu)", hrun,
-                                              (unsigned long long) n);
-                        hr->receipted = true;
-                        hr->names_log = names_log;
-                        hr->want_records = (uint64_t) json_integer_value(json_object_get(h, "records"));
-                        memcpy(hr->want_sha256, hsha, sizeof(hr->want_sha256));
+                        k = receipted(c, hrun, names_log, json_object_get(h, "records"), hsha, n);
+                        if (k != 0)
+                                return k;
                 }
         }
         return 0;
@@ -267,10 +279,7 @@ static int vouch(struct ctx *c, const struct run_state *by, const json_t *v, uin
                 return -ENOMEM;
         if (r->receipted)
                 return damage(c->ret, n, run, "run %s is vouched for twice (line %llu)", run, (unsigned long long) n);
-        r->receipted = true;
-        r->names_log = names_log;
-        r->want_records = (uint64_t) json_integer_value(records);
-        memcpy(r->want_sha256, sha, sizeof(r->want_sha256));
+        run_expect(r, names_log, records, sha);
         if (r->seen > r->want_records)
                 return damage(c->ret, n, run, "run %s: more records than the run vouching for it counts (%llu): added "
                               "later", run, (unsigned long long) r->want_records);

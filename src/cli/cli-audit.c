@@ -342,17 +342,14 @@ static int audit_verify(int argc, char **argv) {
                                 return log_oom();
                         break;
                 case '?':
-                        log_error("audit verify: unknown option '%s'. Try 'glove audit verify --help'.",
-                                  argv[optind - 1]);
+                        cli_unknown_option("audit verify", argv);
                         return AUDIT_EXIT_CANNOT;
                 default:
                         return AUDIT_EXIT_CANNOT;
                 }
         }
-        if (argc - optind > 1) {
-                log_error("audit verify takes one FILE at most, got '%s' too", argv[optind + 1]);
+        if (cli_too_many_operands("audit verify", "FILE", argc, argv))
                 return AUDIT_EXIT_CANNOT;
-        }
 
         r = glove_crypto_init();
         if (r < 0) {
@@ -491,6 +488,16 @@ static void put_safe(const char *s, size_t len) {
         }
 }
 
+/* |s|, cut to its first |max| bytes and an ellipsis when longer (ids and
+ * digests, which are ASCII). */
+static void put_abbreviated(const char *s, size_t max) {
+        size_t len = strlen(s);
+
+        put_safe(s, len > max ? max : len);
+        if (len > max)
+                (void) fputs("\xe2\x80\xa6", stdout);
+}
+
 static void put_value(const json_t *v) {
         if (json_is_string(v))
                 put_safe(json_string_value(v), json_string_length(v));
@@ -601,9 +608,7 @@ static void show_receipt(const json_t *rec) {
                 (void) printf("  %-*s ", (int) width, "key");
                 put_value(json_object_get(rec, "key") ? json_object_get(rec, "key") : json_null());
                 (void) fputs("  mac ", stdout);
-                put_safe(mac ? mac : "?", mac ? (strlen(mac) > 16 ? 16 : strlen(mac)) : 1);
-                if (mac && strlen(mac) > 16)
-                        (void) fputs("\xe2\x80\xa6", stdout);
+                put_abbreviated(mac ? mac : "?", 16);
                 (void) putchar('\n');
         }
         (void) putchar('\n');
@@ -634,9 +639,7 @@ static void show_log_record(const json_t *rec) {
         put_member_word(rec, "ts", "", "");
         if (run) {
                 (void) fputs(" run=", stdout);
-                put_safe(run, strlen(run) > 8 ? 8 : strlen(run));
-                if (strlen(run) > 8)
-                        (void) fputs("\xe2\x80\xa6", stdout);
+                put_abbreviated(run, 8);
         }
         put_member_word(rec, "component", " ", "");
         put_member_word(rec, "event", " ", "");
@@ -646,9 +649,7 @@ static void show_log_record(const json_t *rec) {
         put_member_word(rec, "reason", " ", "");
         if (sha) {
                 (void) fputs(" value_sha256=", stdout);
-                put_safe(sha, strlen(sha) > 12 ? 12 : strlen(sha));
-                if (strlen(sha) > 12)
-                        (void) fputs("\xe2\x80\xa6", stdout);
+                put_abbreviated(sha, 12);
         }
         put_member_word(rec, "value_bytes", " value_bytes=", "");
         put_member_word(rec, "value", " value=", "");
@@ -741,17 +742,14 @@ static int audit_show(int argc, char **argv) {
                         if (optopt == 'r')
                                 log_error("audit show: --run needs a run id. Try 'glove audit show --help'.");
                         else
-                                log_error("audit show: unknown option '%s'. Try 'glove audit show --help'.",
-                                          argv[optind - 1]);
+                                cli_unknown_option("audit show", argv);
                         return AUDIT_EXIT_CANNOT;
                 default:
                         return AUDIT_EXIT_CANNOT;
                 }
         }
-        if (argc - optind > 1) {
-                log_error("audit show takes one FILE at most, got '%s' too", argv[optind + 1]);
+        if (cli_too_many_operands("audit show", "FILE", argc, argv))
                 return AUDIT_EXIT_CANNOT;
-        }
         max = log_mode ? AUDIT_LOG_LINE_MAX : GLOVE_RECEIPT_MAX_BYTES;
 
         if (optind < argc) {

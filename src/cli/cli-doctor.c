@@ -201,16 +201,14 @@ int cli_doctor(int argc, char **argv) {
                         policy_path = optarg;
                         break;
                 case '?':
-                        log_error("doctor: unknown option '%s'. Try 'glove doctor --help'.", argv[optind - 1]);
+                        cli_unknown_option("doctor", argv);
                         return GLOVE_EXIT_FAILED;
                 default:
                         return GLOVE_EXIT_FAILED;
                 }
         }
-        if (optind < argc) {
-                log_error("doctor takes no arguments, got '%s'", argv[optind]);
+        if (cli_too_many_operands("doctor", NULL, argc, argv))
                 return GLOVE_EXIT_FAILED;
-        }
 
         r = glove_doctor_run(&report);
         if (r < 0) {

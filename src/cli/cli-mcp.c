@@ -66,10 +66,8 @@ int cli_mcp(int argc, char **argv) {
                         (void) fprintf(stderr, "Try 'glove mcp --help'.\n");
                         return EXIT_FAILED;
                 }
-        if (optind < argc) {
-                log_error("glove mcp takes no arguments, got '%s'", argv[optind]);
+        if (cli_too_many_operands("glove mcp", NULL, argc, argv))
                 return EXIT_FAILED;
-        }
 
         if (glove_session_new(&(const struct glove_session_options) {
                     .command = GLOVE_SESSION_MCP,

@@ -61,16 +61,14 @@ int cli_setup(int argc, char **argv) {
                         opts.out = NULL;
                         break;
                 case '?':
-                        log_error("setup: unknown option '%s'. Try 'glove setup --help'.", argv[optind - 1]);
+                        cli_unknown_option("setup", argv);
                         return GLOVE_EXIT_FAILED;
                 default:
                         return GLOVE_EXIT_FAILED;
                 }
         }
-        if (optind < argc) {
-                log_error("setup takes no arguments, got '%s'", argv[optind]);
+        if (cli_too_many_operands("setup", NULL, argc, argv))
                 return GLOVE_EXIT_FAILED;
-        }
 
         r = glove_setup(&opts, err, sizeof(err));
         /* what was done before a failure has been printed: flush it first */

@@ -26,3 +26,12 @@ int cli_exec_main(int argc, char **argv, bool run);
 struct glove_session;
 void cli_print_error(const struct glove_session *s);
 void cli_print_warning(void *userdata, const char *text);
+
+/* cli-options.c. For getopt_long()'s '?' (with opterr 0): names the
+ * option |command| ("doctor", "audit verify") does not take, and its
+ * --help. */
+void cli_unknown_option(const char *command, char **argv);
+/* After the options: true, having said so, when |argv| holds more
+ * operands than |command| takes: none when |operand| is NULL, else one
+ * (|operand| names it: "FILE"). */
+bool cli_too_many_operands(const char *command, const char *operand, int argc, char **argv);

@@ -16,24 +16,15 @@
  * and must be enforced before jansson recurses. A byte scan that knows about
  * strings is enough: brackets inside strings do not nest. */
 static int check_depth(const char *buf, size_t len, unsigned max_depth, size_t *ret_pos) {
+        struct glove_json_scan sc = {};
         unsigned depth = 0;
-        bool in_string = false, escaped = false;
 
         for (size_t i = 0; i < len; i++) {
                 char c = buf[i];
 
-                if (in_string) {
-                        if (escaped)
-                                escaped = false;
-                        else if (c == '\\')
-                                escaped = true;
-                        else if (c == '"')
-                                in_string = false;
+                if (!glove_json_scan_outside(&sc, c))
                         continue;
-                }
-                if (c == '"')
-                        in_string = true;
-                else if (c == '[' || c == '{') {
+                if (c == '[' || c == '{') {
                         if (++depth > max_depth) {
                                 *ret_pos = i;
                                 return -ELOOP;

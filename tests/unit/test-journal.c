@@ -333,7 +333,7 @@ static void test_init(void **state) {
         verify_ok(s, 1);
 }
 
-/* The formats are pinned here independently of audit-journal.c: HMAC-SHA256
+/* The formats are pinned here independently of audit-journal-record.c: HMAC-SHA256
  * over the domain and the canonical record without "mac", and the head's
  * over its other three members. A change to either breaks every journal
  * already written. */

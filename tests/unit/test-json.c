@@ -55,6 +55,32 @@ static json_t *parse_ok_len(const char *buf, size_t len, const struct glove_json
 #define ACCEPTED_WITH(lit, limits) json_decref(parse_ok_len((lit), sizeof(lit) - 1, (limits)))
 #define REFUSED_WITH(lit, limits, want, reason) check_refused_len((lit), sizeof(lit) - 1, (limits), (want), (reason))
 
+/* The bytes of |text| glove_json_scan_outside() gives to its caller. */
+static void check_scan(const char *text, const char *want) {
+        struct glove_json_scan sc = {};
+        char got[128];
+        size_t n = 0;
+
+        for (const char *p = text; *p; p++)
+                if (glove_json_scan_outside(&sc, *p)) {
+                        assert_true(n + 1 < sizeof(got));
+                        got[n++] = *p;
+                }
+        got[n] = 0;
+        assert_string_equal(got, want);
+}
+
+static void test_scan(void **state) {
+        (void) state;
+        check_scan("{\"a\":[1,{}]}", "{\":[1,{}]}");
+        /* brackets, quotes and backslashes inside strings are not structure */
+        check_scan("{\"[{\":\"]}\"}", "{\":\"}");
+        check_scan("[\"a\\\"]\",2]", "[\",2]");
+        check_scan("[\"\\\\\",3]", "[\",3]");
+        /* an unterminated string hides the rest */
+        check_scan("[\"abc, ]", "[\"");
+}
+
 static void test_duplicate_keys(void **state) {
         REFUSED("{\"a\":1,\"a\":1}", -EINVAL, "duplicate");
         REFUSED("{\"a\":1,\"b\":2,\"a\":3}", -EINVAL, "duplicate");
@@ -465,6 +491,7 @@ int main(void) {
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_error_message),
                 cmocka_unit_test(test_canonical_exact),
+                cmocka_unit_test(test_scan),
                 cmocka_unit_test(test_canonical_stable),
                 cmocka_unit_test(test_canonical_matches_jansson),
                 cmocka_unit_test_setup_teardown(test_parse_file, scratch_setup, scratch_teardown),
