@@ -30,14 +30,9 @@ struct jpath {
 void policy_jp_finish(struct jpath *j, int k);
 struct jpath policy_jp_key(const struct jpath *base, const char *key);
 struct jpath policy_jp_index(const struct jpath *base, size_t i);
-/* |obj| must be an object whose keys are all in |allowed| (NULL-terminated). */
-int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
-                      size_t errlen);
 
-/* policy-limits.c: the resource limits of the "limits" object at |at|
- * (its keys already checked), and their part of glove_policy_to_json(). */
-int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
-                       size_t errlen);
+/* policy-limits.c: the resource limits' part of glove_policy_to_json()
+ * (their fields: policy_limits_fields, policy-fields.h). */
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc);
 
 /* policy-load.c: the "filesystem" and "network" objects at |at|, as the
@@ -61,3 +56,18 @@ int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t 
  * exactly: -1, 0 or 1. Argument rules' min and max, and the check that a
  * rule's min is not above its max, use the same comparison. */
 int policy_num_cmp(const json_t *a, const json_t *b);
+
+/* policy-mcp-server.c: an entry of "mcp.servers" at |at| into |s|, whose
+ * |id| the caller checked; |s| holds what it loaded even on failure (for
+ * policy_mcp_server_done()). */
+struct glove_mcp_server;
+struct glove_mcp_rule;
+bool policy_mcp_server_id_valid(const char *s, size_t n);
+int policy_mcp_server_load(struct glove_mcp_server *s, const char *id, const json_t *v, const struct jpath *at,
+                           const struct glove_policy_context *ctx, char *err, size_t errlen);
+void policy_mcp_server_done(struct glove_mcp_server *s);
+
+/* policy-mcp-schema.c: a tool's rule (an entry of "mcp.tools") at |at|. */
+int policy_mcp_tool_rule_load(const json_t *v, const struct jpath *at, const struct glove_policy_context *ctx,
+                              struct glove_mcp_rule **ret, char *err, size_t errlen);
+void policy_mcp_rule_free(struct glove_mcp_rule *r);

@@ -4,6 +4,7 @@
  * policy.c; the sandbox applies these in src/sandbox/sandbox-cgroup.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +12,7 @@
 #include "macro.h"
 
 #include "parse-util.h"
-#include "policy-internal.h"
+#include "policy-fields.h"
 
 int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen) {
         uint64_t v;
@@ -121,80 +122,29 @@ int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t 
         return 0;
 }
 
-typedef int (*set_fn)(struct glove_policy *p, const char *s, char *err, size_t errlen);
+#define STORE(name, setter)                                                                                     \
+        static int name(void *target, const void *ctx, const char *s, const struct jpath *at, char *err,       \
+                        size_t errlen) {                                                                        \
+                return setter(target, s, err, errlen);                                                          \
+        }
+
+STORE(store_memory, glove_policy_set_memory)
+STORE(store_pids, glove_policy_set_pids)
+STORE(store_cpu, glove_policy_set_cpu)
+STORE(store_open_files, glove_policy_set_open_files)
+STORE(store_shm, glove_policy_set_shm)
 
 /* A value given as a JSON integer or a string goes through the same setter
- * as the flag: integers as their decimal text. */
-static int load_value(struct glove_policy *p, const json_t *v, const struct jpath *at, set_fn set, bool real_ok,
-                      char *err, size_t errlen) {
-        char buf[64], inner[1024];
-        const char *s;
-        int r;
-
-        if (json_is_string(v))
-                s = json_string_value(v);
-        else if (json_is_integer(v)) {
-                if (json_integer_value(v) < 0)
-                        return policy_error(err, errlen, EINVAL, at->s, "must not be negative");
-                (void) snprintf(buf, sizeof(buf), "%lld", (long long) json_integer_value(v));
-                s = buf;
-        } else if (real_ok && json_is_real(v)) {
-                double d = json_real_value(v) * 1000.0, m = 0, diff;
-
-                /* a number of cores: thousandths at most, as in a string */
-                if (d >= 0 && d < 1e9)
-                        m = (double) (uint64_t) (d + 0.5);
-                diff = d > m ? d - m : m - d;
-                if (!(d >= 0 && d < 1e9) || diff > 1e-6)
-                        return policy_error(err, errlen, EINVAL, at->s,
-                                            "must be a number of cores with at most three decimals");
-                format_cpu_milli((uint64_t) m, buf);
-                s = buf;
-        } else
-                return policy_error(err, errlen, EINVAL, at->s, "must be %s",
-                                    real_ok ? "a number or a string such as \"1.5\"" : "an integer or a string");
-        r = set(p, s, inner, sizeof(inner));
-        if (r < 0)
-                return policy_error(err, errlen, -r, at->s, "%s", inner);
-        return 0;
-}
-
-int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
-                       size_t errlen) {
-        static const struct {
-                const char *key;
-                set_fn set;
-                bool real_ok;
-        } fields[] = {
-                { "memory", glove_policy_set_memory, false },
-                { "pids", glove_policy_set_pids, false },
-                { "cpu", glove_policy_set_cpu, true },
-                { "open_files", glove_policy_set_open_files, false },
-                { "shm", glove_policy_set_shm, false },
-        };
-        const json_t *m;
-        int r;
-
-        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                struct jpath jk = policy_jp_key(at, fields[i].key);
-
-                m = json_object_get(limits, fields[i].key);
-                if (!m)
-                        continue;
-                r = load_value(p, m, &jk, fields[i].set, fields[i].real_ok, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        m = json_object_get(limits, "require_cgroup");
-        if (m) {
-                struct jpath jk = policy_jp_key(at, "require_cgroup");
-
-                if (!json_is_boolean(m))
-                        return policy_error(err, errlen, EINVAL, jk.s, "must be true or false");
-                p->require_cgroup = json_is_true(m);
-        }
-        return 0;
-}
+ * as the flag. */
+const struct policy_field policy_limits_fields[] = {
+        { .key = "memory", .type = POLICY_FIELD_LIMIT, .store = store_memory },
+        { .key = "pids", .type = POLICY_FIELD_LIMIT, .store = store_pids },
+        { .key = "cpu", .type = POLICY_FIELD_LIMIT, .cores = true, .store = store_cpu },
+        { .key = "open_files", .type = POLICY_FIELD_LIMIT, .store = store_open_files },
+        { .key = "shm", .type = POLICY_FIELD_LIMIT, .store = store_shm },
+        { .key = "require_cgroup", .type = POLICY_FIELD_BOOL, .offset = offsetof(struct glove_policy, require_cgroup) },
+        {},
+};
 
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc) {
         json_t *l = json_object_get(doc, "limits");

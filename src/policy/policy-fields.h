@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Reading the objects of a policy document: the getters every loader uses
+ * (each names the JSON pointer |at| of what is wrong) and a walker over a
+ * table of an object's fields, in the manner of systemd's JSON dispatch
+ * tables. policy-load.c, policy-limits.c and the "mcp" section's loaders
+ * describe their objects with these tables. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy-internal.h"
+
+/* A string of at most |max| bytes without a NUL character. */
+int policy_get_string(const json_t *v, const struct jpath *at, size_t max, const char **ret, char *err,
+                      size_t errlen);
+/* An array of at most |max| entries. */
+int policy_get_array(const json_t *v, const struct jpath *at, size_t max, char *err, size_t errlen);
+/* An object of at most |max| members: |what| completes "must be an object
+ * of ..." ("names to strings"), |plural| "more than N ..." ("entries"). */
+int policy_get_object(const json_t *v, const struct jpath *at, size_t max, const char *what, const char *plural,
+                      char *err, size_t errlen);
+int policy_get_bool(const json_t *v, const struct jpath *at, bool *ret, char *err, size_t errlen);
+/* An integer from |lo| to |hi|. */
+int policy_get_count(const json_t *v, const struct jpath *at, uint64_t lo, uint64_t hi, uint64_t *ret, char *err,
+                     size_t errlen);
+/* A positive byte count, or a string such as "256M". */
+int policy_get_size(const json_t *v, const struct jpath *at, uint64_t *ret, char *err, size_t errlen);
+/* A duration string such as "30s", from |lo| to |hi| milliseconds. */
+int policy_get_duration(const json_t *v, const struct jpath *at, uint64_t lo, uint64_t hi, uint64_t *ret,
+                        char *err, size_t errlen);
+
+/* Gives a message written without a location (the policy.c setters') the
+ * location |at|; -ENOMEM, which they return without a message, becomes
+ * "out of memory". */
+int policy_relocate(int r, const struct jpath *at, char *err, size_t errlen);
+
+/* Stores a string into |target|; the message, if any, without a location:
+ * the walker adds |at|, the string's, unless the field says .store_locates.
+ * |ctx| is the walker's, passed on. */
+typedef int (*policy_store_fn)(void *target, const void *ctx, const char *s, const struct jpath *at, char *err,
+                               size_t errlen);
+/* Stores a name and its string (a POLICY_FIELD_STRING_MAP); the message
+ * without a location. */
+typedef int (*policy_store_pair_fn)(void *target, const char *name, const char *value, char *err, size_t errlen);
+/* Stores a number (a POLICY_FIELD_SIZE); the message without a location. */
+typedef int (*policy_store_u64_fn)(void *target, uint64_t v, char *err, size_t errlen);
+/* Loads a member of any shape; the message with its location |at|. */
+typedef int (*policy_load_fn)(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
+                              size_t errlen);
+/* Checks member |v| at |at| against |target| before or after it is loaded;
+ * the message with its location. */
+typedef int (*policy_check_fn)(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen);
+
+enum policy_field_type {
+        POLICY_FIELD_STRING,   /* a string: to .store, or without one a const char * at .offset (borrowed) */
+        POLICY_FIELD_STRINGS,  /* an array of at most .max strings, each to .store */
+        POLICY_FIELD_BOOL,     /* true or false, to the bool at .offset */
+        POLICY_FIELD_COUNT,    /* an integer from .lo to .hi, to the uint64_t at .offset */
+        POLICY_FIELD_DURATION, /* a duration from .lo to .hi ms, to the uint64_t at .offset */
+        POLICY_FIELD_SIZE,     /* a size: to .store_u64, or without one to the uint64_t at .offset */
+        POLICY_FIELD_LIMIT,    /* a non-negative integer or a string, to .store as text (.cores: also a real,
+                                * as a number of cores) */
+        POLICY_FIELD_STRING_MAP, /* an object of at most .max names to strings, each pair to .store_pair */
+        POLICY_FIELD_NUMBER,   /* a JSON number, a copy to the json_t * at .offset */
+        POLICY_FIELD_CUSTOM,   /* anything, to .load */
+        POLICY_FIELD_CALLER,   /* allowed here, loaded by the walker's caller */
+        POLICY_FIELD_TABLE,    /* the fields of .table are allowed here too, and loaded at this place */
+};
+
+struct policy_field {
+        const char *key;
+        enum policy_field_type type;
+        bool required;
+        bool cores;
+        bool store_locates; /* .store writes the location into its message itself */
+        size_t offset;
+        uint64_t lo, hi;
+        size_t max;              /* STRING: bytes (0: GLOVE_POLICY_MAX_STRING); STRINGS, STRING_MAP: entries */
+        const char *empty_error; /* STRINGS: the message for an empty array, which is then refused */
+        policy_store_fn store;
+        policy_store_u64_fn store_u64;
+        policy_store_pair_fn store_pair;
+        policy_load_fn load;
+        policy_check_fn check_before; /* before the field is loaded */
+        policy_check_fn check;        /* after it was loaded */
+        const struct policy_field *table;
+};
+
+/* |obj| must be an object whose keys all have a field in |fields| (ended by
+ * an entry without a key). */
+int policy_check_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, char *err,
+                        size_t errlen);
+/* Checks the keys of |obj|, then loads its fields into |target| in the
+ * order of |fields|: a required one missing is an error, any other is left
+ * as it is. */
+int policy_load_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
+                       const void *ctx, char *err, size_t errlen);
+
+/* policy-limits.c: the resource limits of a "limits" object (memory, pids,
+ * cpu, open_files, shm, require_cgroup), as a run's and a server's sandbox
+ * have them. */
+extern const struct policy_field policy_limits_fields[];
