@@ -12,6 +12,10 @@ int policy_error(char *err, size_t errlen, int error, const char *origin, const 
 /* Expands "~", "~/x" and "${PWD}[/x]" and normalises; refuses anything else
  * that is not absolute, and ".." components. */
 int policy_expand_path(const struct glove_policy_context *ctx, const char *path, char **ret);
+/* The same, refusing with "<what> "<path>" <why>" at |origin| (NULL: no
+ * location) in |err|. */
+int policy_expand_path_named(const struct glove_policy_context *ctx, const char *path, const char *what,
+                             const char *origin, char **ret, char *err, size_t errlen);
 
 /* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 256. */
 bool policy_env_name_valid(const char *name);

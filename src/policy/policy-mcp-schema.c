@@ -216,14 +216,9 @@ static int store_path_under(void *target, const void *ctx, const char *s, const 
         _cleanup_free_ char *norm = NULL;
         int r;
 
-        r = policy_expand_path(rc->policy, s, &norm);
-        if (r == -ENOMEM)
-                return r;
+        r = policy_expand_path_named(rc->policy, s, "directory", NULL, &norm, err, errlen);
         if (r < 0)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "\"%s\" must be an absolute directory (or start with \"~/\" or \"${PWD}\") "
-                                    "without \"..\"",
-                                    s);
+                return r;
         return strv_add_unique_n(&rule->path_under, &rule->n_path_under, norm, SIZE_MAX);
 }
 

@@ -47,14 +47,9 @@ static int store_argv(void *target, const void *ctx, const char *a, const struct
         int r;
 
         if (s->n_argv == 0) {
-                r = policy_expand_path(ctx, a, &v);
-                if (r == -ENOMEM)
-                        return r;
+                r = policy_expand_path_named(ctx, a, "the program", NULL, &v, err, errlen);
                 if (r < 0)
-                        return policy_error(err, errlen, EINVAL, NULL,
-                                            "the program \"%s\" must be an absolute path (or start with \"~/\" or "
-                                            "\"${PWD}\") without \"..\"",
-                                            a);
+                        return r;
                 if (strcmp(v, "/") == 0)
                         return policy_error(err, errlen, EINVAL, NULL, "must name a program");
         } else {
@@ -74,19 +69,10 @@ static int store_argv(void *target, const void *ctx, const char *a, const struct
 static int store_cwd(void *target, const void *ctx, const char *c, const struct jpath *at, char *err,
                      size_t errlen) {
         struct glove_mcp_server *s = target;
-        int r;
 
         free(s->cwd);
         s->cwd = NULL;
-        r = policy_expand_path(ctx, c, &s->cwd);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "\"%s\" must be absolute or start with \"~/\" or \"${PWD}\", and must not "
-                                    "contain \"..\"",
-                                    c);
-        return 0;
+        return policy_expand_path_named(ctx, c, "working directory", NULL, &s->cwd, err, errlen);
 }
 
 static int env_name_check(const char *name, char *err, size_t errlen) {

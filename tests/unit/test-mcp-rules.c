@@ -447,13 +447,14 @@ static void test_load_errors(void **state) {
         check_refused("\"servers\":{\"fs\":{\"command\":\"/usr/bin/node\"}}", -EINVAL,
                       "/mcp/servers/fs/command: must be an array");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"node\",\"x\"]}}", -EINVAL,
-                      "/mcp/servers/fs/command/0: the program \"node\" must be an absolute path*");
+                      "/mcp/servers/fs/command/0: the program \"node\" must be absolute or start with \"~/\" or \"${PWD}\", "
+                      "and must not contain \"..\"");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"/usr/../bin/node\"]}}", -EINVAL,
                       "/mcp/servers/fs/command/0: *");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\",3]}}", -EINVAL,
                       "/mcp/servers/fs/command/1: must be a string");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"cwd\":\"work\"}}", -EINVAL,
-                      "/mcp/servers/fs/cwd: \"work\" must be absolute*");
+                      "/mcp/servers/fs/cwd: working directory \"work\" must be absolute*");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"args\":[]}}", -EINVAL,
                       "/mcp/servers/fs/args: unknown key");
         check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"pass\":[\"A-B\"]}}}", -EINVAL,
@@ -549,7 +550,8 @@ static void test_load_errors(void **state) {
         check_refused(ARG("{\"type\":\"integer\",\"enum\":[1.5]}"), -EINVAL,
                       "/mcp/tools/fs_x/arguments/a/enum/0: is not of type \"integer\"");
         check_refused(ARG("{\"type\":\"string\",\"path_under\":[\"work/ws\"]}"), -EINVAL,
-                      "/mcp/tools/fs_x/arguments/a/path_under/0: \"work/ws\" must be an absolute directory*");
+                      "/mcp/tools/fs_x/arguments/a/path_under/0: directory \"work/ws\" must be absolute or start with "
+                      "\"~/\" or \"${PWD}\", and must not contain \"..\"");
         check_refused(ARG("{\"type\":\"string\",\"path_under\":[\"/work/../etc\"]}"), -EINVAL,
                       "/mcp/tools/fs_x/arguments/a/path_under/0: *");
         check_refused(ARG("{\"type\":\"string\",\"path_under\":[]}"), -EINVAL,

@@ -1530,7 +1530,7 @@ static void test_message_of_each_mistake(void **state) {
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[1]}}}}",
                   "/mcp/servers/a/command/0: must be a string" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"rel\"]}}}}",
-                  "/mcp/servers/a/command/0: the program \"rel\" must be an absolute path (or start with \"~/\" or \"${PWD}\") without \"..\"" },
+                  "/mcp/servers/a/command/0: the program \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/\"]}}}}",
                   "/mcp/servers/a/command/0: must name a program" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"x\":1}}}}",
@@ -1538,7 +1538,7 @@ static void test_message_of_each_mistake(void **state) {
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":1}}}}",
                   "/mcp/servers/a/cwd: must be a string" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":\"rel\"}}}}",
-                  "/mcp/servers/a/cwd: \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                  "/mcp/servers/a/cwd: working directory \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":5}}}}",
                   "/mcp/servers/a/env: must be an object" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"pass\":[\"1\"]}}}}}",
@@ -1620,7 +1620,7 @@ static void test_message_of_each_mistake(void **state) {
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[]}}}}}}",
                   "/mcp/tools/a_x/arguments/p/path_under: must name at least one directory" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[\"rel\"]}}}}}}",
-                  "/mcp/tools/a_x/arguments/p/path_under/0: \"rel\" must be an absolute directory (or start with \"~/\" or \"${PWD}\") without \"..\"" },
+                  "/mcp/tools/a_x/arguments/p/path_under/0: directory \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"object\",\"properties\":[]}}}}}}",
                   "/mcp/tools/a_x/arguments/p/properties: must be an object of names to rules" },
                 { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"object\",\"properties\":{\"\":{}}}}}}}}",
@@ -1645,6 +1645,42 @@ static void test_message_of_each_mistake(void **state) {
 
                 glove_policy_free(p);
                 if (r >= 0 || strcmp(err, cases[i].msg) != 0)
+                        fail_msg("%s: got %d \"%s\", expected \"%s\"", cases[i].json, r, err, cases[i].msg);
+        }
+}
+
+/* Where "~" or "${PWD}" cannot be expanded, the MCP section says so as the
+ * rest of the policy does, rather than calling the path relative. */
+static void test_mcp_paths_without_home(void **state) {
+        static const struct glove_policy_context bare = { .home = NULL, .pwd = NULL };
+        static const struct {
+                const char *json;
+                const char *msg;
+        } cases[] = {
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"~/bin/x\"]}}}}",
+                  "/mcp/servers/a/command/0: the program \"~/bin/x\" cannot expand: HOME or the working directory is "
+                  "unknown" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":\"${PWD}\"}}}}",
+                  "/mcp/servers/a/cwd: working directory \"${PWD}\" cannot expand: HOME or the working directory is "
+                  "unknown" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"sandbox\":false}},"
+                  "\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[\"~/w\"]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/path_under/0: directory \"~/w\" cannot expand: HOME or the working "
+                  "directory is unknown" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *doc = NULL;
+                struct glove_policy *p = NULL;
+                char err[512] = "";
+                int r;
+
+                assert_int_equal(glove_json_parse(cases[i].json, strlen(cases[i].json), NULL, &doc, err, sizeof(err)),
+                                 0);
+                r = glove_policy_load_json(doc, "test.json", &bare, &p, err, sizeof(err));
+                glove_policy_free(p);
+                if (r != -EINVAL || strcmp(err, cases[i].msg) != 0)
                         fail_msg("%s: got %d \"%s\", expected \"%s\"", cases[i].json, r, err, cases[i].msg);
         }
 }
@@ -1782,6 +1818,7 @@ int main(void) {
                 cmocka_unit_test(test_terminal_section),
                 cmocka_unit_test(test_message_of_each_mistake),
                 cmocka_unit_test(test_nul_refused_everywhere),
+                cmocka_unit_test(test_mcp_paths_without_home),
                 cmocka_unit_test_setup_teardown(test_load_file_limits, scratch_setup, scratch_teardown),
         };
 
