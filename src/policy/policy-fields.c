@@ -147,31 +147,40 @@ static int store(const struct policy_field *f, void *target, const void *ctx, co
         return f->store_locates ? r : policy_relocate(r, at, err, errlen);
 }
 
-static int load_string_map(const struct policy_field *f, void *target, const json_t *v, const struct jpath *at,
-                           char *err, size_t errlen) {
+/* An object's members: a STRING_MAP's strings to .store_pair, a MAP's
+ * values to .load_member. */
+static int load_map(const struct policy_field *f, void *target, const void *ctx, const json_t *v,
+                    const struct jpath *at, char *err, size_t errlen) {
         const char *name;
         json_t *e;
         int r;
 
-        r = policy_get_object(v, at, f->max, "names to strings", "entries", err, errlen);
+        r = policy_get_object(v, at, f->max, f->what ? f->what : "names to strings",
+                              f->plural ? f->plural : "entries", err, errlen);
         if (r < 0)
                 return r;
         json_object_foreach ((json_t *) v, name, e) {
                 struct jpath jn = policy_jp_key(at, name);
                 const char *value;
 
-                r = policy_get_string(e, &jn, GLOVE_POLICY_MAX_STRING, &value, err, errlen);
-                if (r < 0)
-                        return r;
-                r = policy_relocate(f->store_pair(target, name, value, err, errlen), &jn, err, errlen);
+                if (f->type == POLICY_FIELD_MAP)
+                        r = f->load_member(target, ctx, name, e, &jn, err, errlen);
+                else {
+                        r = policy_get_string(e, &jn, GLOVE_POLICY_MAX_STRING, &value, err, errlen);
+                        if (r >= 0)
+                                r = policy_relocate(f->store_pair(target, name, value, err, errlen), &jn, err,
+                                                    errlen);
+                }
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int load_strings(const struct policy_field *f, void *target, const void *ctx, const json_t *v,
-                        const struct jpath *at, char *err, size_t errlen) {
+/* An array's entries: a STRINGS' strings to .store, an ARRAY's entries to
+ * .load. */
+static int load_array(const struct policy_field *f, void *target, const void *ctx, const json_t *v,
+                      const struct jpath *at, char *err, size_t errlen) {
         size_t i;
         json_t *e;
         int r;
@@ -185,10 +194,13 @@ static int load_strings(const struct policy_field *f, void *target, const void *
                 struct jpath je = policy_jp_index(at, i);
                 const char *s;
 
-                r = policy_get_string(e, &je, GLOVE_POLICY_MAX_STRING, &s, err, errlen);
-                if (r < 0)
-                        return r;
-                r = store(f, target, ctx, s, &je, err, errlen);
+                if (f->type == POLICY_FIELD_ARRAY)
+                        r = f->load(target, ctx, e, &je, err, errlen);
+                else {
+                        r = policy_get_string(e, &je, GLOVE_POLICY_MAX_STRING, &s, err, errlen);
+                        if (r >= 0)
+                                r = store(f, target, ctx, s, &je, err, errlen);
+                }
                 if (r < 0)
                         return r;
         }
@@ -213,7 +225,8 @@ static int load_field(const struct policy_field *f, void *target, const void *ct
                 }
                 return store(f, target, ctx, s, at, err, errlen);
         case POLICY_FIELD_STRINGS:
-                return load_strings(f, target, ctx, v, at, err, errlen);
+        case POLICY_FIELD_ARRAY:
+                return load_array(f, target, ctx, v, at, err, errlen);
         case POLICY_FIELD_BOOL:
                 return policy_get_bool(v, at, (bool *) where, err, errlen);
         case POLICY_FIELD_COUNT:
@@ -232,7 +245,8 @@ static int load_field(const struct policy_field *f, void *target, const void *ct
         case POLICY_FIELD_LIMIT:
                 return load_limit(f, target, ctx, v, at, err, errlen);
         case POLICY_FIELD_STRING_MAP:
-                return load_string_map(f, target, v, at, err, errlen);
+        case POLICY_FIELD_MAP:
+                return load_map(f, target, ctx, v, at, err, errlen);
         case POLICY_FIELD_NUMBER: {
                 json_t *c;
 

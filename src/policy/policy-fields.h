@@ -50,6 +50,10 @@ typedef int (*policy_store_u64_fn)(void *target, uint64_t v, char *err, size_t e
 /* Loads a member of any shape; the message with its location |at|. */
 typedef int (*policy_load_fn)(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
                               size_t errlen);
+/* Loads the member |name| of an object (a POLICY_FIELD_MAP's); the message
+ * with its location |at|. */
+typedef int (*policy_load_member_fn)(void *target, const void *ctx, const char *name, const json_t *v,
+                                     const struct jpath *at, char *err, size_t errlen);
 /* Checks member |v| at |at| against |target| before or after it is loaded;
  * the message with its location. */
 typedef int (*policy_check_fn)(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen);
@@ -57,6 +61,7 @@ typedef int (*policy_check_fn)(void *target, const json_t *v, const struct jpath
 enum policy_field_type {
         POLICY_FIELD_STRING,   /* a string: to .store, or without one a const char * at .offset (borrowed) */
         POLICY_FIELD_STRINGS,  /* an array of at most .max strings, each to .store */
+        POLICY_FIELD_ARRAY,    /* an array of at most .max entries, each to .load */
         POLICY_FIELD_BOOL,     /* true or false, to the bool at .offset */
         POLICY_FIELD_COUNT,    /* an integer from .lo to .hi, to the uint64_t at .offset */
         POLICY_FIELD_DURATION, /* a duration from .lo to .hi ms, to the uint64_t at .offset */
@@ -64,6 +69,7 @@ enum policy_field_type {
         POLICY_FIELD_LIMIT,    /* a non-negative integer or a string, to .store as text (.cores: also a real,
                                 * as a number of cores) */
         POLICY_FIELD_STRING_MAP, /* an object of at most .max names to strings, each pair to .store_pair */
+        POLICY_FIELD_MAP,        /* an object of at most .max members, each to .load_member */
         POLICY_FIELD_NUMBER,   /* a JSON number, a copy to the json_t * at .offset */
         POLICY_FIELD_CUSTOM,   /* anything, to .load */
         POLICY_FIELD_CALLER,   /* allowed here, loaded by the walker's caller */
@@ -78,12 +84,15 @@ struct policy_field {
         bool store_locates; /* .store writes the location into its message itself */
         size_t offset;
         uint64_t lo, hi;
-        size_t max;              /* STRING: bytes (0: GLOVE_POLICY_MAX_STRING); STRINGS, STRING_MAP: entries */
-        const char *empty_error; /* STRINGS: the message for an empty array, which is then refused */
+        size_t max;              /* STRING: bytes (0: GLOVE_POLICY_MAX_STRING); arrays and maps: entries */
+        const char *empty_error; /* STRINGS, ARRAY: the message for an empty array, which is then refused */
+        const char *what;        /* maps: "must be an object of <what>" (default "names to strings") */
+        const char *plural;      /* maps: "more than N <plural>" (default "entries") */
         policy_store_fn store;
         policy_store_u64_fn store_u64;
         policy_store_pair_fn store_pair;
-        policy_load_fn load;
+        policy_load_fn load; /* CUSTOM: the member; ARRAY: each entry */
+        policy_load_member_fn load_member;
         policy_check_fn check_before; /* before the field is loaded */
         policy_check_fn check;        /* after it was loaded */
         const struct policy_field *table;

@@ -127,30 +127,19 @@ static const struct policy_field write_fields[] = {
         {},
 };
 
+/* An entry of filesystem.write: a path, or an object. */
 static int load_write(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
                       size_t errlen) {
-        size_t i;
-        json_t *e;
+        struct write_entry w = { .kind = GLOVE_GRANT_RW };
         int r;
 
-        r = policy_get_array(v, at, GLOVE_POLICY_MAX_ENTRIES, err, errlen);
+        if (json_is_string(v))
+                r = policy_get_string(v, at, GLOVE_POLICY_MAX_STRING, &w.path, err, errlen);
+        else
+                r = policy_load_fields(v, at, write_fields, &w, ctx, err, errlen);
         if (r < 0)
                 return r;
-        json_array_foreach (v, i, e) {
-                struct jpath ja = policy_jp_index(at, i);
-                struct write_entry w = { .kind = GLOVE_GRANT_RW };
-
-                if (json_is_string(e))
-                        r = policy_get_string(e, &ja, GLOVE_POLICY_MAX_STRING, &w.path, err, errlen);
-                else
-                        r = policy_load_fields(e, &ja, write_fields, &w, ctx, err, errlen);
-                if (r < 0)
-                        return r;
-                r = glove_policy_add_grant(target, ctx, w.path, w.kind, w.size, ja.s, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return glove_policy_add_grant(target, ctx, w.path, w.kind, w.size, at->s, err, errlen);
 }
 
 static const struct policy_field filesystem_fields[] = {
@@ -159,7 +148,7 @@ static const struct policy_field filesystem_fields[] = {
           .max = GLOVE_POLICY_MAX_ENTRIES,
           .store = store_read,
           .store_locates = true },
-        { .key = "write", .type = POLICY_FIELD_CUSTOM, .load = load_write },
+        { .key = "write", .type = POLICY_FIELD_ARRAY, .max = GLOVE_POLICY_MAX_ENTRIES, .load = load_write },
         { .key = "symlinks", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_symlink },
         { .key = "protect", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_protect },
         { .key = "unprotect",

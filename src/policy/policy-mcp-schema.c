@@ -229,37 +229,34 @@ static int cmp_property(const void *a, const void *b) {
         return strcmp(((const struct glove_mcp_property *) a)->name, ((const struct glove_mcp_property *) b)->name);
 }
 
-/* "properties" of an object rule, a tool's "arguments": names to rules */
-static int load_properties(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
-                           size_t errlen) {
+/* A member of "properties" of an object rule, or of a tool's
+ * "arguments": a name and its rule. */
+static int load_property(void *target, const void *ctx, const char *name, const json_t *v, const struct jpath *at,
+                         char *err, size_t errlen) {
         const struct rule_ctx *rc = ctx, inner = { rc->policy, rc->depth + 1 };
         struct glove_mcp_rule *rule = target;
-        const char *name;
-        json_t *e;
-        int r;
+        struct glove_mcp_property *pr;
 
-        r = policy_get_object(v, at, GLOVE_MCP_MAX_LIST, "names to rules", "entries", err, errlen);
-        if (r < 0)
-                return r;
-        rule->properties = calloc(json_object_size(v) + 1, sizeof(*rule->properties));
-        if (!rule->properties)
+        if (name[0] == 0 || strlen(name) > GLOVE_POLICY_MAX_STRING)
+                return policy_error(err, errlen, EINVAL, at->s, "names must be 1 to %d bytes",
+                                    GLOVE_POLICY_MAX_STRING);
+        pr = reallocarray(rule->properties, rule->n_properties + 1, sizeof(*pr));
+        if (!pr)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        json_object_foreach ((json_t *) v, name, e) {
-                struct jpath jn = policy_jp_key(at, name);
-                struct glove_mcp_property *pr = &rule->properties[rule->n_properties];
+        rule->properties = pr;
+        pr = &rule->properties[rule->n_properties];
+        *pr = (struct glove_mcp_property) { .name = strdup(name) };
+        if (!pr->name)
+                return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
+        rule->n_properties++;
+        return load_rule(v, at, &inner, false, &pr->rule, err, errlen);
+}
 
-                if (name[0] == 0 || strlen(name) > GLOVE_POLICY_MAX_STRING)
-                        return policy_error(err, errlen, EINVAL, jn.s, "names must be 1 to %d bytes",
-                                            GLOVE_POLICY_MAX_STRING);
-                pr->name = strdup(name);
-                if (!pr->name)
-                        return policy_error(err, errlen, ENOMEM, jn.s, "out of memory");
-                rule->n_properties++;
-                r = load_rule(e, &jn, &inner, false, &pr->rule, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        qsort(rule->properties, rule->n_properties, sizeof(*rule->properties), cmp_property);
+static int sort_properties(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        struct glove_mcp_rule *rule = target;
+
+        if (rule->n_properties > 0)
+                qsort(rule->properties, rule->n_properties, sizeof(*rule->properties), cmp_property);
         return 0;
 }
 
@@ -289,27 +286,21 @@ static int load_items(void *target, const void *ctx, const json_t *v, const stru
         return load_rule(v, at, &inner, false, &rule->items, err, errlen);
 }
 
-static int load_enum(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
-                     size_t errlen) {
-        struct glove_mcp_rule *rule = target;
-        size_t i;
-        json_t *e;
-        int r;
+/* An entry of "enum": a value of the rule's type. An enum of an integer
+ * rule holds JSON integers: 1.0 would never equal the 1 an agent sends. */
+static int load_enum_value(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
+                           size_t errlen) {
+        const struct glove_mcp_rule *rule = target;
 
-        r = policy_get_array(v, at, GLOVE_MCP_MAX_LIST, err, errlen);
-        if (r < 0)
-                return r;
-        if (json_array_size(v) == 0)
-                return policy_error(err, errlen, EINVAL, at->s, "must list at least one value");
-        json_array_foreach (v, i, e)
-                /* an enum of an integer rule holds JSON integers: 1.0
-                 * would never equal the 1 an agent sends */
-                if (!glove_mcp_value_has_type(e, rule->type) ||
-                    (rule->type == GLOVE_MCP_TYPE_INTEGER && !json_is_integer(e))) {
-                        struct jpath ji = policy_jp_index(at, i);
-                        return policy_error(err, errlen, EINVAL, ji.s, "is not of type \"%s\"",
-                                            glove_mcp_type_to_string(rule->type));
-                }
+        if (!glove_mcp_value_has_type(v, rule->type) || (rule->type == GLOVE_MCP_TYPE_INTEGER && !json_is_integer(v)))
+                return policy_error(err, errlen, EINVAL, at->s, "is not of type \"%s\"",
+                                    glove_mcp_type_to_string(rule->type));
+        return 0;
+}
+
+static int keep_enum(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        struct glove_mcp_rule *rule = target;
+
         rule->enum_values = json_deep_copy(v);
         if (!rule->enum_values)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
@@ -338,7 +329,12 @@ static const struct policy_field tool_fields[] = {
         { .key = "additional_arguments",
           .type = POLICY_FIELD_BOOL,
           .offset = offsetof(struct glove_mcp_rule, additional_properties) },
-        { .key = "arguments", .type = POLICY_FIELD_CUSTOM, .load = load_properties },
+        { .key = "arguments",
+          .type = POLICY_FIELD_MAP,
+          .max = GLOVE_MCP_MAX_LIST,
+          .what = "names to rules",
+          .load_member = load_property,
+          .check = sort_properties },
         { .key = "required", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_LIST, .store = store_required },
         {},
 };
@@ -358,7 +354,12 @@ static const struct {
 
 static const struct policy_field rule_fields[] = {
         { .key = "type", .type = POLICY_FIELD_CALLER },
-        { .key = "enum", .type = POLICY_FIELD_CUSTOM, .load = load_enum },
+        { .key = "enum",
+          .type = POLICY_FIELD_ARRAY,
+          .max = GLOVE_MCP_MAX_LIST,
+          .empty_error = "must list at least one value",
+          .load = load_enum_value,
+          .check = keep_enum },
         { .key = "min", .type = POLICY_FIELD_NUMBER, .offset = offsetof(struct glove_mcp_rule, min) },
         { .key = "max", .type = POLICY_FIELD_NUMBER, .offset = offsetof(struct glove_mcp_rule, max), .check = check_min_max },
         { .key = "max_len",
@@ -381,7 +382,12 @@ static const struct policy_field rule_fields[] = {
         { .key = "additional_properties",
           .type = POLICY_FIELD_BOOL,
           .offset = offsetof(struct glove_mcp_rule, additional_properties) },
-        { .key = "properties", .type = POLICY_FIELD_CUSTOM, .load = load_properties },
+        { .key = "properties",
+          .type = POLICY_FIELD_MAP,
+          .max = GLOVE_MCP_MAX_LIST,
+          .what = "names to rules",
+          .load_member = load_property,
+          .check = sort_properties },
         { .key = "required", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_LIST, .store = store_required },
         {},
 };

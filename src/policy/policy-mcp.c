@@ -50,78 +50,70 @@ static int cmp_tool(const void *a, const void *b) {
         return strcmp(((const struct glove_mcp_tool *) a)->name, ((const struct glove_mcp_tool *) b)->name);
 }
 
-static int load_tools(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
-                      size_t errlen) {
+/* An entry of "tools": "<server>_<tool>" and its rule. */
+static int load_tool(void *target, const void *ctx, const char *name, const json_t *v, const struct jpath *at,
+                     char *err, size_t errlen) {
         struct glove_mcp_policy *p = target;
-        const char *name;
-        json_t *e;
-        int r;
+        const char *us = strchr(name, '_');
+        char id[GLOVE_MCP_SERVER_ID_MAX + 1];
+        struct glove_mcp_tool *t;
 
-        r = policy_get_object(v, at, GLOVE_MCP_MAX_TOOLS, "tool names to rules", "tools", err, errlen);
-        if (r < 0)
-                return r;
-        p->tools = calloc(json_object_size(v) + 1, sizeof(*p->tools));
-        if (!p->tools)
+        if (!tool_name_valid(name) || !us || us[1] == 0)
+                return policy_error(err, errlen, EINVAL, at->s,
+                                    "tool names are \"<server>_<tool>\": at most %d of A-Z a-z 0-9 _ -",
+                                    GLOVE_MCP_TOOL_NAME_MAX);
+        if (!policy_mcp_server_id_valid(name, (size_t) (us - name)))
+                return policy_error(err, errlen, EINVAL, at->s, "\"%.*s\" is not a server id ([a-z][a-z0-9]{0,15})",
+                                    (int) (us - name > 32 ? 32 : us - name), name);
+        memcpy(id, name, (size_t) (us - name));
+        id[us - name] = 0;
+        if (!glove_mcp_server_find(p, id))
+                return policy_error(err, errlen, EINVAL, at->s, "no server \"%s\" in /mcp/servers", id);
+        t = reallocarray(p->tools, p->n_tools + 1, sizeof(*t));
+        if (!t)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        json_object_foreach ((json_t *) v, name, e) {
-                struct jpath jn = policy_jp_key(at, name);
-                struct glove_mcp_tool *t = &p->tools[p->n_tools];
-                const char *us = strchr(name, '_');
-                char id[GLOVE_MCP_SERVER_ID_MAX + 1];
+        p->tools = t;
+        t = &p->tools[p->n_tools];
+        *t = (struct glove_mcp_tool) { .server = glove_mcp_server_find(p, id), .name = strdup(name) };
+        if (!t->name)
+                return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
+        t->upstream_name = t->name + (us - name) + 1;
+        p->n_tools++;
+        return policy_mcp_tool_rule_load(v, at, ctx, &t->rule, err, errlen);
+}
 
-                if (!tool_name_valid(name) || !us || us[1] == 0)
-                        return policy_error(err, errlen, EINVAL, jn.s,
-                                            "tool names are \"<server>_<tool>\": at most %d of A-Z a-z 0-9 _ -",
-                                            GLOVE_MCP_TOOL_NAME_MAX);
-                if (!policy_mcp_server_id_valid(name, (size_t) (us - name)))
-                        return policy_error(err, errlen, EINVAL, jn.s,
-                                            "\"%.*s\" is not a server id ([a-z][a-z0-9]{0,15})",
-                                            (int) (us - name > 32 ? 32 : us - name), name);
-                memcpy(id, name, (size_t) (us - name));
-                id[us - name] = 0;
-                t->server = glove_mcp_server_find(p, id);
-                if (!t->server)
-                        return policy_error(err, errlen, EINVAL, jn.s, "no server \"%s\" in /mcp/servers", id);
-                t->name = strdup(name);
-                if (!t->name)
-                        return policy_error(err, errlen, ENOMEM, jn.s, "out of memory");
-                t->upstream_name = t->name + (us - name) + 1;
-                p->n_tools++;
-                r = policy_mcp_tool_rule_load(e, &jn, ctx, &t->rule, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        qsort(p->tools, p->n_tools, sizeof(*p->tools), cmp_tool);
+static int sort_tools(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        struct glove_mcp_policy *p = target;
+
+        if (p->n_tools > 0)
+                qsort(p->tools, p->n_tools, sizeof(*p->tools), cmp_tool);
         return 0;
 }
 
-
-static int load_servers(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
-                        size_t errlen) {
+/* An entry of "servers": its id, and the server. */
+static int load_server(void *target, const void *ctx, const char *id, const json_t *v, const struct jpath *at,
+                       char *err, size_t errlen) {
         struct glove_mcp_policy *p = target;
-        const char *id;
-        json_t *e;
-        int r;
+        struct glove_mcp_server *s;
 
-        r = policy_get_object(v, at, GLOVE_MCP_MAX_SERVERS, "server ids to servers", "servers", err, errlen);
-        if (r < 0)
-                return r;
-        p->servers = calloc(json_object_size(v) + 1, sizeof(*p->servers));
-        if (!p->servers)
+        if (!policy_mcp_server_id_valid(id, strlen(id)))
+                return policy_error(err, errlen, EINVAL, at->s,
+                                    "server ids are [a-z][a-z0-9]{0,15}: a lowercase letter, then at most 15 "
+                                    "lowercase letters or digits");
+        s = reallocarray(p->servers, p->n_servers + 1, sizeof(*s));
+        if (!s)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        json_object_foreach ((json_t *) v, id, e) {
-                struct jpath ji = policy_jp_key(at, id);
+        p->servers = s;
+        s = &p->servers[p->n_servers++];
+        *s = (struct glove_mcp_server) {};
+        return policy_mcp_server_load(s, id, v, at, ctx, err, errlen);
+}
 
-                if (!policy_mcp_server_id_valid(id, strlen(id)))
-                        return policy_error(err, errlen, EINVAL, ji.s,
-                                            "server ids are [a-z][a-z0-9]{0,15}: a lowercase letter, then at most "
-                                            "15 lowercase letters or digits");
-                p->n_servers++;
-                r = policy_mcp_server_load(&p->servers[p->n_servers - 1], id, e, &ji, ctx, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        qsort(p->servers, p->n_servers, sizeof(*p->servers), cmp_server);
+static int sort_servers(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        struct glove_mcp_policy *p = target;
+
+        if (p->n_servers > 0)
+                qsort(p->servers, p->n_servers, sizeof(*p->servers), cmp_server);
         return 0;
 }
 
@@ -149,8 +141,20 @@ static int store_prompts(void *target, const void *ctx, const char *s, const str
 }
 
 static const struct policy_field mcp_fields[] = {
-        { .key = "servers", .type = POLICY_FIELD_CUSTOM, .load = load_servers },
-        { .key = "tools", .type = POLICY_FIELD_CUSTOM, .load = load_tools },
+        { .key = "servers",
+          .type = POLICY_FIELD_MAP,
+          .max = GLOVE_MCP_MAX_SERVERS,
+          .what = "server ids to servers",
+          .plural = "servers",
+          .load_member = load_server,
+          .check = sort_servers },
+        { .key = "tools",
+          .type = POLICY_FIELD_MAP,
+          .max = GLOVE_MCP_MAX_TOOLS,
+          .what = "tool names to rules",
+          .plural = "tools",
+          .load_member = load_tool,
+          .check = sort_tools },
         { .key = "resources", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_SERVERS, .store = store_resources },
         { .key = "prompts", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_SERVERS, .store = store_prompts },
         {},

@@ -161,6 +161,8 @@ struct thing {
         char limit[32];
         json_t *number;
         char pairs[64];
+        uint64_t entries_sum;
+        char members[64];
         int order[8];
         size_t n_order;
 };
@@ -213,6 +215,28 @@ static int store_pair(void *target, const char *name, const char *value, char *e
         return 0;
 }
 
+static int load_entry(void *target, const void *ctx, const json_t *v, const struct jpath *where, char *err,
+                      size_t errlen) {
+        struct thing *t = target;
+
+        if (!json_is_integer(v) || json_integer_value(v) % 2 != 0)
+                return policy_error(err, errlen, EINVAL, where->s, "must be an even number");
+        t->entries_sum += (uint64_t) json_integer_value(v);
+        return 0;
+}
+
+static int load_member(void *target, const void *ctx, const char *name, const json_t *v, const struct jpath *where,
+                       char *err, size_t errlen) {
+        struct thing *t = target;
+
+        assert_string_equal(ctx, "ctx");
+        if (!json_is_boolean(v))
+                return policy_error(err, errlen, EINVAL, where->s, "must be true or false for %s", name);
+        (void) snprintf(t->members + strlen(t->members), sizeof(t->members) - strlen(t->members), "%s=%d;", name,
+                        json_is_true(v));
+        return 0;
+}
+
 static int load_custom(void *target, const void *ctx, const json_t *v, const struct jpath *where, char *err,
                        size_t errlen) {
         struct thing *t = target;
@@ -257,6 +281,13 @@ static const struct policy_field thing_fields[] = {
         { .key = "cores", .type = POLICY_FIELD_LIMIT, .cores = true, .store = store_limit },
         { .key = "number", .type = POLICY_FIELD_NUMBER, .offset = offsetof(struct thing, number) },
         { .key = "pairs", .type = POLICY_FIELD_STRING_MAP, .max = 2, .store_pair = store_pair },
+        { .key = "entries", .type = POLICY_FIELD_ARRAY, .max = 3, .empty_error = "must list one", .load = load_entry },
+        { .key = "members",
+          .type = POLICY_FIELD_MAP,
+          .max = 2,
+          .what = "names to flags",
+          .plural = "flags",
+          .load_member = load_member },
         { .key = "custom",
           .type = POLICY_FIELD_CUSTOM,
           .load = load_custom,
@@ -291,7 +322,8 @@ static void test_walker_loads(void **state) {
         (void) state;
         assert_int_equal(load_thing("{\"name\":\"n\",\"words\":[\"a\",\"b\"],\"flag\":true,\"ms\":\"2s\","
                                     "\"size\":\"1K\",\"limit\":12,\"cores\":1.5,\"number\":2.5,"
-                                    "\"pairs\":{\"A\":\"1\",\"B\":\"2\"},\"custom\":1,\"caller\":[\"anything\"],"
+                                    "\"pairs\":{\"A\":\"1\",\"B\":\"2\"},\"entries\":[2,4],\"members\":{\"p\":true,\"q\":false},"
+                                    "\"custom\":1,\"caller\":[\"anything\"],"
                                     "\"inner\":3}",
                                     &t, err, sizeof(err)),
                          0);
@@ -306,6 +338,8 @@ static void test_walker_loads(void **state) {
         assert_string_equal(t.limit, "1.5");
         assert_true(json_is_real(t.number));
         assert_string_equal(t.pairs, "A=1;B=2;");
+        assert_int_equal(t.entries_sum, 6);
+        assert_string_equal(t.members, "p=1;q=0;");
         /* check_before, load, check */
         assert_int_equal(t.n_order, 3);
         assert_int_equal(t.order[0], 1);
@@ -349,7 +383,15 @@ static void test_walker_refuses(void **state) {
                 { "{\"name\":\"n\",\"cores\":[]}", -EINVAL, "/thing/cores: must be a number or a string such as \"1.5\"" },
                 { "{\"name\":\"n\",\"pairs\":[]}", -EINVAL, "/thing/pairs: must be an object of names to strings" },
                 { "{\"name\":\"n\",\"pairs\":{\"A\":1}}", -EINVAL, "/thing/pairs/A: must be a string" },
+                { "{\"name\":\"n\",\"entries\":{}}", -EINVAL, "/thing/entries: must be an array" },
+                { "{\"name\":\"n\",\"entries\":[2,3]}", -EINVAL, "/thing/entries/1: must be an even number" },
+                { "{\"name\":\"n\",\"members\":[]}", -EINVAL, "/thing/members: must be an object of names to flags" },
+                { "{\"name\":\"n\",\"members\":{\"p\":1}}", -EINVAL, "/thing/members/p: must be true or false for p" },
                 /* out of range */
+                { "{\"name\":\"n\",\"entries\":[]}", -EINVAL, "/thing/entries: must list one" },
+                { "{\"name\":\"n\",\"entries\":[2,2,2,2]}", -E2BIG, "/thing/entries: more than 3 entries" },
+                { "{\"name\":\"n\",\"members\":{\"p\":true,\"q\":true,\"r\":true}}", -E2BIG,
+                  "/thing/members: more than 2 flags" },
                 { "{\"name\":\"toolongname\"}", -EINVAL, "/thing/name: longer than 8 bytes" },
                 { "{\"name\":\"n\",\"words\":[]}", -EINVAL, "/thing/words: must name a word" },
                 { "{\"name\":\"n\",\"words\":[\"a\",\"b\",\"c\",\"d\"]}", -E2BIG, "/thing/words: more than 3 entries" },
