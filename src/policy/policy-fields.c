@@ -259,6 +259,8 @@ static int load_field(const struct policy_field *f, void *target, const void *ct
                 *(json_t **) where = c;
                 return 0;
         }
+        case POLICY_FIELD_OBJECT:
+                return policy_load_fields(v, at, f->table, target, ctx, err, errlen);
         case POLICY_FIELD_CUSTOM:
                 return f->load(target, ctx, v, at, err, errlen);
         case POLICY_FIELD_CALLER:
@@ -291,7 +293,7 @@ int policy_check_fields(const json_t *obj, const struct jpath *at, const struct 
         return 0;
 }
 
-static int walk_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
+int policy_walk_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
                        const void *ctx, char *err, size_t errlen) {
         int r;
 
@@ -300,7 +302,7 @@ static int walk_fields(const json_t *obj, const struct jpath *at, const struct p
                 const json_t *v;
 
                 if (f->type == POLICY_FIELD_TABLE) {
-                        r = walk_fields(obj, at, f->table, target, ctx, err, errlen);
+                        r = policy_walk_fields(obj, at, f->table, target, ctx, err, errlen);
                         if (r < 0)
                                 return r;
                         continue;
@@ -336,5 +338,5 @@ int policy_load_fields(const json_t *obj, const struct jpath *at, const struct p
         r = policy_check_fields(obj, at, fields, err, errlen);
         if (r < 0)
                 return r;
-        return walk_fields(obj, at, fields, target, ctx, err, errlen);
+        return policy_walk_fields(obj, at, fields, target, ctx, err, errlen);
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "policy-internal.h"
 
@@ -71,6 +73,7 @@ enum policy_field_type {
         POLICY_FIELD_STRING_MAP, /* an object of at most .max names to strings, each pair to .store_pair */
         POLICY_FIELD_MAP,        /* an object of at most .max members, each to .load_member */
         POLICY_FIELD_NUMBER,   /* a JSON number, a copy to the json_t * at .offset */
+        POLICY_FIELD_OBJECT,   /* an object whose fields .table loads into the same target */
         POLICY_FIELD_CUSTOM,   /* anything, to .load */
         POLICY_FIELD_CALLER,   /* allowed here, loaded by the walker's caller */
         POLICY_FIELD_TABLE,    /* the fields of .table are allowed here too, and loaded at this place */
@@ -107,6 +110,30 @@ int policy_check_fields(const json_t *obj, const struct jpath *at, const struct 
  * as it is. */
 int policy_load_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
                        const void *ctx, char *err, size_t errlen);
+/* The same without checking the keys: for a second table over an object
+ * whose keys the first one checked. */
+int policy_walk_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
+                       const void *ctx, char *err, size_t errlen);
+
+/* Grows the array |a| of |n| elements by one zeroed element and gives its
+ * address, or NULL when out of memory (|a| is then as it was). */
+#define POLICY_APPEND(a, n)                                                             \
+        ({                                                                              \
+                __typeof__(a) _a_ = reallocarray((a), (n) + 1, sizeof(*(a)));           \
+                if (_a_) {                                                              \
+                        (a) = _a_;                                                      \
+                        _a_ += (n);                                                     \
+                        memset(_a_, 0, sizeof(*_a_));                                   \
+                }                                                                       \
+                _a_;                                                                    \
+        })
+
+/* policy-load.c: the "filesystem" and "network" objects, as the top level
+ * of a policy has them and as an MCP server's sandbox has them, loading
+ * into a struct glove_policy (the "filesystem" fields with a struct
+ * glove_policy_context). */
+extern const struct policy_field policy_filesystem_fields[];
+extern const struct policy_field policy_network_fields[];
 
 /* policy-limits.c: the resource limits of a "limits" object (memory, pids,
  * cpu, open_files, shm, require_cgroup), as a run's and a server's sandbox

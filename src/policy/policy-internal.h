@@ -39,13 +39,6 @@ struct jpath policy_jp_index(const struct jpath *base, size_t i);
  * (their fields: policy_limits_fields, policy-fields.h). */
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc);
 
-/* policy-load.c: the "filesystem" and "network" objects at |at|, as the
- * top level of a policy has them and as an MCP server's sandbox has them
- * (policy-mcp.c). */
-int policy_load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
-                           const struct jpath *at, char *err, size_t errlen);
-int policy_load_network(struct glove_policy *p, const json_t *net, const struct jpath *at, char *err, size_t errlen);
-
 /* policy-default.c: what every MCP server's sandbox starts from: the
  * system directories read-only, an empty private HOME and /tmp, offline,
  * working directory "/". |origin| names its grants in messages. */

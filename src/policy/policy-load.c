@@ -74,7 +74,7 @@ static int check_net_allow(void *target, const json_t *v, const struct jpath *at
         return 0;
 }
 
-static const struct policy_field network_fields[] = {
+const struct policy_field policy_network_fields[] = {
         { .key = "mode", .type = POLICY_FIELD_STRING, .store = store_net_mode, .store_locates = true },
         { .key = "allow",
           .type = POLICY_FIELD_STRINGS,
@@ -83,10 +83,6 @@ static const struct policy_field network_fields[] = {
           .store = store_net_allow },
         {},
 };
-
-int policy_load_network(struct glove_policy *p, const json_t *net, const struct jpath *at, char *err, size_t errlen) {
-        return policy_load_fields(net, at, network_fields, p, NULL, err, errlen);
-}
 
 /* An entry of filesystem.write: a path, or an object. */
 struct write_entry {
@@ -142,7 +138,7 @@ static int load_write(void *target, const void *ctx, const json_t *v, const stru
         return glove_policy_add_grant(target, ctx, w.path, w.kind, w.size, at->s, err, errlen);
 }
 
-static const struct policy_field filesystem_fields[] = {
+const struct policy_field policy_filesystem_fields[] = {
         { .key = "read",
           .type = POLICY_FIELD_STRINGS,
           .max = GLOVE_POLICY_MAX_ENTRIES,
@@ -157,11 +153,6 @@ static const struct policy_field filesystem_fields[] = {
           .store = store_unprotect },
         {},
 };
-
-int policy_load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
-                           const struct jpath *at, char *err, size_t errlen) {
-        return policy_load_fields(fs, at, filesystem_fields, p, ctx, err, errlen);
-}
 
 static const struct policy_field environment_fields[] = {
         { .key = "pass", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_env_pass },
@@ -275,19 +266,6 @@ static const struct policy_field limits_fields[] = {
         {},
 };
 
-#define LOAD_OBJECT(name, fields)                                                                               \
-        static int name(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,     \
-                        size_t errlen) {                                                                        \
-                return policy_load_fields(v, at, fields, target, ctx, err, errlen);                             \
-        }
-
-LOAD_OBJECT(load_filesystem, filesystem_fields)
-LOAD_OBJECT(load_environment, environment_fields)
-LOAD_OBJECT(load_network, network_fields)
-LOAD_OBJECT(load_audit, audit_fields)
-LOAD_OBJECT(load_terminal, terminal_fields)
-LOAD_OBJECT(load_limits, limits_fields)
-
 static int load_mcp(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
                     size_t errlen) {
         struct glove_policy *p = target;
@@ -298,15 +276,15 @@ static int load_mcp(void *target, const void *ctx, const json_t *v, const struct
 static const struct policy_field policy_fields[] = {
         { .key = "version", .type = POLICY_FIELD_CALLER },
         { .key = "base", .type = POLICY_FIELD_CALLER },
-        { .key = "filesystem", .type = POLICY_FIELD_CUSTOM, .load = load_filesystem },
-        { .key = "environment", .type = POLICY_FIELD_CUSTOM, .load = load_environment },
-        { .key = "network", .type = POLICY_FIELD_CUSTOM, .load = load_network },
+        { .key = "filesystem", .type = POLICY_FIELD_OBJECT, .table = policy_filesystem_fields },
+        { .key = "environment", .type = POLICY_FIELD_OBJECT, .table = environment_fields },
+        { .key = "network", .type = POLICY_FIELD_OBJECT, .table = policy_network_fields },
         { .key = "cwd", .type = POLICY_FIELD_STRING, .store = store_cwd },
         { .key = "hostname", .type = POLICY_FIELD_STRING, .store = store_hostname },
         { .key = "identity", .type = POLICY_FIELD_CUSTOM, .load = load_identity },
-        { .key = "limits", .type = POLICY_FIELD_CUSTOM, .load = load_limits },
-        { .key = "audit", .type = POLICY_FIELD_CUSTOM, .load = load_audit },
-        { .key = "terminal", .type = POLICY_FIELD_CUSTOM, .load = load_terminal },
+        { .key = "limits", .type = POLICY_FIELD_OBJECT, .table = limits_fields },
+        { .key = "audit", .type = POLICY_FIELD_OBJECT, .table = audit_fields },
+        { .key = "terminal", .type = POLICY_FIELD_OBJECT, .table = terminal_fields },
         { .key = "mcp", .type = POLICY_FIELD_CUSTOM, .load = load_mcp },
         {},
 };

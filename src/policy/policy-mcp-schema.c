@@ -240,12 +240,10 @@ static int load_property(void *target, const void *ctx, const char *name, const 
         if (name[0] == 0 || strlen(name) > GLOVE_POLICY_MAX_STRING)
                 return policy_error(err, errlen, EINVAL, at->s, "names must be 1 to %d bytes",
                                     GLOVE_POLICY_MAX_STRING);
-        pr = reallocarray(rule->properties, rule->n_properties + 1, sizeof(*pr));
+        pr = POLICY_APPEND(rule->properties, rule->n_properties);
         if (!pr)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        rule->properties = pr;
-        pr = &rule->properties[rule->n_properties];
-        *pr = (struct glove_mcp_property) { .name = strdup(name) };
+        pr->name = strdup(name);
         if (!pr->name)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
         rule->n_properties++;
@@ -325,17 +323,21 @@ static int mark_max_items(void *target, const json_t *v, const struct jpath *at,
         return 0;
 }
 
+/* A tool's "arguments" are an object rule's "properties" by another name. */
+#define PROPERTIES_FIELD(name)                                                                                  \
+        {                                                                                                       \
+                .key = name, .type = POLICY_FIELD_MAP, .max = GLOVE_MCP_MAX_LIST, .what = "names to rules",    \
+                .load_member = load_property, .check = sort_properties,                                         \
+        }
+#define REQUIRED_FIELD                                                                                          \
+        { .key = "required", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_LIST, .store = store_required }
+
 static const struct policy_field tool_fields[] = {
         { .key = "additional_arguments",
           .type = POLICY_FIELD_BOOL,
           .offset = offsetof(struct glove_mcp_rule, additional_properties) },
-        { .key = "arguments",
-          .type = POLICY_FIELD_MAP,
-          .max = GLOVE_MCP_MAX_LIST,
-          .what = "names to rules",
-          .load_member = load_property,
-          .check = sort_properties },
-        { .key = "required", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_LIST, .store = store_required },
+        PROPERTIES_FIELD("arguments"),
+        REQUIRED_FIELD,
         {},
 };
 
@@ -382,13 +384,8 @@ static const struct policy_field rule_fields[] = {
         { .key = "additional_properties",
           .type = POLICY_FIELD_BOOL,
           .offset = offsetof(struct glove_mcp_rule, additional_properties) },
-        { .key = "properties",
-          .type = POLICY_FIELD_MAP,
-          .max = GLOVE_MCP_MAX_LIST,
-          .what = "names to rules",
-          .load_member = load_property,
-          .check = sort_properties },
-        { .key = "required", .type = POLICY_FIELD_STRINGS, .max = GLOVE_MCP_MAX_LIST, .store = store_required },
+        PROPERTIES_FIELD("properties"),
+        REQUIRED_FIELD,
         {},
 };
 

@@ -101,11 +101,9 @@ static int store_env_set(void *target, const char *name, const char *value, char
         r = env_name_check(name, err, errlen);
         if (r < 0)
                 return r;
-        n = reallocarray(s->env_set, s->n_env_set + 1, sizeof(*n));
+        n = POLICY_APPEND(s->env_set, s->n_env_set);
         if (!n)
                 return -ENOMEM;
-        s->env_set = n;
-        n = &s->env_set[s->n_env_set];
         n->name = strdup(name);
         n->value = strdup(value);
         s->n_env_set++; /* what policy_mcp_server_done() frees, from here on */
@@ -164,10 +162,19 @@ static const struct policy_field server_fields[] = {
         {},
 };
 
+/* What of a server's entry is its sandbox's: a server lives as long as its
+ * gateway, so no wall time; the gateway bounds what it reads of the server
+ * (frames), not an output limit. */
+static const struct policy_field sandbox_fields[] = {
+        { .key = "filesystem", .type = POLICY_FIELD_OBJECT, .table = policy_filesystem_fields },
+        { .key = "network", .type = POLICY_FIELD_OBJECT, .table = policy_network_fields },
+        { .key = "limits", .type = POLICY_FIELD_OBJECT, .table = policy_limits_fields },
+        {},
+};
+
 /* The server's own sandbox (docs/policy.md, "Each server's sandbox"). */
 static int load_sandbox(struct glove_mcp_server *s, const json_t *v, const struct jpath *at,
                         const struct glove_policy_context *ctx, char *err, size_t errlen) {
-        static const char *const sections[] = { "filesystem", "network", "limits", NULL };
         _cleanup_policy_ struct glove_policy *p = NULL;
         char source[64];
         const json_t *m;
@@ -182,9 +189,9 @@ static int load_sandbox(struct glove_mcp_server *s, const json_t *v, const struc
                         return r;
         }
         if (!s->sandbox) {
-                for (size_t i = 0; sections[i]; i++)
-                        if (json_object_get(v, sections[i])) {
-                                struct jpath jk = policy_jp_key(at, sections[i]);
+                for (const struct policy_field *f = sandbox_fields; f->key; f++)
+                        if (json_object_get(v, f->key)) {
+                                struct jpath jk = policy_jp_key(at, f->key);
                                 return policy_error(err, errlen, EINVAL, jk.s,
                                                     "applies only to a sandboxed server, and this one has "
                                                     "\"sandbox\": false");
@@ -196,29 +203,9 @@ static int load_sandbox(struct glove_mcp_server *s, const json_t *v, const struc
         r = policy_new_server_base(ctx, source, &p, err, errlen);
         if (r < 0)
                 return r;
-        m = json_object_get(v, "filesystem");
-        if (m) {
-                struct jpath jf = policy_jp_key(at, "filesystem");
-                r = policy_load_filesystem(p, ctx, m, &jf, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        m = json_object_get(v, "network");
-        if (m) {
-                struct jpath jn = policy_jp_key(at, "network");
-                r = policy_load_network(p, m, &jn, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        /* a server lives as long as its gateway: no wall time; the gateway
-         * bounds what it reads of the server (frames), not an output limit */
-        m = json_object_get(v, "limits");
-        if (m) {
-                struct jpath jl = policy_jp_key(at, "limits");
-                r = policy_load_fields(m, &jl, policy_limits_fields, p, NULL, err, errlen);
-                if (r < 0)
-                        return r;
-        }
+        r = policy_walk_fields(v, at, sandbox_fields, p, ctx, err, errlen);
+        if (r < 0)
+                return r;
         /* what the server's entry says of its environment and working
          * directory, as the sandbox's own (checked already: only running
          * out of memory can fail) */

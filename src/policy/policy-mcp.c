@@ -69,12 +69,11 @@ static int load_tool(void *target, const void *ctx, const char *name, const json
         id[us - name] = 0;
         if (!glove_mcp_server_find(p, id))
                 return policy_error(err, errlen, EINVAL, at->s, "no server \"%s\" in /mcp/servers", id);
-        t = reallocarray(p->tools, p->n_tools + 1, sizeof(*t));
+        t = POLICY_APPEND(p->tools, p->n_tools);
         if (!t)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        p->tools = t;
-        t = &p->tools[p->n_tools];
-        *t = (struct glove_mcp_tool) { .server = glove_mcp_server_find(p, id), .name = strdup(name) };
+        t->server = glove_mcp_server_find(p, id);
+        t->name = strdup(name);
         if (!t->name)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
         t->upstream_name = t->name + (us - name) + 1;
@@ -100,12 +99,10 @@ static int load_server(void *target, const void *ctx, const char *id, const json
                 return policy_error(err, errlen, EINVAL, at->s,
                                     "server ids are [a-z][a-z0-9]{0,15}: a lowercase letter, then at most 15 "
                                     "lowercase letters or digits");
-        s = reallocarray(p->servers, p->n_servers + 1, sizeof(*s));
+        s = POLICY_APPEND(p->servers, p->n_servers);
         if (!s)
                 return policy_error(err, errlen, ENOMEM, at->s, "out of memory");
-        p->servers = s;
-        s = &p->servers[p->n_servers++];
-        *s = (struct glove_mcp_server) {};
+        p->n_servers++;
         return policy_mcp_server_load(s, id, v, at, ctx, err, errlen);
 }
 
