@@ -2,7 +2,7 @@
 /* src/policy/policy-mcp-rules.c: the argument-rule evaluator the gateway
  * asks before it forwards a tools/call. Loading the rules is
  * test-policy-mcp-schema.c's. */
-#include "policy-mcp-test.h"
+#include "policy-test.h"
 
 /* Evaluates |args| (JSON text, NULL for none) and returns the verdict. */
 static struct glove_mcp_verdict call(const struct glove_policy *p, const char *tool, const char *args) {

@@ -17,17 +17,9 @@
 #include "glove/json.h"
 #include "macro.h"
 #include "policy-fields.h"
+#include "policy-test.h"
 
 static const struct jpath at = { "/x" };
-
-static json_t *parse(const char *text) {
-        json_t *doc = NULL;
-        char jerr[256] = "";
-
-        if (glove_json_parse(text, strlen(text), NULL, &doc, jerr, sizeof(jerr)) < 0)
-                fail_msg("test document is not JSON: %s\n%s", jerr, text);
-        return doc;
-}
 
 static void check_err(int r, int want, const char *err, const char *msg) {
         if (r != want)
@@ -167,11 +159,11 @@ struct thing {
         size_t n_order;
 };
 
-static int store_word(void *target, const void *ctx, const char *s, const struct jpath *where, char *err,
+static int store_word(void *target, const void *c, const char *s, const struct jpath *where, char *err,
                       size_t errlen) {
         struct thing *t = target;
 
-        assert_string_equal(ctx, "ctx");
+        assert_string_equal(c, "ctx");
         if (strcmp(s, "bad") == 0)
                 return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a word", s);
         if (strcmp(s, "oom") == 0)
@@ -181,12 +173,12 @@ static int store_word(void *target, const void *ctx, const char *s, const struct
         return 0;
 }
 
-static int store_located(void *target, const void *ctx, const char *s, const struct jpath *where, char *err,
+static int store_located(void *target, const void *c, const char *s, const struct jpath *where, char *err,
                          size_t errlen) {
         return policy_error(err, errlen, EINVAL, where->s, "located itself: %s", s);
 }
 
-static int store_limit(void *target, const void *ctx, const char *s, const struct jpath *where, char *err,
+static int store_limit(void *target, const void *c, const char *s, const struct jpath *where, char *err,
                        size_t errlen) {
         struct thing *t = target;
 
@@ -215,7 +207,7 @@ static int store_pair(void *target, const char *name, const char *value, char *e
         return 0;
 }
 
-static int load_entry(void *target, const void *ctx, const json_t *v, const struct jpath *where, char *err,
+static int load_entry(void *target, const void *c, const json_t *v, const struct jpath *where, char *err,
                       size_t errlen) {
         struct thing *t = target;
 
@@ -225,11 +217,11 @@ static int load_entry(void *target, const void *ctx, const json_t *v, const stru
         return 0;
 }
 
-static int load_member(void *target, const void *ctx, const char *name, const json_t *v, const struct jpath *where,
+static int load_member(void *target, const void *c, const char *name, const json_t *v, const struct jpath *where,
                        char *err, size_t errlen) {
         struct thing *t = target;
 
-        assert_string_equal(ctx, "ctx");
+        assert_string_equal(c, "ctx");
         if (!json_is_boolean(v))
                 return policy_error(err, errlen, EINVAL, where->s, "must be true or false for %s", name);
         (void) snprintf(t->members + strlen(t->members), sizeof(t->members) - strlen(t->members), "%s=%d;", name,
@@ -237,7 +229,7 @@ static int load_member(void *target, const void *ctx, const char *name, const js
         return 0;
 }
 
-static int load_custom(void *target, const void *ctx, const json_t *v, const struct jpath *where, char *err,
+static int load_custom(void *target, const void *c, const json_t *v, const struct jpath *where, char *err,
                        size_t errlen) {
         struct thing *t = target;
 

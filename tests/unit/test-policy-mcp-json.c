@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* src/policy/policy-mcp-json.c: the "mcp" section back to JSON, exactly,
  * and loading that again gives the same. */
-#include "policy-mcp-test.h"
+#include "policy-test.h"
 
-static void round_trip(const struct glove_policy *p) {
-        _cleanup_json_ json_t *j1 = NULL, *j2 = NULL;
-        _cleanup_policy_ struct glove_policy *q = NULL;
-        _cleanup_free_ char *s1 = NULL, *s2 = NULL;
-        char err[512] = "";
-        int r;
+/* The section survives the round trip. */
+static void check_mcp_round_trip(const struct glove_policy *p) {
+        _cleanup_policy_ struct glove_policy *q = round_trip(p, &ctx);
 
-        assert_int_equal(glove_policy_to_json(p, &j1), 0);
-        assert_non_null(json_object_get(j1, "mcp"));
-        r = glove_policy_load_json(j1, "round trip", &ctx, &q, err, sizeof(err));
-        if (r != 0)
-                fail_msg("reloading failed: %d %s", r, err);
-        assert_int_equal(glove_policy_to_json(q, &j2), 0);
-        assert_int_equal(glove_json_canonical(j1, &s1, NULL), 0);
-        assert_int_equal(glove_json_canonical(j2, &s2, NULL), 0);
-        assert_string_equal(s1, s2);
+        assert_non_null(p->mcp);
+        assert_non_null(q->mcp);
 }
 
 static void test_to_json(void **state) {
@@ -32,8 +22,8 @@ static void test_to_json(void **state) {
         _cleanup_json_ json_t *j = NULL;
         _cleanup_free_ char *s = NULL;
 
-        round_trip(p);
-        round_trip(q);
+        check_mcp_round_trip(p);
+        check_mcp_round_trip(q);
 
         /* defaults filled in, paths expanded, durations in their largest exact unit */
         assert_int_equal(glove_policy_to_json(p, &j), 0);

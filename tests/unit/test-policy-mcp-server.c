@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* src/policy/policy-mcp-server.c: an entry of "mcp.servers", how its
  * server is started and the sandbox it gets. */
-#include "policy-mcp-test.h"
-
-static const struct glove_grant *grant_of(const struct glove_policy *p, const char *path) {
-        for (size_t i = 0; i < p->n_grants; i++)
-                if (strcmp(p->grants[i].path, path) == 0)
-                        return &p->grants[i];
-        return NULL;
-}
+#include "policy-test.h"
 
 __attribute__((returns_nonnull)) static const struct glove_grant *must_grant(const struct glove_policy *p,
                                                                               const char *path) {
-        const struct glove_grant *g = grant_of(p, path);
+        const struct glove_grant *g = find_grant(p, path);
 
         if (!g)
                 fail_msg("no grant of %s", path);
@@ -46,7 +39,7 @@ static void test_server_sandbox(void **state) {
         g = must_grant(sp, "/tmp");
         assert_int_equal(g->kind, GLOVE_GRANT_TMPFS);
         /* and not the agent's default: no writable working directory */
-        assert_null(grant_of(sp, "/work/p"));
+        assert_null(find_grant(sp, "/work/p"));
         /* its own */
         g = must_grant(sp, "/opt");
         assert_int_equal(g->kind, GLOVE_GRANT_RO);
@@ -67,7 +60,7 @@ static void test_server_sandbox(void **state) {
         assert_string_equal(sp->cwd, "/opt");
         /* the agent's policy is not the server's */
         assert_int_equal(p->net, GLOVE_NET_OFFLINE);
-        assert_null(grant_of(p, "/opt"));
+        assert_null(find_grant(p, "/opt"));
 
         assert_non_null(raw);
         assert_false(raw->sandbox);
@@ -97,81 +90,81 @@ static void test_server_sandbox(void **state) {
         }
 
 #define ONE(rest) "\"servers\":{\"fs\":{\"command\":[\"/usr/bin/node\"]," rest "}}"
-        check_refused(ONE("\"sandbox\":false,\"filesystem\":{}"), -EINVAL,
+        check_mcp_refused(ONE("\"sandbox\":false,\"filesystem\":{}"), -EINVAL,
                       "/mcp/servers/fs/filesystem: applies only to a sandboxed server, and this one has \"sandbox\": "
                       "false");
-        check_refused(ONE("\"sandbox\":false,\"limits\":{}"), -EINVAL, "/mcp/servers/fs/limits: applies only*");
-        check_refused(ONE("\"sandbox\":\"no\""), -EINVAL, "/mcp/servers/fs/sandbox: must be true or false");
-        check_refused(ONE("\"limits\":{\"wall\":\"1s\"}"), -EINVAL, "/mcp/servers/fs/limits/wall: unknown key*");
-        check_refused(ONE("\"limits\":{\"output\":1}"), -EINVAL, "/mcp/servers/fs/limits/output: unknown key*");
-        check_refused(ONE("\"limits\":{\"pids\":1}"), -EINVAL, "/mcp/servers/fs/limits/pids:*");
-        check_refused(ONE("\"filesystem\":{\"read\":[\"relative\"]}"), -EINVAL, "/mcp/servers/fs/filesystem/read/0:*");
-        check_refused(ONE("\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"ro\"}]}"), -EINVAL,
+        check_mcp_refused(ONE("\"sandbox\":false,\"limits\":{}"), -EINVAL, "/mcp/servers/fs/limits: applies only*");
+        check_mcp_refused(ONE("\"sandbox\":\"no\""), -EINVAL, "/mcp/servers/fs/sandbox: must be true or false");
+        check_mcp_refused(ONE("\"limits\":{\"wall\":\"1s\"}"), -EINVAL, "/mcp/servers/fs/limits/wall: unknown key*");
+        check_mcp_refused(ONE("\"limits\":{\"output\":1}"), -EINVAL, "/mcp/servers/fs/limits/output: unknown key*");
+        check_mcp_refused(ONE("\"limits\":{\"pids\":1}"), -EINVAL, "/mcp/servers/fs/limits/pids:*");
+        check_mcp_refused(ONE("\"filesystem\":{\"read\":[\"relative\"]}"), -EINVAL, "/mcp/servers/fs/filesystem/read/0:*");
+        check_mcp_refused(ONE("\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"ro\"}]}"), -EINVAL,
                       "/mcp/servers/fs/filesystem/write/0/kind:*");
-        check_refused(ONE("\"filesystem\":{\"mounts\":[]}"), -EINVAL, "/mcp/servers/fs/filesystem/mounts: unknown key");
-        check_refused(ONE("\"filesystem\":[]"), -EINVAL, "/mcp/servers/fs/filesystem: must be an object");
-        check_refused(ONE("\"network\":{\"allow\":[\"a.example:443\"]}"), -EINVAL,
+        check_mcp_refused(ONE("\"filesystem\":{\"mounts\":[]}"), -EINVAL, "/mcp/servers/fs/filesystem/mounts: unknown key");
+        check_mcp_refused(ONE("\"filesystem\":[]"), -EINVAL, "/mcp/servers/fs/filesystem: must be an object");
+        check_mcp_refused(ONE("\"network\":{\"allow\":[\"a.example:443\"]}"), -EINVAL,
                       "/mcp/servers/fs/network/allow: needs \"mode\": \"proxy\"*");
-        check_refused(ONE("\"network\":{\"mode\":\"host\"}"), -EINVAL, "/mcp/servers/fs/network/mode: must be*");
+        check_mcp_refused(ONE("\"network\":{\"mode\":\"host\"}"), -EINVAL, "/mcp/servers/fs/network/mode: must be*");
 #undef ONE
 }
 
 static void test_server_errors(void **state) {
         /* server ids and servers */
-        check_refused("\"servers\":{\"Fs\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/Fs: server ids are*");
-        check_refused("\"servers\":{\"1fs\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/1fs: server ids are*");
-        check_refused("\"servers\":{\"f_s\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/f_s: server ids are*");
-        check_refused("\"servers\":{\"abcdefghijklmnopq\":{\"command\":[\"/x\"]}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"Fs\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/Fs: server ids are*");
+        check_mcp_refused("\"servers\":{\"1fs\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/1fs: server ids are*");
+        check_mcp_refused("\"servers\":{\"f_s\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/f_s: server ids are*");
+        check_mcp_refused("\"servers\":{\"abcdefghijklmnopq\":{\"command\":[\"/x\"]}}", -EINVAL,
                       "/mcp/servers/abcdefghijklmnopq: server ids are*");
-        check_refused("\"servers\":{\"\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/: server ids are*");
-        check_refused("\"servers\":{\"fs\":{}}", -EINVAL, "/mcp/servers/fs/command: is required");
-        check_refused("\"servers\":{\"fs\":{\"command\":[]}}", -EINVAL, "/mcp/servers/fs/command: must name*");
-        check_refused("\"servers\":{\"fs\":{\"command\":\"/usr/bin/node\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"\":{\"command\":[\"/x\"]}}", -EINVAL, "/mcp/servers/: server ids are*");
+        check_mcp_refused("\"servers\":{\"fs\":{}}", -EINVAL, "/mcp/servers/fs/command: is required");
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[]}}", -EINVAL, "/mcp/servers/fs/command: must name*");
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":\"/usr/bin/node\"}}", -EINVAL,
                       "/mcp/servers/fs/command: must be an array");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"node\",\"x\"]}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"node\",\"x\"]}}", -EINVAL,
                       "/mcp/servers/fs/command/0: the program \"node\" must be absolute or start with \"~/\" or \"${PWD}\", "
                       "and must not contain \"..\"");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/usr/../bin/node\"]}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/usr/../bin/node\"]}}", -EINVAL,
                       "/mcp/servers/fs/command/0: *");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\",3]}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\",3]}}", -EINVAL,
                       "/mcp/servers/fs/command/1: must be a string");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"cwd\":\"work\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"cwd\":\"work\"}}", -EINVAL,
                       "/mcp/servers/fs/cwd: working directory \"work\" must be absolute*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"args\":[]}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"args\":[]}}", -EINVAL,
                       "/mcp/servers/fs/args: unknown key");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"pass\":[\"A-B\"]}}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"pass\":[\"A-B\"]}}}", -EINVAL,
                       "/mcp/servers/fs/env/pass/0: \"A-B\" is not a valid environment variable name");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"set\":{\"1A\":\"x\"}}}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"set\":{\"1A\":\"x\"}}}}", -EINVAL,
                       "/mcp/servers/fs/env/set/1A: \"1A\" is not a valid environment variable name");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"set\":{\"A\":1}}}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"set\":{\"A\":1}}}}", -EINVAL,
                       "/mcp/servers/fs/env/set/A: must be a string");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"keep\":[]}}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"env\":{\"keep\":[]}}}", -EINVAL,
                       "/mcp/servers/fs/env/keep: unknown key");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"restart\":\"yes\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"restart\":\"yes\"}}", -EINVAL,
                       "/mcp/servers/fs/restart: must be true or false");
 
         /* durations and caps */
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":30}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":30}}", -EINVAL,
                       "/mcp/servers/fs/call_timeout: must be a duration from 10ms to 24h*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"30\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"30\"}}", -EINVAL,
                       "/mcp/servers/fs/call_timeout: must be a duration*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"5ms\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"5ms\"}}", -EINVAL,
                       "/mcp/servers/fs/call_timeout: must be a duration*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"25h\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"25h\"}}", -EINVAL,
                       "/mcp/servers/fs/call_timeout: must be a duration*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"1.5s\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"call_timeout\":\"1.5s\"}}", -EINVAL,
                       "/mcp/servers/fs/call_timeout: must be a duration*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"init_timeout\":\"11m\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"init_timeout\":\"11m\"}}", -EINVAL,
                       "/mcp/servers/fs/init_timeout: must be a duration from 10ms to 10m*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"init_timeout\":\"9999999999s\"}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"init_timeout\":\"9999999999s\"}}", -EINVAL,
                       "/mcp/servers/fs/init_timeout: must be a duration*");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_tools\":0}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_tools\":0}}", -EINVAL,
                       "/mcp/servers/fs/max_tools: must be an integer from 1 to 100000");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_tools\":100001}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_tools\":100001}}", -EINVAL,
                       "/mcp/servers/fs/max_tools: must be an integer from 1 to 100000");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_pages\":10001}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_pages\":10001}}", -EINVAL,
                       "/mcp/servers/fs/max_pages: must be an integer from 1 to 10000");
-        check_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_pages\":1.0}}", -EINVAL,
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/x\"],\"max_pages\":1.0}}", -EINVAL,
                       "/mcp/servers/fs/max_pages: must be an integer from 1 to 10000");
 }
 

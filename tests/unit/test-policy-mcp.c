@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* src/policy/policy-mcp.c: the policy's "mcp" section as a whole, its
  * servers found by id, its tools by name, resources and prompts. */
-#include "policy-mcp-test.h"
+#include "policy-test.h"
 
 static void test_load_example(void **state) {
         _cleanup_policy_ struct glove_policy *p = load_mcp(example);
@@ -119,33 +119,33 @@ static void test_no_section(void **state) {
 
 static void test_section_errors(void **state) {
         /* the section and its keys */
-        check_refused("\"server\":{}", -EINVAL, "/mcp/server: unknown key");
-        check_refused("\"servers\":[]", -EINVAL, "/mcp/servers: must be an object*");
-        check_refused("\"tools\":[]", -EINVAL, "/mcp/tools: must be an object*");
+        check_mcp_refused("\"server\":{}", -EINVAL, "/mcp/server: unknown key");
+        check_mcp_refused("\"servers\":[]", -EINVAL, "/mcp/servers: must be an object*");
+        check_mcp_refused("\"tools\":[]", -EINVAL, "/mcp/tools: must be an object*");
 
         /* tool names */
-        check_refused(SERVERS ",\"tools\":{\"git_status\":{}}", -EINVAL,
+        check_mcp_refused(SERVERS ",\"tools\":{\"git_status\":{}}", -EINVAL,
                       "/mcp/tools/git_status: no server \"git\" in /mcp/servers");
-        check_refused(SERVERS ",\"tools\":{\"fsread\":{}}", -EINVAL, "/mcp/tools/fsread: tool names are*");
-        check_refused(SERVERS ",\"tools\":{\"fs_\":{}}", -EINVAL, "/mcp/tools/fs_: tool names are*");
-        check_refused(SERVERS ",\"tools\":{\"fs_read.file\":{}}", -EINVAL, "/mcp/tools/fs_read.file: tool names are*");
-        check_refused(SERVERS ",\"tools\":{\"fs_read/file\":{}}", -EINVAL, "/mcp/tools/fs_read~1file: tool names are*");
-        check_refused(SERVERS ",\"tools\":{\"fs_"
+        check_mcp_refused(SERVERS ",\"tools\":{\"fsread\":{}}", -EINVAL, "/mcp/tools/fsread: tool names are*");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_\":{}}", -EINVAL, "/mcp/tools/fs_: tool names are*");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read.file\":{}}", -EINVAL, "/mcp/tools/fs_read.file: tool names are*");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read/file\":{}}", -EINVAL, "/mcp/tools/fs_read~1file: tool names are*");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_"
                               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\":{}}",
                       -EINVAL, "/mcp/tools/fs_aaa*");
-        check_refused(SERVERS ",\"tools\":{\"Fs_read\":{}}", -EINVAL, "/mcp/tools/Fs_read: \"Fs\" is not a server id*");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":[]}", -EINVAL, "/mcp/tools/fs_read: must be an object");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":{\"args\":{}}}", -EINVAL, "/mcp/tools/fs_read/args: unknown key");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":{\"type\":\"object\"}}", -EINVAL,
+        check_mcp_refused(SERVERS ",\"tools\":{\"Fs_read\":{}}", -EINVAL, "/mcp/tools/Fs_read: \"Fs\" is not a server id*");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":[]}", -EINVAL, "/mcp/tools/fs_read: must be an object");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":{\"args\":{}}}", -EINVAL, "/mcp/tools/fs_read/args: unknown key");
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":{\"type\":\"object\"}}", -EINVAL,
                       "/mcp/tools/fs_read/type: unknown key");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":{\"additional_arguments\":1}}", -EINVAL,
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":{\"additional_arguments\":1}}", -EINVAL,
                       "/mcp/tools/fs_read/additional_arguments: must be true or false");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":{\"required\":[\"path\"]}}", -EINVAL,
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":{\"required\":[\"path\"]}}", -EINVAL,
                       "/mcp/tools/fs_read/required/0: \"path\" is not among the arguments");
-        check_refused(SERVERS ",\"tools\":{\"fs_read\":{\"required\":\"path\"}}", -EINVAL,
+        check_mcp_refused(SERVERS ",\"tools\":{\"fs_read\":{\"required\":\"path\"}}", -EINVAL,
                       "/mcp/tools/fs_read/required: must be an array");
-        check_refused(SERVERS ",\"resources\":[\"git\"]", -EINVAL, "/mcp/resources/0: no server \"git\" in /mcp/servers");
-        check_refused(SERVERS ",\"prompts\":\"fs\"", -EINVAL, "/mcp/prompts: must be an array");
+        check_mcp_refused(SERVERS ",\"resources\":[\"git\"]", -EINVAL, "/mcp/resources/0: no server \"git\" in /mcp/servers");
+        check_mcp_refused(SERVERS ",\"prompts\":\"fs\"", -EINVAL, "/mcp/prompts: must be an array");
 }
 
 int main(void) {

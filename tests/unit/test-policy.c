@@ -21,56 +21,7 @@
 #include "glove/policy.h"
 #include "macro.h"
 #include "policy-internal.h"
-
-static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
-
-/* Loads |text| with the test context. */
-static int load_text(const char *text, struct glove_policy **ret, char *err, size_t errlen) {
-        _cleanup_json_ json_t *doc = NULL;
-        char jerr[256] = "";
-        int r;
-
-        r = glove_json_parse(text, strlen(text), NULL, &doc, jerr, sizeof(jerr));
-        if (r < 0)
-                fail_msg("test document is not JSON: %s\n%s", jerr, text);
-        return glove_policy_load_json(doc, "test.json", &ctx, ret, err, errlen);
-}
-
-static struct glove_policy *load_ok(const char *text) {
-        struct glove_policy *p = NULL;
-        char err[512] = "";
-        int r = load_text(text, &p, err, sizeof(err));
-
-        if (r != 0)
-                fail_msg("loading failed with %d: %s\n%s", r, err, text);
-        assert_non_null(p);
-        return p;
-}
-
-/* Loading must fail with exactly |want| and a message equal to |msg|, or
- * starting with it when |msg| ends in '*'. */
-static void check_refused(const char *text, int want, const char *msg) {
-        struct glove_policy *p = (struct glove_policy *) 0x1;
-        char err[512] = "";
-        size_t n = strlen(msg);
-        int r = load_text(text, &p, err, sizeof(err));
-
-        if (r != want)
-                fail_msg("expected %d, got %d (%s) for\n%s", want, r, err, text);
-        assert_ptr_equal(p, (struct glove_policy *) 0x1);
-        if (n > 0 && msg[n - 1] == '*') {
-                if (strncmp(err, msg, n - 1) != 0)
-                        fail_msg("message \"%s\" does not start with \"%.*s\"", err, (int) n - 1, msg);
-        } else if (strcmp(err, msg) != 0)
-                fail_msg("message \"%s\", expected \"%s\"", err, msg);
-}
-
-static const struct glove_grant *find_grant(const struct glove_policy *p, const char *path) {
-        for (size_t i = 0; i < p->n_grants; i++)
-                if (strcmp(p->grants[i].path, path) == 0)
-                        return &p->grants[i];
-        return NULL;
-}
+#include "policy-test.h"
 
 static bool strv_contains(char **v, size_t n, const char *s) {
         for (size_t i = 0; i < n; i++)
@@ -926,21 +877,9 @@ static void assert_policies_equal(const struct glove_policy *a, const struct glo
 
 /* to_json, load again, to_json again: same policy, same canonical text. */
 static void check_round_trip(const struct glove_policy *p, const struct glove_policy_context *c) {
-        _cleanup_json_ json_t *j1 = NULL, *j2 = NULL;
-        _cleanup_policy_ struct glove_policy *q = NULL;
-        _cleanup_free_ char *s1 = NULL, *s2 = NULL;
-        char err[512] = "";
-        int r;
+        _cleanup_policy_ struct glove_policy *q = round_trip(p, c);
 
-        assert_int_equal(glove_policy_to_json(p, &j1), 0);
-        r = glove_policy_load_json(j1, "round trip", c, &q, err, sizeof(err));
-        if (r != 0)
-                fail_msg("reloading the policy's JSON failed: %d %s", r, err);
         assert_policies_equal(p, q);
-        assert_int_equal(glove_policy_to_json(q, &j2), 0);
-        assert_int_equal(glove_json_canonical(j1, &s1, NULL), 0);
-        assert_int_equal(glove_json_canonical(j2, &s2, NULL), 0);
-        assert_string_equal(s1, s2);
 }
 
 static void test_to_json_round_trip(void **state) {
@@ -1347,6 +1286,19 @@ static void test_kind_and_net_names(void **state) {
         assert_string_equal(glove_net_mode_to_string((enum glove_net_mode) -1), "?");
 }
 
+/* Loading |doc| with |c| must fail (with |want|, unless 0) and the
+ * message |msg|; |text| names the document in a failure. */
+static void check_doc_refused(const json_t *doc, const struct glove_policy_context *c, const char *text, int want,
+                              const char *msg) {
+        struct glove_policy *p = NULL;
+        char err[512] = "";
+        int r = glove_policy_load_json(doc, "test.json", c, &p, err, sizeof(err));
+
+        glove_policy_free(p);
+        if (r >= 0 || (want != 0 && r != want) || strcmp(err, msg) != 0)
+                fail_msg("%s: got %d \"%s\", expected \"%s\"", text, r, err, msg);
+}
+
 /* Every kind of mistake in each object of a policy, and the message it
  * gets: these are the messages of the loader before it became
  * table-driven (policy-fields.c), which must stay the same or get better. */
@@ -1639,13 +1591,9 @@ static void test_message_of_each_mistake(void **state) {
 
         (void) state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                struct glove_policy *p = NULL;
-                char err[512] = "";
-                int r = load_text(cases[i].json, &p, err, sizeof(err));
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
 
-                glove_policy_free(p);
-                if (r >= 0 || strcmp(err, cases[i].msg) != 0)
-                        fail_msg("%s: got %d \"%s\", expected \"%s\"", cases[i].json, r, err, cases[i].msg);
+                check_doc_refused(doc, &ctx, cases[i].json, 0, cases[i].msg);
         }
 }
 
@@ -1671,17 +1619,9 @@ static void test_mcp_paths_without_home(void **state) {
 
         (void) state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_json_ json_t *doc = NULL;
-                struct glove_policy *p = NULL;
-                char err[512] = "";
-                int r;
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
 
-                assert_int_equal(glove_json_parse(cases[i].json, strlen(cases[i].json), NULL, &doc, err, sizeof(err)),
-                                 0);
-                r = glove_policy_load_json(doc, "test.json", &bare, &p, err, sizeof(err));
-                glove_policy_free(p);
-                if (r != -EINVAL || strcmp(err, cases[i].msg) != 0)
-                        fail_msg("%s: got %d \"%s\", expected \"%s\"", cases[i].json, r, err, cases[i].msg);
+                check_doc_refused(doc, &bare, cases[i].json, -EINVAL, cases[i].msg);
         }
 }
 
@@ -1763,19 +1703,12 @@ static void test_nul_refused_everywhere(void **state) {
 
         (void) state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_json_ json_t *doc = NULL;
-                struct glove_policy *p = NULL;
-                char err[512] = "", want[600];
-                int r;
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
+                char want[600];
 
-                assert_int_equal(glove_json_parse(cases[i].json, strlen(cases[i].json), NULL, &doc, err, sizeof(err)),
-                                 0);
                 put_nul(doc);
-                r = glove_policy_load_json(doc, "test.json", &ctx, &p, err, sizeof(err));
-                glove_policy_free(p);
                 (void) snprintf(want, sizeof(want), "%s: must not hold a NUL character", cases[i].at);
-                if (r != -EINVAL || strcmp(err, want) != 0)
-                        fail_msg("%s: got %d \"%s\", expected \"%s\"", cases[i].json, r, err, want);
+                check_doc_refused(doc, &ctx, cases[i].json, -EINVAL, want);
         }
 }
 
