@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* Loading a policy document: a table of fields per object (policy-fields.h)
+ * whose stores are mostly policy.c's setters, the ones flags use too. The
+ * "limits" fields are policy-limits.c's, the "mcp" section
+ * policy-mcp.c's. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,7 +28,8 @@
         }
 
 /* The policy.c setters, as the fields' stores: their messages have no
- * location, the walker adds the field's. */
+ * location, the walker adds the field's (but glove_policy_add_grant()
+ * names its grant's origin itself). */
 STORE(struct glove_policy, store_read, glove_policy_add_grant(p, ctx, s, GLOVE_GRANT_RO, 0, at->s, err, errlen))
 STORE(struct glove_policy, store_symlink, glove_policy_add_symlink(p, ctx, s, err, errlen))
 STORE(struct glove_policy, store_protect, glove_policy_add_protect(p, ctx, s, err, errlen))
@@ -84,7 +89,7 @@ const struct policy_field policy_network_fields[] = {
         {},
 };
 
-/* An entry of filesystem.write: a path, or an object. */
+/* What an entry of filesystem.write says. */
 struct write_entry {
         const char *path;
         enum glove_grant_kind kind;
