@@ -115,6 +115,18 @@ int policy_load_fields(const json_t *obj, const struct jpath *at, const struct p
 int policy_walk_fields(const json_t *obj, const struct jpath *at, const struct policy_field *fields, void *target,
                        const void *ctx, char *err, size_t errlen);
 
+/* Defines |name|, a policy_store_fn that is |call| on the struct
+ * glove_policy |p| (the target) with the string |s| (and |ctx|, |at|, |err|
+ * and |errlen| as given): for the setters of policy.h. */
+#define POLICY_STORE(name, call)                                                                                \
+        static int name(void *target, const void *ctx, const char *s, const struct jpath *at, char *err,       \
+                        size_t errlen) {                                                                        \
+                struct glove_policy *p = target;                                                                \
+                (void) ctx;                                                                                     \
+                (void) at;                                                                                      \
+                return call;                                                                                    \
+        }
+
 /* Grows the array |a| of |n| elements by one zeroed element and gives its
  * address, or NULL when out of memory (|a| is then as it was). */
 #define POLICY_APPEND(a, n)                                                             \

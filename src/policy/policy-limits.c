@@ -169,17 +169,11 @@ int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t 
         return 0;
 }
 
-#define STORE(name, setter)                                                                                     \
-        static int name(void *target, const void *ctx, const char *s, const struct jpath *at, char *err,       \
-                        size_t errlen) {                                                                        \
-                return setter(target, s, err, errlen);                                                          \
-        }
-
-STORE(store_memory, glove_policy_set_memory)
-STORE(store_pids, glove_policy_set_pids)
-STORE(store_cpu, glove_policy_set_cpu)
-STORE(store_open_files, glove_policy_set_open_files)
-STORE(store_shm, glove_policy_set_shm)
+POLICY_STORE(store_memory, glove_policy_set_memory(p, s, err, errlen))
+POLICY_STORE(store_pids, glove_policy_set_pids(p, s, err, errlen))
+POLICY_STORE(store_cpu, glove_policy_set_cpu(p, s, err, errlen))
+POLICY_STORE(store_open_files, glove_policy_set_open_files(p, s, err, errlen))
+POLICY_STORE(store_shm, glove_policy_set_shm(p, s, err, errlen))
 
 /* A value given as a JSON integer or a string goes through the same setter
  * as the flag. */

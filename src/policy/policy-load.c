@@ -18,28 +18,19 @@
 #define POLICY_MAX_BYTES ((size_t) 1 << 20)
 #define POLICY_MAX_DEPTH 16u
 
-#define STORE(type, name, call)                                                                                 \
-        static int name(void *target, const void *ctx, const char *s, const struct jpath *at, char *err,       \
-                        size_t errlen) {                                                                        \
-                type *p = target;                                                                               \
-                (void) ctx;                                                                                     \
-                (void) at;                                                                                      \
-                return call;                                                                                    \
-        }
-
 /* The policy.c setters, as the fields' stores: their messages have no
  * location, the walker adds the field's (but glove_policy_add_grant()
  * names its grant's origin itself). */
-STORE(struct glove_policy, store_read, glove_policy_add_grant(p, ctx, s, GLOVE_GRANT_RO, 0, at->s, err, errlen))
-STORE(struct glove_policy, store_symlink, glove_policy_add_symlink(p, ctx, s, err, errlen))
-STORE(struct glove_policy, store_protect, glove_policy_add_protect(p, ctx, s, err, errlen))
-STORE(struct glove_policy, store_unprotect, glove_policy_add_unprotect(p, s, err, errlen))
-STORE(struct glove_policy, store_env_pass, glove_policy_add_env_pass(p, s, err, errlen))
-STORE(struct glove_policy, store_net_allow, glove_policy_add_net_allow(p, s, err, errlen))
-STORE(struct glove_policy, store_cwd, glove_policy_set_cwd(p, ctx, s, err, errlen))
-STORE(struct glove_policy, store_hostname, glove_policy_set_hostname(p, s, err, errlen))
-STORE(struct glove_policy, store_audit_path, glove_policy_set_audit_path(p, ctx, s, err, errlen))
-STORE(struct glove_policy, store_wall, glove_policy_set_wall(p, s, err, errlen))
+POLICY_STORE(store_read, glove_policy_add_grant(p, ctx, s, GLOVE_GRANT_RO, 0, at->s, err, errlen))
+POLICY_STORE(store_symlink, glove_policy_add_symlink(p, ctx, s, err, errlen))
+POLICY_STORE(store_protect, glove_policy_add_protect(p, ctx, s, err, errlen))
+POLICY_STORE(store_unprotect, glove_policy_add_unprotect(p, s, err, errlen))
+POLICY_STORE(store_env_pass, glove_policy_add_env_pass(p, s, err, errlen))
+POLICY_STORE(store_net_allow, glove_policy_add_net_allow(p, s, err, errlen))
+POLICY_STORE(store_cwd, glove_policy_set_cwd(p, ctx, s, err, errlen))
+POLICY_STORE(store_hostname, glove_policy_set_hostname(p, s, err, errlen))
+POLICY_STORE(store_audit_path, glove_policy_set_audit_path(p, ctx, s, err, errlen))
+POLICY_STORE(store_wall, glove_policy_set_wall(p, s, err, errlen))
 
 static int store_env_set(void *target, const char *name, const char *value, char *err, size_t errlen) {
         return glove_policy_add_env_set(target, name, value, err, errlen);
