@@ -7,18 +7,12 @@
 #include "macro.h"
 #include "path-util.h"
 
-int path_normalize(const char *path, char **ret) {
-        _cleanup_free_ char *out = NULL;
-        size_t n = 0, len;
+int path_normalize_to(const char *path, char *out) {
         const char *p = path;
+        size_t n = 0;
 
         if (!path || path[0] != '/')
                 return -EINVAL;
-        len = strlen(path);
-        out = malloc(len + 2);
-        if (!out)
-                return -ENOMEM;
-
         while (*p) {
                 const char *e;
                 size_t k;
@@ -35,14 +29,31 @@ int path_normalize(const char *path, char **ret) {
                 }
                 if (k == 2 && p[0] == '.' && p[1] == '.')
                         return -EINVAL;
+                /* each component written takes the place of at least its
+                 * '/' and itself: |out| never outgrows |path| */
                 out[n++] = '/';
-                memcpy(out + n, p, k);
+                memmove(out + n, p, k);
                 n += k;
                 p = e;
         }
         if (n == 0)
                 out[n++] = '/';
         out[n] = 0;
+        return 0;
+}
+
+int path_normalize(const char *path, char **ret) {
+        _cleanup_free_ char *out = NULL;
+        int r;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        out = malloc(strlen(path) + 1);
+        if (!out)
+                return -ENOMEM;
+        r = path_normalize_to(path, out);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(out);
         return 0;
 }

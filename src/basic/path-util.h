@@ -9,6 +9,9 @@
  * drops a trailing "/". Refuses ".." components (-EINVAL) rather than
  * guessing what they resolve to, and relative paths (-EINVAL). */
 int path_normalize(const char *path, char **ret);
+/* The same into |out|, which has room for strlen(|path|) + 1 bytes (a
+ * normalised path is never longer) and may be |path| itself. */
+int path_normalize_to(const char *path, char *out);
 
 /* If |path| equals |prefix| or lies below it (component-wise), returns the
  * remainder without leading '/' ("" for equal); otherwise NULL. Both must be

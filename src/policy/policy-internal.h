@@ -12,6 +12,10 @@ int policy_error(char *err, size_t errlen, int error, const char *origin, const 
 /* Expands "~", "~/x" and "${PWD}[/x]" and normalises; refuses anything else
  * that is not absolute, and ".." components. */
 int policy_expand_path(const struct glove_policy_context *ctx, const char *path, char **ret);
+/* The same, refusing with "<what> "<path>" <why>" at |origin| (NULL: no
+ * location) in |err|. */
+int policy_expand_path_named(const struct glove_policy_context *ctx, const char *path, const char *what,
+                             const char *origin, char **ret, char *err, size_t errlen);
 
 /* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 256. */
 bool policy_env_name_valid(const char *name);
@@ -30,22 +34,10 @@ struct jpath {
 void policy_jp_finish(struct jpath *j, int k);
 struct jpath policy_jp_key(const struct jpath *base, const char *key);
 struct jpath policy_jp_index(const struct jpath *base, size_t i);
-/* |obj| must be an object whose keys are all in |allowed| (NULL-terminated). */
-int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
-                      size_t errlen);
 
-/* policy-limits.c: the resource limits of the "limits" object at |at|
- * (its keys already checked), and their part of glove_policy_to_json(). */
-int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
-                       size_t errlen);
+/* policy-limits.c: the resource limits' part of glove_policy_to_json()
+ * (their fields: policy_limits_fields, policy-fields.h). */
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc);
-
-/* policy-load.c: the "filesystem" and "network" objects at |at|, as the
- * top level of a policy has them and as an MCP server's sandbox has them
- * (policy-mcp.c). */
-int policy_load_filesystem(struct glove_policy *p, const struct glove_policy_context *ctx, const json_t *fs,
-                           const struct jpath *at, char *err, size_t errlen);
-int policy_load_network(struct glove_policy *p, const json_t *net, const struct jpath *at, char *err, size_t errlen);
 
 /* policy-default.c: what every MCP server's sandbox starts from: the
  * system directories read-only, an empty private HOME and /tmp, offline,
@@ -61,3 +53,18 @@ int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t 
  * exactly: -1, 0 or 1. Argument rules' min and max, and the check that a
  * rule's min is not above its max, use the same comparison. */
 int policy_num_cmp(const json_t *a, const json_t *b);
+
+/* policy-mcp-server.c: an entry of "mcp.servers" at |at| into |s|, whose
+ * |id| the caller checked; |s| holds what it loaded even on failure (for
+ * policy_mcp_server_done()). */
+struct glove_mcp_server;
+struct glove_mcp_rule;
+bool policy_mcp_server_id_valid(const char *s, size_t n);
+int policy_mcp_server_load(struct glove_mcp_server *s, const char *id, const json_t *v, const struct jpath *at,
+                           const struct glove_policy_context *ctx, char *err, size_t errlen);
+void policy_mcp_server_done(struct glove_mcp_server *s);
+
+/* policy-mcp-schema.c: a tool's rule (an entry of "mcp.tools") at |at|. */
+int policy_mcp_tool_rule_load(const json_t *v, const struct jpath *at, const struct glove_policy_context *ctx,
+                              struct glove_mcp_rule **ret, char *err, size_t errlen);
+void policy_mcp_rule_free(struct glove_mcp_rule *r);

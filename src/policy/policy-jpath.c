@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* JSON pointers into a policy document, for error messages, and the check
- * every object of the policy goes through (unknown keys are errors). */
+/* JSON pointers into a policy document, for error messages. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,24 +39,3 @@ struct jpath policy_jp_index(const struct jpath *base, size_t i) {
         policy_jp_finish(&j, snprintf(j.s, sizeof(j.s), "%s/%zu", base->s, i));
         return j;
 }
-
-int policy_check_keys(const json_t *obj, const struct jpath *at, const char *const *allowed, char *err,
-                      size_t errlen) {
-        const char *key;
-        json_t *v;
-
-        if (!json_is_object(obj))
-                return policy_error(err, errlen, EINVAL, at->s[0] ? at->s : "/", "must be an object");
-        json_object_foreach ((json_t *) obj, key, v) {
-                bool ok = false;
-                for (size_t i = 0; allowed[i]; i++)
-                        if (strcmp(allowed[i], key) == 0)
-                                ok = true;
-                if (!ok) {
-                        struct jpath k = policy_jp_key(at, key);
-                        return policy_error(err, errlen, EINVAL, k.s, "unknown key");
-                }
-        }
-        return 0;
-}
-

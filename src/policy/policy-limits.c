@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The resource limits of the "limits" section (memory, pids, cpu,
- * open_files, require_cgroup, shm) and their flags. limits.wall is in
- * policy.c; the sandbox applies these in src/sandbox/sandbox-cgroup.c. */
+/* The limits of the "limits" section (memory, pids, cpu, open_files,
+ * require_cgroup, shm, and the wall time) and their flags; the sandbox
+ * applies the resource limits in src/sandbox/sandbox-cgroup.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,71 +12,118 @@
 #include "macro.h"
 
 #include "parse-util.h"
-#include "policy-internal.h"
+#include "policy-fields.h"
+
+static int parse_whole(const char *s, uint64_t *ret) {
+        return parse_u64(s, UINT64_MAX, ret);
+}
+
+/* A limit given as text (a flag's, or a policy's field), what it may be and
+ * where it goes. */
+struct limit {
+        const char *what;  /* names it in messages: "memory limit" */
+        size_t offset;     /* of its uint64_t in struct glove_policy */
+        bool none;         /* "none" is 0, no limit */
+        int (*parse)(const char *s, uint64_t *ret);
+        uint64_t lo, hi;
+        bool whole;        /* says "a whole number from lo to hi" and then |must| */
+        const char *must;  /* what it must be */
+};
+
+static const struct limit limit_memory = {
+        .what = "memory limit",
+        .offset = offsetof(struct glove_policy, memory_max),
+        .none = true,
+        .parse = parse_size,
+        .lo = GLOVE_POLICY_MIN_MEMORY,
+        .hi = INT64_MAX,
+        .must = "a size of at least 1M, such as \"512M\" or \"2G\", or \"none\"",
+};
+
+static const struct limit limit_pids = {
+        .what = "pids limit",
+        .offset = offsetof(struct glove_policy, pids_max),
+        .none = true,
+        .parse = parse_whole,
+        .lo = GLOVE_POLICY_MIN_PIDS,
+        .hi = GLOVE_POLICY_MAX_PIDS,
+        .whole = true,
+        .must = " (processes and threads, the sandbox's init included), or \"none\"",
+};
+
+static const struct limit limit_cpu = {
+        .what = "cpu limit",
+        .offset = offsetof(struct glove_policy, cpu_milli),
+        .parse = parse_cpu_milli,
+        .lo = GLOVE_POLICY_MIN_CPU_MILLI,
+        .hi = GLOVE_POLICY_MAX_CPU_MILLI,
+        .must = "a number of cores from 0.01 to 1024 with at most three decimals, such as \"0.5\" or \"2\"",
+};
+
+static const struct limit limit_open_files = {
+        .what = "open files limit",
+        .offset = offsetof(struct glove_policy, open_files),
+        .parse = parse_whole,
+        .lo = GLOVE_POLICY_MIN_OPEN_FILES,
+        .hi = GLOVE_POLICY_MAX_OPEN_FILES,
+        .whole = true,
+        .must = "",
+};
+
+static const struct limit limit_shm = {
+        .what = "/dev/shm size",
+        .offset = offsetof(struct glove_policy, shm_size),
+        .parse = parse_size,
+        .lo = 1,
+        .hi = GLOVE_POLICY_MAX_TMPFS_SIZE,
+        .must = "a size such as \"64M\"",
+};
+
+static const struct limit limit_wall = {
+        .what = "wall time",
+        .offset = offsetof(struct glove_policy, wall_ms),
+        .parse = parse_duration_ms,
+        .lo = 1000,
+        .hi = GLOVE_POLICY_MAX_WALL_MS,
+        .must = "a duration from 1s to 720h, such as \"90s\" or \"30m\"",
+};
+
+static int set_limit(struct glove_policy *p, const struct limit *l, const char *s, char *err, size_t errlen) {
+        uint64_t v = 0;
+
+        if (!(l->none && strcmp(s, "none") == 0) && (l->parse(s, &v) < 0 || v < l->lo || v > l->hi)) {
+                if (l->whole)
+                        return policy_error(err, errlen, EINVAL, NULL,
+                                            "%s \"%.64s\" must be a whole number from %ju to %ju%s", l->what, s,
+                                            (uintmax_t) l->lo, (uintmax_t) l->hi, l->must);
+                return policy_error(err, errlen, EINVAL, NULL, "%s \"%.64s\" must be %s", l->what, s, l->must);
+        }
+        *(uint64_t *) ((uint8_t *) p + l->offset) = v;
+        return 0;
+}
 
 int glove_policy_set_memory(struct glove_policy *p, const char *size, char *err, size_t errlen) {
-        uint64_t v;
-
-        if (strcmp(size, "none") == 0) {
-                p->memory_max = 0;
-                return 0;
-        }
-        if (parse_size(size, &v) < 0 || v < GLOVE_POLICY_MIN_MEMORY || v > (uint64_t) INT64_MAX)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "memory limit \"%.64s\" must be a size of at least 1M, such as \"512M\" or "
-                                    "\"2G\", or \"none\"",
-                                    size);
-        p->memory_max = v;
-        return 0;
+        return set_limit(p, &limit_memory, size, err, errlen);
 }
 
 int glove_policy_set_pids(struct glove_policy *p, const char *n, char *err, size_t errlen) {
-        uint64_t v;
-
-        if (strcmp(n, "none") == 0) {
-                p->pids_max = 0;
-                return 0;
-        }
-        if (parse_u64(n, GLOVE_POLICY_MAX_PIDS, &v) < 0 || v < GLOVE_POLICY_MIN_PIDS)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "pids limit \"%.64s\" must be a whole number from %u to %u (processes and "
-                                    "threads, the sandbox's init included), or \"none\"",
-                                    n, GLOVE_POLICY_MIN_PIDS, GLOVE_POLICY_MAX_PIDS);
-        p->pids_max = v;
-        return 0;
+        return set_limit(p, &limit_pids, n, err, errlen);
 }
 
 int glove_policy_set_cpu(struct glove_policy *p, const char *cores, char *err, size_t errlen) {
-        uint64_t v;
-
-        if (parse_cpu_milli(cores, &v) < 0 || v < GLOVE_POLICY_MIN_CPU_MILLI || v > GLOVE_POLICY_MAX_CPU_MILLI)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "cpu limit \"%.64s\" must be a number of cores from 0.01 to 1024 with at most "
-                                    "three decimals, such as \"0.5\" or \"2\"",
-                                    cores);
-        p->cpu_milli = v;
-        return 0;
+        return set_limit(p, &limit_cpu, cores, err, errlen);
 }
 
 int glove_policy_set_open_files(struct glove_policy *p, const char *n, char *err, size_t errlen) {
-        uint64_t v;
-
-        if (parse_u64(n, GLOVE_POLICY_MAX_OPEN_FILES, &v) < 0 || v < GLOVE_POLICY_MIN_OPEN_FILES)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "open files limit \"%.64s\" must be a whole number from %u to %u", n,
-                                    GLOVE_POLICY_MIN_OPEN_FILES, GLOVE_POLICY_MAX_OPEN_FILES);
-        p->open_files = v;
-        return 0;
+        return set_limit(p, &limit_open_files, n, err, errlen);
 }
 
 int glove_policy_set_shm(struct glove_policy *p, const char *size, char *err, size_t errlen) {
-        uint64_t v;
+        return set_limit(p, &limit_shm, size, err, errlen);
+}
 
-        if (parse_size(size, &v) < 0 || v == 0 || v > GLOVE_POLICY_MAX_TMPFS_SIZE)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "/dev/shm size \"%.64s\" must be a size such as \"64M\"", size);
-        p->shm_size = v;
-        return 0;
+int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen) {
+        return set_limit(p, &limit_wall, duration, err, errlen);
 }
 
 int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t errlen) {
@@ -121,80 +169,23 @@ int policy_default_memory(const char *meminfo, uint64_t *ret, char *err, size_t 
         return 0;
 }
 
-typedef int (*set_fn)(struct glove_policy *p, const char *s, char *err, size_t errlen);
+POLICY_STORE(store_memory, glove_policy_set_memory(p, s, err, errlen))
+POLICY_STORE(store_pids, glove_policy_set_pids(p, s, err, errlen))
+POLICY_STORE(store_cpu, glove_policy_set_cpu(p, s, err, errlen))
+POLICY_STORE(store_open_files, glove_policy_set_open_files(p, s, err, errlen))
+POLICY_STORE(store_shm, glove_policy_set_shm(p, s, err, errlen))
 
 /* A value given as a JSON integer or a string goes through the same setter
- * as the flag: integers as their decimal text. */
-static int load_value(struct glove_policy *p, const json_t *v, const struct jpath *at, set_fn set, bool real_ok,
-                      char *err, size_t errlen) {
-        char buf[64], inner[1024];
-        const char *s;
-        int r;
-
-        if (json_is_string(v))
-                s = json_string_value(v);
-        else if (json_is_integer(v)) {
-                if (json_integer_value(v) < 0)
-                        return policy_error(err, errlen, EINVAL, at->s, "must not be negative");
-                (void) snprintf(buf, sizeof(buf), "%lld", (long long) json_integer_value(v));
-                s = buf;
-        } else if (real_ok && json_is_real(v)) {
-                double d = json_real_value(v) * 1000.0, m = 0, diff;
-
-                /* a number of cores: thousandths at most, as in a string */
-                if (d >= 0 && d < 1e9)
-                        m = (double) (uint64_t) (d + 0.5);
-                diff = d > m ? d - m : m - d;
-                if (!(d >= 0 && d < 1e9) || diff > 1e-6)
-                        return policy_error(err, errlen, EINVAL, at->s,
-                                            "must be a number of cores with at most three decimals");
-                format_cpu_milli((uint64_t) m, buf);
-                s = buf;
-        } else
-                return policy_error(err, errlen, EINVAL, at->s, "must be %s",
-                                    real_ok ? "a number or a string such as \"1.5\"" : "an integer or a string");
-        r = set(p, s, inner, sizeof(inner));
-        if (r < 0)
-                return policy_error(err, errlen, -r, at->s, "%s", inner);
-        return 0;
-}
-
-int policy_load_limits(struct glove_policy *p, const json_t *limits, const struct jpath *at, char *err,
-                       size_t errlen) {
-        static const struct {
-                const char *key;
-                set_fn set;
-                bool real_ok;
-        } fields[] = {
-                { "memory", glove_policy_set_memory, false },
-                { "pids", glove_policy_set_pids, false },
-                { "cpu", glove_policy_set_cpu, true },
-                { "open_files", glove_policy_set_open_files, false },
-                { "shm", glove_policy_set_shm, false },
-        };
-        const json_t *m;
-        int r;
-
-        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                struct jpath jk = policy_jp_key(at, fields[i].key);
-
-                m = json_object_get(limits, fields[i].key);
-                if (!m)
-                        continue;
-                r = load_value(p, m, &jk, fields[i].set, fields[i].real_ok, err, errlen);
-                if (r < 0)
-                        return r;
-        }
-        m = json_object_get(limits, "require_cgroup");
-        if (m) {
-                struct jpath jk = policy_jp_key(at, "require_cgroup");
-
-                if (!json_is_boolean(m))
-                        return policy_error(err, errlen, EINVAL, jk.s, "must be true or false");
-                p->require_cgroup = json_is_true(m);
-        }
-        return 0;
-}
+ * as the flag. */
+const struct policy_field policy_limits_fields[] = {
+        { .key = "memory", .type = POLICY_FIELD_LIMIT, .store = store_memory },
+        { .key = "pids", .type = POLICY_FIELD_LIMIT, .store = store_pids },
+        { .key = "cpu", .type = POLICY_FIELD_LIMIT, .cores = true, .store = store_cpu },
+        { .key = "open_files", .type = POLICY_FIELD_LIMIT, .store = store_open_files },
+        { .key = "shm", .type = POLICY_FIELD_LIMIT, .store = store_shm },
+        { .key = "require_cgroup", .type = POLICY_FIELD_BOOL, .offset = offsetof(struct glove_policy, require_cgroup) },
+        {},
+};
 
 int policy_limits_to_json(const struct glove_policy *p, json_t *doc) {
         json_t *l = json_object_get(doc, "limits");

@@ -224,9 +224,6 @@ static uint64_t utf8_length_upto(const char *s, size_t n, uint64_t stop) {
  * GLOVE_MCP_PATH_MAX + 1 bytes): "//" and "." dropped; ".." refused.
  * Returns NULL or the reason it is refused. */
 static const char *path_check_normalize(const char *s, size_t len, char *out) {
-        size_t n = 0;
-        const char *p = s, *end = s + len;
-
         if (strlen(s) != len)
                 return "must not hold a NUL character";
         if (len > GLOVE_MCP_PATH_MAX)
@@ -235,38 +232,15 @@ static const char *path_check_normalize(const char *s, size_t len, char *out) {
                 return "must be an absolute path";
         if (memchr(s, '\\', len))
                 return "must not hold a backslash";
-        while (p < end) {
-                const char *e;
-                size_t k;
-
-                while (p < end && *p == '/')
-                        p++;
-                if (p == end)
-                        break;
-                e = memchr(p, '/', (size_t) (end - p));
-                if (!e)
-                        e = end;
-                k = (size_t) (e - p);
-                if (p[0] == '~')
-                        return "must not use \"~\"";
-                if (k == 1 && p[0] == '.') {
-                } else if (k == 2 && p[0] == '.' && p[1] == '.') {
-                        /* Lexically "a/../b" is "b", but the server opens
-                         * what the kernel resolves: with "a" a symlink,
-                         * "a/.." is the link target's parent, anywhere. The
-                         * path goes upstream as the agent wrote it, so it
-                         * may not climb at all. */
-                        return "must not hold a \"..\" component";
-                } else {
-                        out[n++] = '/';
-                        memcpy(out + n, p, k);
-                        n += k;
-                }
-                p = e;
-        }
-        if (n == 0)
-                out[n++] = '/';
-        out[n] = 0;
+        /* a component starting with '~' follows a '/' */
+        if (memmem(s, len, "/~", 2))
+                return "must not use \"~\"";
+        /* Lexically "a/../b" is "b", but the server opens what the kernel
+         * resolves: with "a" a symlink, "a/.." is the link target's
+         * parent, anywhere. The path goes upstream as the agent wrote it,
+         * so it may not climb at all. */
+        if (path_normalize_to(s, out) < 0)
+                return "must not hold a \"..\" component";
         return NULL;
 }
 

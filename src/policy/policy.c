@@ -87,6 +87,17 @@ static const char *expand_reason(int r) {
         }
 }
 
+int policy_expand_path_named(const struct glove_policy_context *ctx, const char *path, const char *what,
+                             const char *origin, char **ret, char *err, size_t errlen) {
+        int r;
+
+        r = policy_expand_path(ctx, path, ret);
+        if (r < 0)
+                return policy_error(err, errlen, r == -ENOMEM ? ENOMEM : EINVAL, origin, "%s \"%s\" %s", what, path,
+                                    expand_reason(r));
+        return 0;
+}
+
 int glove_policy_new(const char *source, struct glove_policy **ret) {
         struct glove_policy *p = calloc(1, sizeof(*p));
 
@@ -161,10 +172,9 @@ int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_con
         struct glove_grant *ng;
         int r;
 
-        r = policy_expand_path(ctx, path, &norm);
+        r = policy_expand_path_named(ctx, path, "path", origin, &norm, err, errlen);
         if (r < 0)
-                return policy_error(err, errlen, r == -ENOMEM ? ENOMEM : EINVAL, origin, "path \"%s\" %s", path,
-                                    expand_reason(r));
+                return r;
         if (kind == GLOVE_GRANT_OVERLAY)
                 return policy_error(err, errlen, EOPNOTSUPP, origin,
                                     "overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for %s", norm);
@@ -227,9 +237,9 @@ int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_c
         char *norm = NULL;
         int r;
 
-        r = policy_expand_path(ctx, path, &norm);
+        r = policy_expand_path_named(ctx, path, "symlink", NULL, &norm, err, errlen);
         if (r < 0)
-                return policy_error(err, errlen, EINVAL, NULL, "symlink \"%s\" %s", path, expand_reason(r));
+                return r;
         if (strcmp(norm, "/") == 0 || path_is_reserved(norm)) {
                 free(norm);
                 return policy_error(err, errlen, EINVAL, NULL, "symlink \"%s\" is not allowed there", path);
@@ -349,10 +359,9 @@ int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_conte
         char *norm = NULL;
         int r;
 
-        r = policy_expand_path(ctx, path, &norm);
+        r = policy_expand_path_named(ctx, path, "working directory", NULL, &norm, err, errlen);
         if (r < 0)
-                return policy_error(err, errlen, EINVAL, NULL, "working directory \"%s\" %s", path,
-                                    expand_reason(r));
+                return r;
         free(p->cwd);
         p->cwd = norm;
         return 0;
@@ -363,27 +372,15 @@ int glove_policy_set_audit_path(struct glove_policy *p, const struct glove_polic
         char *norm = NULL;
         int r;
 
-        r = policy_expand_path(ctx, path, &norm);
+        r = policy_expand_path_named(ctx, path, "audit log", NULL, &norm, err, errlen);
         if (r < 0)
-                return policy_error(err, errlen, EINVAL, NULL, "audit log \"%s\" %s", path, expand_reason(r));
+                return r;
         if (strcmp(norm, "/") == 0) {
                 free(norm);
                 return policy_error(err, errlen, EINVAL, NULL, "audit log \"%s\" must name a file", path);
         }
         free(p->audit_path);
         p->audit_path = norm;
-        return 0;
-}
-
-int glove_policy_set_wall(struct glove_policy *p, const char *duration, char *err, size_t errlen) {
-        uint64_t ms;
-
-        if (parse_duration_ms(duration, &ms) < 0 || ms < 1000 || ms > GLOVE_POLICY_MAX_WALL_MS)
-                return policy_error(err, errlen, EINVAL, NULL,
-                                    "wall time \"%.64s\" must be a duration from 1s to 720h, such as \"90s\" or "
-                                    "\"30m\"",
-                                    duration);
-        p->wall_ms = ms;
         return 0;
 }
 

@@ -58,6 +58,42 @@ static void test_path_normalize(void **state) {
         check_normalize(NULL, NULL);
 }
 
+/* Into a buffer of exactly strlen + 1 bytes, and in place. */
+static void check_normalize_to(const char *in, const char *want) {
+        size_t n = strlen(in) + 1;
+        char *out = malloc(n), *self = strdup(in);
+
+        assert_non_null(out);
+        assert_non_null(self);
+        if (want) {
+                assert_int_equal(path_normalize_to(in, out), 0);
+                assert_string_equal(out, want);
+                assert_int_equal(path_normalize_to(self, self), 0);
+                assert_string_equal(self, want);
+        } else {
+                assert_int_equal(path_normalize_to(in, out), -EINVAL);
+                assert_int_equal(path_normalize_to(self, self), -EINVAL);
+        }
+        free(out);
+        free(self);
+}
+
+static void test_path_normalize_to(void **state) {
+        check_normalize_to("/", "/");
+        check_normalize_to("//", "/");
+        check_normalize_to("/.", "/");
+        check_normalize_to("/usr/", "/usr");
+        check_normalize_to("//usr///lib//", "/usr/lib");
+        check_normalize_to("/./a/./b/./c/.", "/a/b/c");
+        check_normalize_to("/a/..b/.c/...", "/a/..b/.c/...");
+        check_normalize_to("/~/x", "/~/x");
+        check_normalize_to("/a/../b", NULL);
+        check_normalize_to("/a/b/..", NULL);
+        check_normalize_to("a/b", NULL);
+        check_normalize_to("", NULL);
+        assert_int_equal(path_normalize_to(NULL, NULL), -EINVAL);
+}
+
 static void test_path_startswith(void **state) {
         assert_string_equal(path_startswith("/a/b", "/a"), "b");
         assert_string_equal(path_startswith("/a/b/c", "/a/b"), "c");
@@ -385,7 +421,7 @@ static void test_time_ms(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_startswith),
+                cmocka_unit_test(test_path_normalize),   cmocka_unit_test(test_path_normalize_to),   cmocka_unit_test(test_path_startswith),
                 cmocka_unit_test(test_path_join),        cmocka_unit_test(test_path_depth),
                 cmocka_unit_test(test_path_is_safe_relative), cmocka_unit_test(test_parse_size),
                 cmocka_unit_test(test_parse_uid),        cmocka_unit_test(test_parse_u64),

@@ -21,56 +21,7 @@
 #include "glove/policy.h"
 #include "macro.h"
 #include "policy-internal.h"
-
-static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/work/p" };
-
-/* Loads |text| with the test context. */
-static int load_text(const char *text, struct glove_policy **ret, char *err, size_t errlen) {
-        _cleanup_json_ json_t *doc = NULL;
-        char jerr[256] = "";
-        int r;
-
-        r = glove_json_parse(text, strlen(text), NULL, &doc, jerr, sizeof(jerr));
-        if (r < 0)
-                fail_msg("test document is not JSON: %s\n%s", jerr, text);
-        return glove_policy_load_json(doc, "test.json", &ctx, ret, err, errlen);
-}
-
-static struct glove_policy *load_ok(const char *text) {
-        struct glove_policy *p = NULL;
-        char err[512] = "";
-        int r = load_text(text, &p, err, sizeof(err));
-
-        if (r != 0)
-                fail_msg("loading failed with %d: %s\n%s", r, err, text);
-        assert_non_null(p);
-        return p;
-}
-
-/* Loading must fail with exactly |want| and a message equal to |msg|, or
- * starting with it when |msg| ends in '*'. */
-static void check_refused(const char *text, int want, const char *msg) {
-        struct glove_policy *p = (struct glove_policy *) 0x1;
-        char err[512] = "";
-        size_t n = strlen(msg);
-        int r = load_text(text, &p, err, sizeof(err));
-
-        if (r != want)
-                fail_msg("expected %d, got %d (%s) for\n%s", want, r, err, text);
-        assert_ptr_equal(p, (struct glove_policy *) 0x1);
-        if (n > 0 && msg[n - 1] == '*') {
-                if (strncmp(err, msg, n - 1) != 0)
-                        fail_msg("message \"%s\" does not start with \"%.*s\"", err, (int) n - 1, msg);
-        } else if (strcmp(err, msg) != 0)
-                fail_msg("message \"%s\", expected \"%s\"", err, msg);
-}
-
-static const struct glove_grant *find_grant(const struct glove_policy *p, const char *path) {
-        for (size_t i = 0; i < p->n_grants; i++)
-                if (strcmp(p->grants[i].path, path) == 0)
-                        return &p->grants[i];
-        return NULL;
-}
+#include "policy-test.h"
 
 static bool strv_contains(char **v, size_t n, const char *s) {
         for (size_t i = 0; i < n; i++)
@@ -926,21 +877,9 @@ static void assert_policies_equal(const struct glove_policy *a, const struct glo
 
 /* to_json, load again, to_json again: same policy, same canonical text. */
 static void check_round_trip(const struct glove_policy *p, const struct glove_policy_context *c) {
-        _cleanup_json_ json_t *j1 = NULL, *j2 = NULL;
-        _cleanup_policy_ struct glove_policy *q = NULL;
-        _cleanup_free_ char *s1 = NULL, *s2 = NULL;
-        char err[512] = "";
-        int r;
+        _cleanup_policy_ struct glove_policy *q = round_trip(p, c);
 
-        assert_int_equal(glove_policy_to_json(p, &j1), 0);
-        r = glove_policy_load_json(j1, "round trip", c, &q, err, sizeof(err));
-        if (r != 0)
-                fail_msg("reloading the policy's JSON failed: %d %s", r, err);
         assert_policies_equal(p, q);
-        assert_int_equal(glove_policy_to_json(q, &j2), 0);
-        assert_int_equal(glove_json_canonical(j1, &s1, NULL), 0);
-        assert_int_equal(glove_json_canonical(j2, &s2, NULL), 0);
-        assert_string_equal(s1, s2);
 }
 
 static void test_to_json_round_trip(void **state) {
@@ -1347,6 +1286,432 @@ static void test_kind_and_net_names(void **state) {
         assert_string_equal(glove_net_mode_to_string((enum glove_net_mode) -1), "?");
 }
 
+/* Loading |doc| with |c| must fail (with |want|, unless 0) and the
+ * message |msg|; |text| names the document in a failure. */
+static void check_doc_refused(const json_t *doc, const struct glove_policy_context *c, const char *text, int want,
+                              const char *msg) {
+        struct glove_policy *p = NULL;
+        char err[512] = "";
+        int r = glove_policy_load_json(doc, "test.json", c, &p, err, sizeof(err));
+
+        glove_policy_free(p);
+        if (r >= 0 || (want != 0 && r != want) || strcmp(err, msg) != 0)
+                fail_msg("%s: got %d \"%s\", expected \"%s\"", text, r, err, msg);
+}
+
+/* Every kind of mistake in each object of a policy, and the message it
+ * gets: these are the messages of the loader before it became
+ * table-driven (policy-fields.c), which must stay the same or get better. */
+static void test_message_of_each_mistake(void **state) {
+        static const struct {
+                const char *json;
+                const char *msg;
+        } cases[] = {
+                { "{\"version\":1,\"bogus\":1}",
+                  "/bogus: unknown key" },
+                { "{\"version\":2}",
+                  "/version: is required and must be 1" },
+                { "{}",
+                  "/version: is required and must be 1" },
+                { "{\"version\":1,\"base\":\"x\"}",
+                  "/base: must be \"default\" (the built-in default policy), or left out" },
+                { "{\"version\":1,\"base\":1}",
+                  "/base: must be \"default\" (the built-in default policy), or left out" },
+                { "{\"version\":1,\"cwd\":5}",
+                  "/cwd: must be a string" },
+                { "{\"version\":1,\"cwd\":\"relative\"}",
+                  "/cwd: working directory \"relative\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                { "{\"version\":1,\"hostname\":7}",
+                  "/hostname: must be a string" },
+                { "{\"version\":1,\"hostname\":\"\"}",
+                  "/hostname: hostname must be 1 to 64 characters" },
+                { "{\"version\":1,\"filesystem\":5}",
+                  "/filesystem: must be an object" },
+                { "{\"version\":1,\"filesystem\":{\"x\":1}}",
+                  "/filesystem/x: unknown key" },
+                { "{\"version\":1,\"filesystem\":{\"read\":\"x\"}}",
+                  "/filesystem/read: must be an array" },
+                { "{\"version\":1,\"filesystem\":{\"read\":[1]}}",
+                  "/filesystem/read/0: must be a string" },
+                { "{\"version\":1,\"filesystem\":{\"read\":[\"rel\"]}}",
+                  "/filesystem/read/0: path \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"kind\":\"rw\"}]}}",
+                  "/filesystem/write/0/path: is required" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":1}]}}",
+                  "/filesystem/write/0/path: must be a string" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"ro\"}]}}",
+                  "/filesystem/write/0/kind: must be \"rw\", \"tmpfs\" or \"overlay\"" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":5}]}}",
+                  "/filesystem/write/0/kind: must be a string" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"size\":5}]}}",
+                  "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":-1}]}}",
+                  "/filesystem/write/0/size: must be positive" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":\"huge\"}]}}",
+                  "/filesystem/write/0/size: \"huge\" is not a size (bytes, or a number with K, M, G or T)" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":true}]}}",
+                  "/filesystem/write/0/size: must be a size such as \"256M\" or a byte count" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"extra\":1}]}}",
+                  "/filesystem/write/0/extra: unknown key" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[5]}}",
+                  "/filesystem/write/0: must be an object" },
+                { "{\"version\":1,\"filesystem\":{\"symlinks\":[1]}}",
+                  "/filesystem/symlinks/0: must be a string" },
+                { "{\"version\":1,\"filesystem\":{\"symlinks\":[\"/\"]}}",
+                  "/filesystem/symlinks/0: symlink \"/\" is not allowed there" },
+                { "{\"version\":1,\"filesystem\":{\"protect\":[\"../x\"]}}",
+                  "/filesystem/protect/0: protected path \"../x\" must be a relative name without \"..\" or an absolute path" },
+                { "{\"version\":1,\"filesystem\":{\"unprotect\":[\"nope\"]}}",
+                  "/filesystem/unprotect/0: \"nope\" is not one of the built-in protected names (see docs/policy.md)" },
+                { "{\"version\":1,\"filesystem\":{\"unprotect\":\"nope\"}}",
+                  "/filesystem/unprotect: must be an array" },
+                { "{\"version\":1,\"environment\":[]}",
+                  "/environment: must be an object" },
+                { "{\"version\":1,\"environment\":{\"pass\":[1]}}",
+                  "/environment/pass/0: must be a string" },
+                { "{\"version\":1,\"environment\":{\"pass\":[\"1A\"]}}",
+                  "/environment/pass/0: \"1A\" is not a valid environment variable name" },
+                { "{\"version\":1,\"environment\":{\"set\":[]}}",
+                  "/environment/set: must be an object of names to strings" },
+                { "{\"version\":1,\"environment\":{\"set\":{\"A\":1}}}",
+                  "/environment/set/A: must be a string" },
+                { "{\"version\":1,\"environment\":{\"set\":{\"1A\":\"x\"}}}",
+                  "/environment/set/1A: \"1A\" is not a valid environment variable name" },
+                { "{\"version\":1,\"environment\":{\"x\":1}}",
+                  "/environment/x: unknown key" },
+                { "{\"version\":1,\"network\":[]}",
+                  "/network: must be an object" },
+                { "{\"version\":1,\"network\":{\"mode\":1}}",
+                  "/network/mode: must be a string" },
+                { "{\"version\":1,\"network\":{\"mode\":\"open\"}}",
+                  "/network/mode: must be \"offline\", \"loopback\" or \"proxy\"" },
+                { "{\"version\":1,\"network\":{\"allow\":[\"example.com:443\"]}}",
+                  "/network/allow: needs \"mode\": \"proxy\" (the mode is \"offline\")" },
+                { "{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[1]}}",
+                  "/network/allow/0: must be a string" },
+                { "{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"bad host\"]}}",
+                  "/network/allow/0: \"bad host\": holds white space, a control or a non-ASCII character" },
+                { "{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":\"x\"}}",
+                  "/network/allow: must be an array" },
+                { "{\"version\":1,\"network\":{\"z\":1}}",
+                  "/network/z: unknown key" },
+                { "{\"version\":1,\"identity\":5}",
+                  "/identity: must be an object" },
+                { "{\"version\":1,\"identity\":{\"uid_when_root\":0}}",
+                  "/identity/uid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294" },
+                { "{\"version\":1,\"identity\":{\"uid_when_root\":\"x\"}}",
+                  "/identity/uid_when_root: must be \"allocated\" or an integer id from 1 to 4294967294" },
+                { "{\"version\":1,\"identity\":{\"gid_when_root\":5}}",
+                  "/identity/gid_when_root: an explicit gid needs an explicit uid_when_root: an allocated uid comes with the gid of its own number" },
+                { "{\"version\":1,\"identity\":{\"uid_when_root\":5,\"gid_when_root\":\"allocated\"}}",
+                  "/identity/gid_when_root: \"allocated\" needs uid_when_root \"allocated\" too (an explicit uid takes an explicit gid, or its own number)" },
+                { "{\"version\":1,\"identity\":{\"x\":5}}",
+                  "/identity/x: unknown key" },
+                { "{\"version\":1,\"audit\":5}",
+                  "/audit: must be an object" },
+                { "{\"version\":1,\"audit\":{\"path\":1}}",
+                  "/audit/path: must be a string" },
+                { "{\"version\":1,\"audit\":{\"path\":\"/\"}}",
+                  "/audit/path: audit log \"/\" must name a file" },
+                { "{\"version\":1,\"audit\":{\"raw_values\":1}}",
+                  "/audit/raw_values: must be true or false" },
+                { "{\"version\":1,\"audit\":{\"raw_max_bytes\":0}}",
+                  "/audit/raw_max_bytes: must be positive" },
+                { "{\"version\":1,\"audit\":{\"raw_max_bytes\":\"1G\"}}",
+                  "/audit/raw_max_bytes: must be at most 65536 bytes" },
+                { "{\"version\":1,\"audit\":{\"raw_max_bytes\":\"xx\"}}",
+                  "/audit/raw_max_bytes: \"xx\" is not a size (bytes, or a number with K, M, G or T)" },
+                { "{\"version\":1,\"audit\":{\"transcript_tail\":-1}}",
+                  "/audit/transcript_tail: must be positive" },
+                { "{\"version\":1,\"audit\":{\"transcript_tail\":\"1G\"}}",
+                  "/audit/transcript_tail: transcript tail must be 0 to 32768 bytes" },
+                { "{\"version\":1,\"audit\":{\"q\":1}}",
+                  "/audit/q: unknown key" },
+                { "{\"version\":1,\"terminal\":5}",
+                  "/terminal: must be an object" },
+                { "{\"version\":1,\"terminal\":{\"clipboard\":1}}",
+                  "/terminal/clipboard: must be true or false" },
+                { "{\"version\":1,\"terminal\":{\"x\":1}}",
+                  "/terminal/x: unknown key" },
+                { "{\"version\":1,\"limits\":5}",
+                  "/limits: must be an object" },
+                { "{\"version\":1,\"limits\":{\"x\":1}}",
+                  "/limits/x: unknown key" },
+                { "{\"version\":1,\"limits\":{\"wall\":5}}",
+                  "/limits/wall: must be a string" },
+                { "{\"version\":1,\"limits\":{\"wall\":\"1ms\"}}",
+                  "/limits/wall: wall time \"1ms\" must be a duration from 1s to 720h, such as \"90s\" or \"30m\"" },
+                { "{\"version\":1,\"limits\":{\"memory\":true}}",
+                  "/limits/memory: must be an integer or a string" },
+                { "{\"version\":1,\"limits\":{\"memory\":-1}}",
+                  "/limits/memory: must not be negative" },
+                { "{\"version\":1,\"limits\":{\"memory\":\"1k\"}}",
+                  "/limits/memory: memory limit \"1k\" must be a size of at least 1M, such as \"512M\" or \"2G\", or \"none\"" },
+                { "{\"version\":1,\"limits\":{\"pids\":0}}",
+                  "/limits/pids: pids limit \"0\" must be a whole number from 2 to 4194304 (processes and threads, the sandbox's init included), or \"none\"" },
+                { "{\"version\":1,\"limits\":{\"cpu\":0.0001}}",
+                  "/limits/cpu: must be a number of cores with at most three decimals" },
+                { "{\"version\":1,\"limits\":{\"cpu\":[1]}}",
+                  "/limits/cpu: must be a number or a string such as \"1.5\"" },
+                { "{\"version\":1,\"limits\":{\"open_files\":1}}",
+                  "/limits/open_files: open files limit \"1\" must be a whole number from 4 to 1048576" },
+                { "{\"version\":1,\"limits\":{\"shm\":\"0\"}}",
+                  "/limits/shm: /dev/shm size \"0\" must be a size such as \"64M\"" },
+                { "{\"version\":1,\"limits\":{\"require_cgroup\":1}}",
+                  "/limits/require_cgroup: must be true or false" },
+                { "{\"version\":1,\"limits\":{\"output\":0}}",
+                  "/limits/output: must be positive" },
+                { "{\"version\":1,\"limits\":{\"output\":\"lots\"}}",
+                  "/limits/output: \"lots\" is not a size (bytes, or a number with K, M, G or T)" },
+                { "{\"version\":1,\"mcp\":5}",
+                  "/mcp: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"x\":1}}",
+                  "/mcp/x: unknown key" },
+                { "{\"version\":1,\"mcp\":{\"servers\":[]}}",
+                  "/mcp/servers: must be an object of server ids to servers" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"A\":{}}}}",
+                  "/mcp/servers/A: server ids are [a-z][a-z0-9]{0,15}: a lowercase letter, then at most 15 lowercase letters or digits" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":5}}}",
+                  "/mcp/servers/a: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{}}}}",
+                  "/mcp/servers/a/command: is required" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[]}}}}",
+                  "/mcp/servers/a/command: must name the program and its arguments, such as [\"/usr/bin/node\", \"/opt/mcp/server.js\"]" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":\"x\"}}}}",
+                  "/mcp/servers/a/command: must be an array" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[1]}}}}",
+                  "/mcp/servers/a/command/0: must be a string" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"rel\"]}}}}",
+                  "/mcp/servers/a/command/0: the program \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/\"]}}}}",
+                  "/mcp/servers/a/command/0: must name a program" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"x\":1}}}}",
+                  "/mcp/servers/a/x: unknown key" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":1}}}}",
+                  "/mcp/servers/a/cwd: must be a string" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":\"rel\"}}}}",
+                  "/mcp/servers/a/cwd: working directory \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":5}}}}",
+                  "/mcp/servers/a/env: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"pass\":[\"1\"]}}}}}",
+                  "/mcp/servers/a/env/pass/0: \"1\" is not a valid environment variable name" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"pass\":\"x\"}}}}}",
+                  "/mcp/servers/a/env/pass: must be an array" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"set\":{\"1\":\"x\"}}}}}}",
+                  "/mcp/servers/a/env/set/1: \"1\" is not a valid environment variable name" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"set\":{\"A\":1}}}}}}",
+                  "/mcp/servers/a/env/set/A: must be a string" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"set\":[]}}}}}",
+                  "/mcp/servers/a/env/set: must be an object of names to strings" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"restart\":1}}}}",
+                  "/mcp/servers/a/restart: must be true or false" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"call_timeout\":1}}}}",
+                  "/mcp/servers/a/call_timeout: must be a duration from 10ms to 24h, such as \"500ms\", \"30s\" or \"2m\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"call_timeout\":\"1ms\"}}}}",
+                  "/mcp/servers/a/call_timeout: must be a duration from 10ms to 24h, such as \"500ms\", \"30s\" or \"2m\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"init_timeout\":\"1h\"}}}}",
+                  "/mcp/servers/a/init_timeout: must be a duration from 10ms to 10m, such as \"500ms\", \"30s\" or \"2m\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"max_tools\":0}}}}",
+                  "/mcp/servers/a/max_tools: must be an integer from 1 to 100000" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"max_pages\":\"1\"}}}}",
+                  "/mcp/servers/a/max_pages: must be an integer from 1 to 10000" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"sandbox\":1}}}}",
+                  "/mcp/servers/a/sandbox: must be true or false" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"sandbox\":false,\"network\":{}}}}}",
+                  "/mcp/servers/a/network: applies only to a sandboxed server, and this one has \"sandbox\": false" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"filesystem\":5}}}}",
+                  "/mcp/servers/a/filesystem: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"network\":5}}}}",
+                  "/mcp/servers/a/network: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"limits\":{\"wall\":\"1s\"}}}}}",
+                  "/mcp/servers/a/limits/wall: unknown key" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"limits\":5}}}}",
+                  "/mcp/servers/a/limits: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"limits\":{\"pids\":0}}}}}",
+                  "/mcp/servers/a/limits/pids: pids limit \"0\" must be a whole number from 2 to 4194304 (processes and threads, the sandbox's init included), or \"none\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":[]}}",
+                  "/mcp/tools: must be an object of tool names to rules" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"b_x\":{}}}}",
+                  "/mcp/tools/b_x: no server \"b\" in /mcp/servers" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"ax\":{}}}}",
+                  "/mcp/tools/ax: tool names are \"<server>_<tool>\": at most 64 of A-Z a-z 0-9 _ -" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":5}}}",
+                  "/mcp/tools/a_x: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"z\":1}}}}",
+                  "/mcp/tools/a_x/z: unknown key" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"additional_arguments\":1}}}}",
+                  "/mcp/tools/a_x/additional_arguments: must be true or false" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":[]}}}}",
+                  "/mcp/tools/a_x/arguments: must be an object of names to rules" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"required\":[\"p\"]}}}}",
+                  "/mcp/tools/a_x/required/0: \"p\" is not among the arguments" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"required\":[1]}}}}",
+                  "/mcp/tools/a_x/required/0: must be a string" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"foo\"}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/type: must be \"string\", \"integer\", \"number\", \"boolean\", \"array\", \"object\" or \"null\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":1}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/type: must be \"string\", \"integer\", \"number\", \"boolean\", \"array\", \"object\" or \"null\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"max_len\":1}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/max_len: applies only to \"type\": \"string\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"max_len\":-1}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/max_len: must be an integer from 0 to 1073741824" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"array\",\"max_items\":1.5}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/max_items: must be an integer from 0 to 16777216" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"integer\",\"min\":\"a\"}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/min: must be a number" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"integer\",\"min\":5,\"max\":1}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/max: is less than \"min\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"enum\":[]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/enum: must list at least one value" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"enum\":[1]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/enum/0: is not of type \"string\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"pattern\":1}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/pattern: must be a string" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"pattern\":\"(a\"}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/pattern: has a '(' without its ')'" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/path_under: must name at least one directory" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[\"rel\"]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/path_under/0: directory \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"object\",\"properties\":[]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/properties: must be an object of names to rules" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"object\",\"properties\":{\"\":{}}}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/properties/: names must be 1 to 4096 bytes" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"object\",\"additional_properties\":\"no\"}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/additional_properties: must be true or false" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"array\",\"items\":5}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/items: must be an object" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"resources\":[\"b\"]}}",
+                  "/mcp/resources/0: no server \"b\" in /mcp/servers" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"resources\":\"a\"}}",
+                  "/mcp/resources: must be an array" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"prompts\":[1]}}",
+                  "/mcp/prompts/0: must be a string" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
+
+                check_doc_refused(doc, &ctx, cases[i].json, 0, cases[i].msg);
+        }
+}
+
+/* Where "~" or "${PWD}" cannot be expanded, the MCP section says so as the
+ * rest of the policy does, rather than calling the path relative. */
+static void test_mcp_paths_without_home(void **state) {
+        static const struct glove_policy_context bare = { .home = NULL, .pwd = NULL };
+        static const struct {
+                const char *json;
+                const char *msg;
+        } cases[] = {
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"~/bin/x\"]}}}}",
+                  "/mcp/servers/a/command/0: the program \"~/bin/x\" cannot expand: HOME or the working directory is "
+                  "unknown" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":\"${PWD}\"}}}}",
+                  "/mcp/servers/a/cwd: working directory \"${PWD}\" cannot expand: HOME or the working directory is "
+                  "unknown" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"sandbox\":false}},"
+                  "\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[\"~/w\"]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/path_under/0: directory \"~/w\" cannot expand: HOME or the working "
+                  "directory is unknown" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
+
+                check_doc_refused(doc, &bare, cases[i].json, -EINVAL, cases[i].msg);
+        }
+}
+
+/* Replaces each string "<NUL>" below |v| by "a\0b". */
+static void put_nul(json_t *v) {
+        const char *key;
+        json_t *e;
+        size_t i;
+
+        if (json_is_object(v)) {
+                json_object_foreach (v, key, e) {
+                        if (json_is_string(e) && strcmp(json_string_value(e), "<NUL>") == 0)
+                                assert_int_equal(json_object_set_new(v, key, json_stringn("a\0b", 3)), 0);
+                        else
+                                put_nul(e);
+                }
+        } else if (json_is_array(v)) {
+                json_array_foreach (v, i, e) {
+                        if (json_is_string(e) && strcmp(json_string_value(e), "<NUL>") == 0)
+                                assert_int_equal(json_array_set_new(v, i, json_stringn("a\0b", 3)), 0);
+                        else
+                                put_nul(e);
+                }
+        }
+}
+
+/* A string with a NUL in it (which JSON can say as \u0000) is refused
+ * wherever the policy takes a string: read as a C string it would be only
+ * what comes before the NUL. policy-load.c used to take it so. */
+static void test_nul_refused_everywhere(void **state) {
+        static const struct {
+                const char *json;
+                const char *at;
+        } cases[] = {
+                { "{\"version\":1,\"cwd\":\"<NUL>\"}", "/cwd" },
+                { "{\"version\":1,\"hostname\":\"<NUL>\"}", "/hostname" },
+                { "{\"version\":1,\"filesystem\":{\"read\":[\"<NUL>\"]}}", "/filesystem/read/0" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[\"<NUL>\"]}}", "/filesystem/write/0" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"<NUL>\"}]}}", "/filesystem/write/0/path" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"<NUL>\"}]}}",
+                  "/filesystem/write/0/kind" },
+                { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":\"<NUL>\"}]}}",
+                  "/filesystem/write/0/size" },
+                { "{\"version\":1,\"filesystem\":{\"symlinks\":[\"<NUL>\"]}}", "/filesystem/symlinks/0" },
+                { "{\"version\":1,\"filesystem\":{\"protect\":[\"<NUL>\"]}}", "/filesystem/protect/0" },
+                { "{\"version\":1,\"filesystem\":{\"unprotect\":[\"<NUL>\"]}}", "/filesystem/unprotect/0" },
+                { "{\"version\":1,\"environment\":{\"pass\":[\"<NUL>\"]}}", "/environment/pass/0" },
+                { "{\"version\":1,\"environment\":{\"set\":{\"A\":\"<NUL>\"}}}", "/environment/set/A" },
+                { "{\"version\":1,\"network\":{\"mode\":\"<NUL>\"}}", "/network/mode" },
+                { "{\"version\":1,\"network\":{\"mode\":\"proxy\",\"allow\":[\"<NUL>\"]}}", "/network/allow/0" },
+                { "{\"version\":1,\"audit\":{\"path\":\"<NUL>\"}}", "/audit/path" },
+                { "{\"version\":1,\"audit\":{\"raw_max_bytes\":\"<NUL>\"}}", "/audit/raw_max_bytes" },
+                { "{\"version\":1,\"audit\":{\"transcript_tail\":\"<NUL>\"}}", "/audit/transcript_tail" },
+                { "{\"version\":1,\"limits\":{\"wall\":\"<NUL>\"}}", "/limits/wall" },
+                { "{\"version\":1,\"limits\":{\"memory\":\"<NUL>\"}}", "/limits/memory" },
+                { "{\"version\":1,\"limits\":{\"cpu\":\"<NUL>\"}}", "/limits/cpu" },
+                { "{\"version\":1,\"limits\":{\"output\":\"<NUL>\"}}", "/limits/output" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"<NUL>\"]}}}}",
+                  "/mcp/servers/a/command/0" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\",\"<NUL>\"]}}}}",
+                  "/mcp/servers/a/command/1" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"cwd\":\"<NUL>\"}}}}",
+                  "/mcp/servers/a/cwd" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"env\":{\"set\":{\"A\":\"<NUL>\"}}}}}}",
+                  "/mcp/servers/a/env/set/A" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"limits\":{\"pids\":\"<NUL>\"}}}}}",
+                  "/mcp/servers/a/limits/pids" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"],\"filesystem\":{\"read\":[\"<NUL>\"]}}}}}",
+                  "/mcp/servers/a/filesystem/read/0" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"prompts\":[\"<NUL>\"]}}",
+                  "/mcp/prompts/0" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"pattern\":\"<NUL>\"}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/pattern" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"arguments\":{\"p\":{\"type\":\"string\",\"path_under\":[\"<NUL>\"]}}}}}}",
+                  "/mcp/tools/a_x/arguments/p/path_under/0" },
+                { "{\"version\":1,\"mcp\":{\"servers\":{\"a\":{\"command\":[\"/bin/x\"]}},\"tools\":{\"a_x\":{\"additional_arguments\":true,\"required\":[\"<NUL>\"]}}}}",
+                  "/mcp/tools/a_x/required/0" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *doc = parse(cases[i].json);
+                char want[600];
+
+                put_nul(doc);
+                (void) snprintf(want, sizeof(want), "%s: must not hold a NUL character", cases[i].at);
+                check_doc_refused(doc, &ctx, cases[i].json, -EINVAL, want);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_document),
@@ -1384,6 +1749,9 @@ int main(void) {
                 cmocka_unit_test(test_to_json_round_trip),
                 cmocka_unit_test(test_to_json_exact),
                 cmocka_unit_test(test_terminal_section),
+                cmocka_unit_test(test_message_of_each_mistake),
+                cmocka_unit_test(test_nul_refused_everywhere),
+                cmocka_unit_test(test_mcp_paths_without_home),
                 cmocka_unit_test_setup_teardown(test_load_file_limits, scratch_setup, scratch_teardown),
         };
 
