@@ -594,7 +594,7 @@ void limits_done(struct limits_state *ls) {
         for (int i = 0; i < 50 && rmdir(ls->path) < 0 && errno == EBUSY; i++)
                 (void) nanosleep(&(struct timespec) { .tv_nsec = 20 * 1000 * 1000 }, NULL);
         if (access(ls->path, F_OK) == 0)
-                log_warning("Could not remove the session cgroup %s", ls->path);
+                glove_warning_add(ls->warnings, "Could not remove the session cgroup %s", ls->path);
         ls->fd = safe_close(ls->fd);
 }
 

@@ -41,7 +41,7 @@ struct limits_state {
         char why[512];         /* rlimits: why not cgroup v2 */
         const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
         struct glove_error *error;       /* limits_setup()'s failure goes here */
-        struct glove_warnings *warnings; /* and the user's warning of rlimits */
+        struct glove_warnings *warnings; /* the user's warning of rlimits; a cgroup left behind */
 };
 
 #define LIMITS_STATE_INIT { .fd = -EBADF }

@@ -317,7 +317,7 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
  * watchdog's last step. The run has started once the agent reported every
  * protection applied (|landlock_abi|: the ABI its ruleset can be for). */
 static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *relay, int landlock_abi,
-                      struct glove_session_result *res, struct glove_error *e) {
+                      struct glove_session_result *res, struct glove_error *e, struct glove_warnings *w) {
         bool setup_failed = false, exec_failed = false, exited = false, timed_out = false, init_gone = false;
         bool limit_killed = false;
         int64_t drain_deadline = -1; /* ms, CLOCK_MONOTONIC */
@@ -344,7 +344,8 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                         if (drain_deadline < 0)
                                 drain_deadline = now + WATCHDOG_GRACE_S * 1000;
                         if (now >= drain_deadline) {
-                                log_warning("Glove's output did not take the command's last output; dropped");
+                                glove_warning_add(w, "Glove's output did not take the command's last output; "
+                                                  "dropped");
                                 break;
                         }
                         if (timeout < 0 || drain_deadline - now < timeout)
@@ -452,14 +453,22 @@ static void supervise(int sync_fd, int pidfd, int sfd, int tfd, struct relay *re
                                 res->applied = m.applied;
                                 res->landlock_abi = m.landlock_abi;
                                 break;
-                        case MSG_TERMINAL:
-                                if (n_fds == 1 && relay_attach_master(relay, fd) >= 0)
+                        case MSG_TERMINAL: {
+                                int k = n_fds == 1 ? relay_attach_master(relay, fd) : -EBADMSG;
+
+                                if (k >= 0)
                                         break;
-                                (void) glove_error_set(e, EBADMSG, "sync", "The sandbox sent %s",
-                                                       n_fds != 1 ? "no terminal" : "an unexpected terminal");
+                                if (k != -EBADMSG)
+                                        (void) glove_error_set(e, k, "relay",
+                                                               "Cannot make the terminal's master non-blocking: %m");
+                                else
+                                        (void) glove_error_set(e, EBADMSG, "sync", "The sandbox sent %s",
+                                                               n_fds != 1 ? "no terminal"
+                                                                          : "an unexpected terminal");
                                 setup_failed = true;
                                 (void) sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                                 break;
+                        }
                         case MSG_GO:
                         case MSG_TREES:
                         case MSG_PLACEHOLDERS:
@@ -532,15 +541,11 @@ drained:
         }
 }
 
-static void warn_now(void *userdata, const char *text) {
-        (void) userdata;
-        log_warning("%s", text);
-}
-
 int glove_sandbox_run(const struct glove_sandbox_options *caller_opts, struct glove_session_result *ret) {
-        /* without the caller's, its own, printed at the end */
+        /* without the caller's, its own: the run's logic asks them, and
+         * nobody reads them */
         struct glove_error own_error = {};
-        struct glove_warnings own_warnings = { .notify = warn_now };
+        struct glove_warnings own_warnings = {};
         struct glove_sandbox_options o = *caller_opts;
         const struct glove_sandbox_options *opts = &o;
         struct glove_error *e;
@@ -768,7 +773,8 @@ int glove_sandbox_run(const struct glove_sandbox_options *caller_opts, struct gl
                 (void) waitid(P_PIDFD, (id_t) pidfd, &(siginfo_t) {}, WEXITED);
                 goto restore;
         }
-        supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res, e);
+        supervise(pair[0], pidfd, sfd, tfd, &relay, landlock_abi_usable(plan.landlock_abi), &res, e,
+                  opts->warnings);
         /* the agent is gone: what it could not use up is the end's */
         glove_audit_unreserve(opts->audit);
         relay_result(&relay, &res);
@@ -825,9 +831,6 @@ done:
                         res.status = GLOVE_EXIT_FAILED;
                 }
         }
-        /* nobody else to print it: as a program would, once */
-        if (glove_error_is_set(&own_error))
-                log_error("%s", own_error.message);
         if (ret)
                 *ret = res;
         return res.status;
