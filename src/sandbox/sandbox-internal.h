@@ -212,6 +212,17 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len);
 /* sandbox-seccomp.c */
 int seccomp_apply(const struct plan *plan);
 
+/* sandbox-clone.c: making the sandbox, in the supervisor. clone_init() clones init
+ * into fresh namespaces (and into the session cgroup when there is one):
+ * the pid, with *ret_pidfd, or -errno in plan->error; in the child it
+ * does not return. clone_go() writes init's identity maps, gives it the
+ * grants' trees in root mode, tells it to go and makes the pending
+ * placeholders; 0 or -errno (plan->error set where the supervisor saw
+ * it; a failed send leaves the reason to init's report). */
+struct relay;
+pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_pidfd);
+int clone_go(struct plan *plan, pid_t pid, int sync_fd);
+
 /* sandbox-init.c: steps 5-7, PID 1 of the sandbox. Never returns. */
 _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);
 
