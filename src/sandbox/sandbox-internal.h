@@ -173,7 +173,14 @@ static inline int openat2_path(int dirfd, const char *path, uint64_t resolve) {
         return r < 0 ? -errno : r;
 }
 
-/* sandbox-grants.c: step 1, in the supervisor */
+/* sandbox-grants.c: step 1, in the supervisor. plan_init() starts an
+ * empty plan for |opts| (plan_done() ends it, whatever was filled in);
+ * plan_resolve() resolves and checks the grants, symlinks and protected
+ * paths, builds the environment and reads Landlock's ABI: 0, or -errno
+ * with plan->error set. The mount table it checks submounts against is
+ * read from /proc/self/mountinfo unless plan->mountinfo (malloc'd, with
+ * mountinfo_len) was given first: the unit tests give their own. */
+void plan_init(struct plan *plan, const struct glove_sandbox_options *opts);
 int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts);
 void plan_done(struct plan *plan);
 /* sandbox-protect.c: protected paths, planned after the grants */

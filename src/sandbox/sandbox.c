@@ -197,6 +197,7 @@ static int run_plan(struct run *run) {
 
         if (!run->o.argv || !run->o.argv[0])
                 return glove_error_set(run->o.error, EINVAL, "setup", "No command given");
+        plan_init(&run->plan, &run->o);
         r = plan_resolve(&run->plan, &run->o);
         if (r < 0)
                 return r;
