@@ -200,8 +200,39 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
 
-/* sandbox-mount.c: step 3, in the sandbox's init before pivot_root.
- * On failure returns -errno and sets *ret_stage and |detail|. */
+/* sandbox-mount.c: step 3, in the sandbox's init before pivot_root. The
+ * root is built as a list of steps made from the plan, then walked (setup
+ * as data, bubblewrap's SetupOp). */
+enum mount_op_kind {
+        MOUNT_OP_PRIVATE,           /* / made private, recursively */
+        MOUNT_OP_CLONE_GRANT,       /* a host grant's tree cloned (before the new root hides its path) */
+        MOUNT_OP_ROOT_TMPFS,        /* the new root: an empty tmpfs */
+        MOUNT_OP_TMPFS,             /* a tmpfs grant attached */
+        MOUNT_OP_ATTACH_GRANT,      /* a host grant's tree attached (a file grant onto a file) */
+        MOUNT_OP_SYMLINK,           /* a host symlink recreated */
+        MOUNT_OP_WAIT_PLACEHOLDERS, /* the supervisor's word that the placeholders exist */
+        MOUNT_OP_PROTECT,           /* a protected path bound over itself: read-only, or pinned */
+        MOUNT_OP_PROC,
+        MOUNT_OP_DEV,               /* with /dev/shm of |size| */
+        MOUNT_OP_ROOT_READONLY,
+        MOUNT_OP_PIVOT_ROOT,        /* and the old root detached */
+};
+
+struct mount_op {
+        enum mount_op_kind kind;
+        const char *path;           /* where, as the agent sees it; borrowed from the plan */
+        const char *target;         /* MOUNT_OP_SYMLINK */
+        size_t grant;               /* MOUNT_OP_CLONE_GRANT, _ATTACH_GRANT: the plan's grant */
+        uint64_t size;              /* tmpfs size in bytes */
+        const char *mode;           /* tmpfs mode ("1777") */
+        bool file;                  /* MOUNT_OP_ATTACH_GRANT: a file grant */
+        bool readonly;              /* MOUNT_OP_PROTECT: read-only, else pinned */
+};
+
+/* The steps, in order: 0 with a malloc'd array (its paths borrowed from
+ * |plan|), or -ENOMEM. */
+int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n);
+/* Walks them. On failure returns -errno and sets *ret_stage and |detail|. */
 int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len);
 
 /* sandbox-caps.c */
