@@ -575,8 +575,12 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         if (r < 0)
                 return r;
         r = plan_protect(plan);
+        if (r < 0 && !glove_error_is_set(plan->error))
+                /* what protect_one() saw but did not name */
+                return r == -ENOMEM ? glove_error_set(plan->error, r, "grants", "Out of memory")
+                                    : glove_error_set(plan->error, r, "protect", "Cannot plan the protected paths: %m");
         if (r < 0)
-                return r == -ENOMEM ? glove_error_set(plan->error, r, "grants", "Out of memory") : r;
+                return r;
 
         home = NULL;
         for (char *const *e = opts->host_env; e && *e; e++)
