@@ -149,6 +149,7 @@ _Noreturn void sync_fail(int fd, enum stage stage, int error, const char *detail
         (void) sync_send(fd, &m, NULL, 0);
         _exit(GLOVE_EXIT_FAILED);
 }
+
 /* One run of glove_sandbox_run(): what its phases share. */
 struct run {
         struct glove_sandbox_options o;  /* the caller's; .error and .warnings never NULL */
