@@ -49,9 +49,11 @@ struct glove_sandbox_options {
          * then be explicit. Ignored when glove is not root. */
         uid_t root_uid;
         gid_t root_gid;
-        /* Where its failure and the warnings the user must read before the
-         * command starts go (the session's); NULL: printed on stderr at
-         * the end of glove_sandbox_run(), as a program would. Borrowed. */
+        /* Where its failure and the warnings the user must read go (the
+         * session's): the warnings before the command starts (rlimits), and
+         * at its end (a protected path it created, a session cgroup left
+         * behind, output a reader did not take). The sandbox prints
+         * nothing; NULL: not kept. Borrowed. */
         struct glove_error *error;
         struct glove_warnings *warnings;
 };

@@ -162,6 +162,29 @@ static char *absolutize(const struct glove_policy_context *ctx, char *arg, char 
         return n > 0 && (size_t) n < len ? buf : arg;
 }
 
+static int parse_size_flag(const char *flag, const char *arg, uint64_t *ret, char *err, size_t errlen) {
+        if (parse_size(arg, ret) < 0) {
+                (void) snprintf(err, errlen, "%s: \"%.256s\" is not a size", flag, arg);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The flags that are one call of policy.h with their argument as it is. */
+static const struct {
+        int opt;
+        int (*set)(struct glove_policy *p, const char *arg, char *err, size_t errlen);
+} plain_flags[] = {
+        { OPT_UNPROTECT, glove_policy_add_unprotect },
+        { OPT_ENV, glove_policy_add_env_pass },
+        { OPT_HOSTNAME, glove_policy_set_hostname },
+        { OPT_WALL_TIME, glove_policy_set_wall },
+        { OPT_MEMORY, glove_policy_set_memory },
+        { OPT_PIDS, glove_policy_set_pids },
+        { OPT_CPU, glove_policy_set_cpu },
+        { OPT_OPEN_FILES, glove_policy_set_open_files },
+};
+
 /* Flags apply after the base policy is loaded, in the order given. */
 static int apply_flag(struct glove_policy *p, const struct glove_policy_context *ctx, int opt, char *arg, char *err,
                       size_t errlen) {
@@ -175,6 +198,9 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
             opt == OPT_AUDIT_LOG ||
             (opt == OPT_PROTECT && (arg[0] == '.' && (arg[1] == '/' || arg[1] == 0))))
                 arg = absolutize(ctx, arg, abs, sizeof(abs));
+        for (size_t i = 0; i < ELEMENTSOF(plain_flags); i++)
+                if (plain_flags[i].opt == opt)
+                        return plain_flags[i].set(p, arg, err, errlen);
 
         switch (opt) {
         case OPT_RO:
@@ -195,10 +221,6 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return glove_policy_add_symlink(p, ctx, arg, err, errlen);
         case OPT_PROTECT:
                 return glove_policy_add_protect(p, ctx, arg, err, errlen);
-        case OPT_UNPROTECT:
-                return glove_policy_add_unprotect(p, arg, err, errlen);
-        case OPT_ENV:
-                return glove_policy_add_env_pass(p, arg, err, errlen);
         case OPT_SETENV:
                 colon = strchr(arg, '=');
                 if (!colon) {
@@ -223,37 +245,23 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                         (void) snprintf(err, errlen, "--allow %.500s", inner);
                 return r;
         }
-        case OPT_HOSTNAME:
-                return glove_policy_set_hostname(p, arg, err, errlen);
-        case OPT_WALL_TIME:
-                return glove_policy_set_wall(p, arg, err, errlen);
-        case OPT_MEMORY:
-                return glove_policy_set_memory(p, arg, err, errlen);
-        case OPT_PIDS:
-                return glove_policy_set_pids(p, arg, err, errlen);
-        case OPT_CPU:
-                return glove_policy_set_cpu(p, arg, err, errlen);
-        case OPT_OPEN_FILES:
-                return glove_policy_set_open_files(p, arg, err, errlen);
         case OPT_REQUIRE_CGROUP:
                 p->require_cgroup = true;
                 return 0;
         case OPT_AUDIT_LOG:
                 return glove_policy_set_audit_path(p, ctx, arg, err, errlen);
         case OPT_AUDIT_RAW:
-                if (parse_size(arg, &size) < 0) {
-                        (void) snprintf(err, errlen, "--audit-raw-values: \"%.256s\" is not a size", arg);
-                        return -EINVAL;
-                }
+                r = parse_size_flag("--audit-raw-values", arg, &size, err, errlen);
+                if (r < 0)
+                        return r;
                 return glove_policy_set_audit_raw(p, size, err, errlen);
         case OPT_OUTPUT_LIMIT:
         case OPT_TRANSCRIPT_TAIL: {
                 const char *flag = opt == OPT_OUTPUT_LIMIT ? "--output-limit" : "--transcript-tail";
 
-                if (parse_size(arg, &size) < 0) {
-                        (void) snprintf(err, errlen, "%s: \"%.256s\" is not a size", flag, arg);
-                        return -EINVAL;
-                }
+                r = parse_size_flag(flag, arg, &size, err, errlen);
+                if (r < 0)
+                        return r;
                 r = opt == OPT_OUTPUT_LIMIT ? glove_policy_set_output_limit(p, size, err, errlen)
                                             : glove_policy_set_transcript_tail(p, size, err, errlen);
                 if (r < 0 && err[0]) {
@@ -301,6 +309,23 @@ struct flag {
         char *arg;
 };
 
+/* The command line, parsed. */
+struct exec_args {
+        bool run;                    /* glove run, not glove exec */
+        const char *policy_path;
+        const char *receipt_file;
+        int receipt_fd;              /* -1: none */
+        bool dry_run;
+        struct flag *flags;          /* the policy's flags, in order; owned */
+        size_t n_flags;
+        char **command;              /* COMMAND [ARGS...]; borrowed from argv */
+};
+
+static void exec_args_done(struct exec_args *a) {
+        free(a->flags);
+        a->flags = NULL;
+}
+
 void cli_print_warning(void *userdata, const char *text) {
         (void) userdata;
         log_warning("%s", text);
@@ -314,121 +339,158 @@ void cli_print_error(const struct glove_session *s) {
                 log_error("%s", e->message);
 }
 
-int cli_exec(int argc, char **argv) {
-        return cli_exec_main(argc, argv, false);
+/* A flag that may be given once. */
+static int set_once(const char **slot, const char *flag, const char *arg) {
+        if (*slot) {
+                log_error("%s given twice", flag);
+                return -EINVAL;
+        }
+        *slot = arg;
+        return 0;
 }
 
-int cli_exec_main(int argc, char **argv, bool run) {
-        _cleanup_session_ struct glove_session *session = NULL;
-        _cleanup_free_ struct flag *flags = NULL;
-        struct glove_session_outcome outcome;
-        const char *policy_path = NULL, *receipt_file = NULL;
-        char err[1024] = "";
-        bool dry_run = false;
-        int receipt_fd = -1;
-        size_t n_flags = 0;
-        int c, r;
+static int parse_receipt_fd(struct exec_args *a, const char *arg) {
+        uint64_t v;
+        int fl;
 
-        flags = calloc((size_t) argc, sizeof(*flags));
-        if (!flags) {
+        if (a->receipt_fd >= 0 || parse_u64(arg, INT32_MAX, &v) < 0) {
+                log_error("--receipt-fd takes one descriptor number, not \"%s\"", arg);
+                return -EINVAL;
+        }
+        a->receipt_fd = (int) v;
+        fl = fcntl(a->receipt_fd, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || a->receipt_fd == STDIN_FILENO) {
+                log_error("--receipt-fd %d: not a descriptor open for writing (and not 0)", a->receipt_fd);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Phase 1: the options. 0, or 1 when --help was printed, or -errno
+ * after saying why. */
+static int parse_args(int argc, char **argv, struct exec_args *a) {
+        int c;
+
+        a->flags = calloc((size_t) argc, sizeof(*a->flags));
+        if (!a->flags) {
                 log_error("Out of memory");
-                return GLOVE_EXIT_FAILED;
+                return -ENOMEM;
         }
         /* "+": stop at the first non-option so COMMAND's own options stay its own */
         optind = 1;
         while ((c = getopt_long(argc, argv, "+vh", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
-                        help(stdout, run);
-                        return 0;
+                        help(stdout, a->run);
+                        return 1;
                 case 'v':
                         log_set_max_level(LOG_LEVEL_DEBUG);
                         break;
                 case OPT_POLICY:
-                        if (policy_path) {
-                                log_error("--policy given twice");
-                                return GLOVE_EXIT_FAILED;
-                        }
-                        policy_path = optarg;
+                        if (set_once(&a->policy_path, "--policy", optarg) < 0)
+                                return -EINVAL;
                         break;
                 case OPT_DRY_RUN:
-                        dry_run = true;
+                        a->dry_run = true;
                         break;
                 case OPT_RECEIPT:
-                        if (receipt_file) {
-                                log_error("--receipt given twice");
-                                return GLOVE_EXIT_FAILED;
-                        }
-                        receipt_file = optarg;
+                        if (set_once(&a->receipt_file, "--receipt", optarg) < 0)
+                                return -EINVAL;
                         break;
-                case OPT_RECEIPT_FD: {
-                        uint64_t v;
-                        int fl;
-
-                        if (receipt_fd >= 0 || parse_u64(optarg, INT32_MAX, &v) < 0) {
-                                log_error("--receipt-fd takes one descriptor number, not \"%s\"", optarg);
-                                return GLOVE_EXIT_FAILED;
-                        }
-                        receipt_fd = (int) v;
-                        fl = fcntl(receipt_fd, F_GETFL);
-                        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || receipt_fd == STDIN_FILENO) {
-                                log_error("--receipt-fd %d: not a descriptor open for writing (and not 0)", receipt_fd);
-                                return GLOVE_EXIT_FAILED;
-                        }
+                case OPT_RECEIPT_FD:
+                        if (parse_receipt_fd(a, optarg) < 0)
+                                return -EINVAL;
                         break;
-                }
                 case '?':
-                        (void) fprintf(stderr, "Try 'glove %s --help'.\n", run ? "run" : "exec");
-                        return GLOVE_EXIT_FAILED;
+                        (void) fprintf(stderr, "Try 'glove %s --help'.\n", a->run ? "run" : "exec");
+                        return -EINVAL;
                 default:
-                        flags[n_flags++] = (struct flag) { .opt = c, .arg = optarg };
+                        a->flags[a->n_flags++] = (struct flag) { .opt = c, .arg = optarg };
                         break;
                 }
         }
-        if (!dry_run && optind >= argc) {
-                log_error("No command given: glove %s [OPTIONS] -- COMMAND [ARGS...]", run ? "run" : "exec");
-                return GLOVE_EXIT_FAILED;
+        if (!a->dry_run && optind >= argc) {
+                log_error("No command given: glove %s [OPTIONS] -- COMMAND [ARGS...]", a->run ? "run" : "exec");
+                return -EINVAL;
         }
+        a->command = argv + optind;
+        return 0;
+}
 
-        if (glove_session_new(&(const struct glove_session_options) {
-                    .command = run ? GLOVE_SESSION_RUN : GLOVE_SESSION_EXEC,
-                    .policy_path = policy_path,
-                    .default_without_setup = dry_run,
-                    .host_env = environ,
-                    .warning = cli_print_warning,
-            }, &session) < 0) {
+/* Phase 2: the session and its policy as it will be enforced (the policy
+ * file or the starter policy, then the flags in order). -errno after
+ * saying why. */
+static int build_session(const struct exec_args *a, struct glove_session **ret) {
+        _cleanup_session_ struct glove_session *session = NULL;
+        char err[1024];
+        int r;
+
+        r = glove_session_new(&(const struct glove_session_options) {
+                .command = a->run ? GLOVE_SESSION_RUN : GLOVE_SESSION_EXEC,
+                .policy_path = a->policy_path,
+                .default_without_setup = a->dry_run,
+                .host_env = environ,
+                .warning = cli_print_warning,
+        }, &session);
+        if (r < 0) {
                 log_error("Out of memory");
-                return GLOVE_EXIT_FAILED;
+                return r;
         }
-        if (glove_session_load_policy(session) < 0) {
+        r = glove_session_load_policy(session);
+        if (r < 0) {
                 cli_print_error(session);
-                return GLOVE_EXIT_FAILED;
+                return r;
         }
-        for (size_t i = 0; i < n_flags; i++) {
+        for (size_t i = 0; i < a->n_flags; i++) {
                 err[0] = 0;
-                r = apply_flag(glove_session_policy(session), glove_session_policy_context(session), flags[i].opt,
-                               flags[i].arg, err, sizeof(err));
+                r = apply_flag(glove_session_policy(session), glove_session_policy_context(session),
+                               a->flags[i].opt, a->flags[i].arg, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s", err[0] ? err : strerror(-r));
-                        return GLOVE_EXIT_FAILED;
+                        return r;
                 }
         }
-        if (glove_session_seal(session) < 0) {
+        r = glove_session_seal(session);
+        if (r < 0) {
                 cli_print_error(session);
-                return GLOVE_EXIT_FAILED;
+                return r;
         }
-        if (dry_run) {
-                (void) printf("%s\n", glove_session_policy_text(session));
-                return 0;
-        }
+        *ret = TAKE_PTR(session);
+        return 0;
+}
+
+/* Phases 3 and 4: the run, then what the user must read of it. */
+static int run_session(struct glove_session *session, const struct exec_args *a) {
+        struct glove_session_outcome outcome;
 
         (void) glove_session_run(session, &(const struct glove_session_run_options) {
-                .argv = argv + optind,
-                .receipt_fd = receipt_fd,
-                .receipt_file = receipt_file,
+                .argv = a->command,
+                .receipt_fd = a->receipt_fd,
+                .receipt_file = a->receipt_file,
         }, &outcome);
         cli_print_error(session);
         if (!outcome.recorded && outcome.started)
                 log_error("The command had ended with status %d; its run is unrecorded.", outcome.command_status);
         return outcome.status;
+}
+
+int cli_exec(int argc, char **argv) {
+        return cli_exec_main(argc, argv, false);
+}
+
+int cli_exec_main(int argc, char **argv, bool run) {
+        _cleanup_(exec_args_done) struct exec_args args = { .run = run, .receipt_fd = -1 };
+        _cleanup_session_ struct glove_session *session = NULL;
+        int r;
+
+        r = parse_args(argc, argv, &args);
+        if (r != 0)
+                return r > 0 ? 0 : GLOVE_EXIT_FAILED;
+        if (build_session(&args, &session) < 0)
+                return GLOVE_EXIT_FAILED;
+        if (args.dry_run) {
+                (void) printf("%s\n", glove_session_policy_text(session));
+                return 0;
+        }
+        return run_session(session, &args);
 }

@@ -89,15 +89,22 @@ static int record_start(const struct plan *plan, const struct glove_sandbox_opti
         });
 }
 
-static int protected_path(struct glove_audit *a, const char *path, const char *reason) {
+/* One path decision; |extra| may be NULL. */
+static int path_record(struct glove_audit *a, const char *decision, const char *rule, const char *reason,
+                       const char *path, json_t *extra) {
         return append(a, &(struct glove_audit_event) {
                 .component = "sandbox",
                 .event = "path",
-                .decision = "deny",
-                .rule = "protect",
+                .decision = decision,
+                .rule = rule,
                 .reason = reason,
                 .subject = path,
+                .extra = extra,
         });
+}
+
+static int protected_path(struct glove_audit *a, const char *path, const char *reason) {
+        return path_record(a, "deny", "protect", reason, path, NULL);
 }
 
 static int record_paths(const struct plan *plan, struct glove_audit *a) {
@@ -112,17 +119,11 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                                 : json_pack("{s:s}", "access", glove_grant_kind_to_string(g->kind));
                 if (!extra)
                         return -ENOMEM;
-                r = append(a, &(struct glove_audit_event) {
-                        .component = "sandbox",
-                        .event = "path",
-                        .decision = "allow",
-                        .rule = g->origin,
-                        .reason = g->kind == GLOVE_GRANT_RO      ? "granted read-only"
-                                  : g->kind == GLOVE_GRANT_TMPFS ? "empty private tmpfs; nothing reaches the host"
-                                                                 : "granted read-write (live)",
-                        .subject = g->path,
-                        .extra = extra,
-                });
+                r = path_record(a, "allow", g->origin,
+                                g->kind == GLOVE_GRANT_RO      ? "granted read-only"
+                                : g->kind == GLOVE_GRANT_TMPFS ? "empty private tmpfs; nothing reaches the host"
+                                                               : "granted read-write (live)",
+                                g->path, extra);
                 if (r < 0)
                         return r;
         }
@@ -131,15 +132,7 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                                                          plan->syms[i].target);
                 if (!extra)
                         return -ENOMEM;
-                r = append(a, &(struct glove_audit_event) {
-                        .component = "sandbox",
-                        .event = "path",
-                        .decision = "allow",
-                        .rule = "symlinks",
-                        .reason = "host symlink recreated inside",
-                        .subject = plan->syms[i].path,
-                        .extra = extra,
-                });
+                r = path_record(a, "allow", "symlinks", "host symlink recreated inside", plan->syms[i].path, extra);
                 if (r < 0)
                         return r;
         }

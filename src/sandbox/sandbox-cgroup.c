@@ -101,7 +101,7 @@ static int own_cgroup(char *buf, size_t len) {
         return 0;
 }
 
-static bool alone_in(const char *dir) {
+static bool alone_in(const char *dir, pid_t pid) {
         char path[1100], text[256];
         _cleanup_close_ int fd = -EBADF;
         char self[32];
@@ -115,7 +115,7 @@ static bool alone_in(const char *dir) {
         if (n <= 0)
                 return false;
         text[n] = 0;
-        (void) snprintf(self, sizeof(self), "%d\n", (int) getpid());
+        (void) snprintf(self, sizeof(self), "%d\n", (int) pid);
         return strcmp(text, self) == 0;
 }
 
@@ -135,7 +135,7 @@ static bool writable(const char *dir, const char *file) {
  * alone in it and may write it (a delegated scope); else beside our leaf
  * when its parent is ours to write (root, or a leaf holding other
  * processes under a delegated parent). */
-static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *mnt) {
+static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *mnt, pid_t pid) {
         char parent[1024];
         char *slash;
         bool sibling_ok;
@@ -167,7 +167,7 @@ static int choose_layout(struct cgroup_probe *ret, const char *rel, const char *
          * it, rather than add to a parent that is someone else's to
          * manage (a slice of the systemd manager) */
         if (writable(ret->own, "cgroup.procs") && writable(ret->own, "cgroup.subtree_control") &&
-            alone_in(ret->own)) {
+            alone_in(ret->own, pid)) {
                 ret->layout = CGROUP_LAYOUT_MOVE;
                 (void) snprintf(ret->base, sizeof(ret->base), "%s", ret->own);
                 return 0;
@@ -224,7 +224,6 @@ static int missing_controllers(const char *dir, const struct glove_policy *p, st
 
 int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
         char root[512], mnt[512], cg[512];
-        const char *rel;
         int r;
 
         memset(ret, 0, sizeof(*ret));
@@ -242,6 +241,16 @@ int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
                 (void) snprintf(ret->fix, sizeof(ret->fix), "boot with systemd.unified_cgroup_hierarchy=1");
                 return -EOPNOTSUPP;
         }
+        return cgroup_probe_at(&(const struct cgroup_facts) { .root = root, .mnt = mnt, .own = cg, .pid = getpid() },
+                               p, ret);
+}
+
+int cgroup_probe_at(const struct cgroup_facts *f, const struct glove_policy *p, struct cgroup_probe *ret) {
+        const char *root = f->root, *mnt = f->mnt, *cg = f->own;
+        const char *rel;
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
         rel = cg;
         if (strcmp(root, "/") != 0) {
                 size_t k = strlen(root);
@@ -255,7 +264,7 @@ int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret) {
                 rel = cg[k] ? cg + k : "/";
         }
         (void) snprintf(ret->own, sizeof(ret->own), "%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
-        r = choose_layout(ret, rel, mnt);
+        r = choose_layout(ret, rel, mnt, f->pid);
         /* controllers bound to cgroup v1 are the first thing to fix,
          * whatever else is in the way */
         if (r < 0) {
@@ -594,7 +603,7 @@ void limits_done(struct limits_state *ls) {
         for (int i = 0; i < 50 && rmdir(ls->path) < 0 && errno == EBUSY; i++)
                 (void) nanosleep(&(struct timespec) { .tv_nsec = 20 * 1000 * 1000 }, NULL);
         if (access(ls->path, F_OK) == 0)
-                log_warning("Could not remove the session cgroup %s", ls->path);
+                glove_warning_add(ls->warnings, "Could not remove the session cgroup %s", ls->path);
         ls->fd = safe_close(ls->fd);
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "glove/policy.h"
 #include "glove/sandbox.h"
@@ -41,7 +42,7 @@ struct limits_state {
         char why[512];         /* rlimits: why not cgroup v2 */
         const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
         struct glove_error *error;       /* limits_setup()'s failure goes here */
-        struct glove_warnings *warnings; /* and the user's warning of rlimits */
+        struct glove_warnings *warnings; /* the user's warning of rlimits; a cgroup left behind */
 };
 
 #define LIMITS_STATE_INIT { .fd = -EBADF }
@@ -56,6 +57,19 @@ struct limits_state {
  * cpu when limits.cpu is set). 0 with ret->layout set, or -errno with why
  * and fix filled in. */
 int cgroup_probe(const struct glove_policy *p, struct cgroup_probe *ret);
+
+/* The choice itself, from the facts cgroup_probe() reads from /proc: the
+ * cgroup2 mount's root within the hierarchy and its mount point
+ * (mountinfo), this process's cgroup ("0::" line of /proc/self/cgroup) and
+ * pid. The cgroup directories are read below |mnt| (a test's own tree
+ * stands in for /sys/fs/cgroup). */
+struct cgroup_facts {
+        const char *root;
+        const char *mnt;
+        const char *own;
+        pid_t pid;
+};
+int cgroup_probe_at(const struct cgroup_facts *f, const struct glove_policy *p, struct cgroup_probe *ret);
 
 /* The "move" layout: glove leaves its cgroup, which becomes an inner node,
  * for a leaf of its own, |own|/supervisor (created if need be). On

@@ -254,8 +254,8 @@ struct outside {
 static int refuse(struct plan *plan, const struct outside *o, const struct grant *gr, bool inside_it) {
         if (inside_it)
                 return glove_error_set(plan->error, -EPERM, "grants",
-                                       "Refusing %s: the grant %s (%s) lies inside %s %s, %s; %s",
-                                       gr->g->path, gr->g->origin, glove_grant_kind_to_string(gr->g->kind), o->what,
+                                       "Refusing the %s grant %s (%s): it lies inside %s %s, %s; %s",
+                                       glove_grant_kind_to_string(gr->g->kind), gr->g->path, gr->g->origin, o->what,
                                        o->path, o->why, o->fix);
         return glove_error_set(plan->error, -EPERM, "grants",
                                "Refusing %s %s: it lies inside the %s grant %s (%s), %s; %s", o->what,
@@ -476,13 +476,18 @@ static bool path_visible(const struct plan *plan, const char *path) {
         return false;
 }
 
+void plan_init(struct plan *plan, const struct glove_sandbox_options *opts) {
+        *plan = (struct plan) {
+                .policy = opts->policy, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings
+        };
+}
+
 int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         const struct glove_policy *pol = opts->policy;
         uid_t uid = getuid();
         const char *home;
         int r;
 
-        *plan = (struct plan) { .policy = pol, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings };
         if (geteuid() != uid || getegid() != getgid())
                 return glove_error_set(plan->error, -EPERM, "grants", "glove must not run setuid or setgid");
         plan->root_mode = uid == 0;
@@ -570,8 +575,12 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         if (r < 0)
                 return r;
         r = plan_protect(plan);
+        if (r < 0 && !glove_error_is_set(plan->error))
+                /* what protect_one() saw but did not name */
+                return r == -ENOMEM ? glove_error_set(plan->error, r, "grants", "Out of memory")
+                                    : glove_error_set(plan->error, r, "protect", "Cannot plan the protected paths: %m");
         if (r < 0)
-                return r == -ENOMEM ? glove_error_set(plan->error, r, "grants", "Out of memory") : r;
+                return r;
 
         home = NULL;
         for (char *const *e = opts->host_env; e && *e; e++)

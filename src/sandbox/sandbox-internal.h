@@ -173,7 +173,14 @@ static inline int openat2_path(int dirfd, const char *path, uint64_t resolve) {
         return r < 0 ? -errno : r;
 }
 
-/* sandbox-grants.c: step 1, in the supervisor */
+/* sandbox-grants.c: step 1, in the supervisor. plan_init() starts an
+ * empty plan for |opts| (plan_done() ends it, whatever was filled in);
+ * plan_resolve() resolves and checks the grants, symlinks and protected
+ * paths, builds the environment and reads Landlock's ABI: 0, or -errno
+ * with plan->error set. The mount table it checks submounts against is
+ * read from /proc/self/mountinfo unless plan->mountinfo (malloc'd, with
+ * mountinfo_len) was given first: the unit tests give their own. */
+void plan_init(struct plan *plan, const struct glove_sandbox_options *opts);
 int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts);
 void plan_done(struct plan *plan);
 /* sandbox-protect.c: protected paths, planned after the grants */
@@ -193,8 +200,39 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
 
-/* sandbox-mount.c: step 3, in the sandbox's init before pivot_root.
- * On failure returns -errno and sets *ret_stage and |detail|. */
+/* sandbox-mount.c: step 3, in the sandbox's init before pivot_root. The
+ * root is built as a list of steps made from the plan, then walked (setup
+ * as data, bubblewrap's SetupOp). */
+enum mount_op_kind {
+        MOUNT_OP_PRIVATE,           /* / made private, recursively */
+        MOUNT_OP_CLONE_GRANT,       /* a host grant's tree cloned (before the new root hides its path) */
+        MOUNT_OP_ROOT_TMPFS,        /* the new root: an empty tmpfs */
+        MOUNT_OP_TMPFS,             /* a tmpfs grant attached */
+        MOUNT_OP_ATTACH_GRANT,      /* a host grant's tree attached (a file grant onto a file) */
+        MOUNT_OP_SYMLINK,           /* a host symlink recreated */
+        MOUNT_OP_WAIT_PLACEHOLDERS, /* the supervisor's word that the placeholders exist */
+        MOUNT_OP_PROTECT,           /* a protected path bound over itself: read-only, or pinned */
+        MOUNT_OP_PROC,
+        MOUNT_OP_DEV,               /* with /dev/shm of |size| */
+        MOUNT_OP_ROOT_READONLY,
+        MOUNT_OP_PIVOT_ROOT,        /* and the old root detached */
+};
+
+struct mount_op {
+        enum mount_op_kind kind;
+        const char *path;           /* where, as the agent sees it; borrowed from the plan */
+        const char *target;         /* MOUNT_OP_SYMLINK */
+        size_t grant;               /* MOUNT_OP_CLONE_GRANT, _ATTACH_GRANT: the plan's grant */
+        uint64_t size;              /* tmpfs size in bytes */
+        const char *mode;           /* tmpfs mode ("1777") */
+        bool file;                  /* MOUNT_OP_ATTACH_GRANT: a file grant */
+        bool readonly;              /* MOUNT_OP_PROTECT: read-only, else pinned */
+};
+
+/* The steps, in order: 0 with a malloc'd array (its paths borrowed from
+ * |plan|), or -ENOMEM. */
+int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n);
+/* Walks them. On failure returns -errno and sets *ret_stage and |detail|. */
 int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len);
 
 /* sandbox-caps.c */
@@ -211,6 +249,17 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len);
 
 /* sandbox-seccomp.c */
 int seccomp_apply(const struct plan *plan);
+
+/* sandbox-clone.c: making the sandbox, in the supervisor. clone_init() clones init
+ * into fresh namespaces (and into the session cgroup when there is one):
+ * the pid, with *ret_pidfd, or -errno in plan->error; in the child it
+ * does not return. clone_go() writes init's identity maps, gives it the
+ * grants' trees in root mode, tells it to go and makes the pending
+ * placeholders; 0 or -errno (plan->error set where the supervisor saw
+ * it; a failed send leaves the reason to init's report). */
+struct relay;
+pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_pidfd);
+int clone_go(struct plan *plan, pid_t pid, int sync_fd);
 
 /* sandbox-init.c: steps 5-7, PID 1 of the sandbox. Never returns. */
 _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);

@@ -2,7 +2,9 @@
 /* Step 3: the sandbox's file system, built in its own mount namespace by
  * its init before pivot_root. The new root is an empty tmpfs; every grant is
  * attached as a detached tree (open_tree + move_mount), read-only ones made
- * read-only recursively before they become visible. */
+ * read-only recursively before they become visible. mount_plan() lists
+ * the steps from the plan (what a test checks); mount_build_root() walks
+ * them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -288,12 +290,10 @@ static void close_trees(int *trees, size_t n) {
 
 /* The supervisor makes missing protected directories while we attach the
  * grants; wait for its word before binding them. */
-static int wait_placeholders(const struct plan *plan, int sync_fd) {
+static int wait_placeholders(int sync_fd) {
         struct sync_msg m;
         int r;
 
-        if (plan->n_pending_placeholders == 0)
-                return 0;
         r = sync_recv(sync_fd, &m, NULL, 0, NULL);
         if (r < 0)
                 return r;
@@ -302,126 +302,208 @@ static int wait_placeholders(const struct plan *plan, int sync_fd) {
         return m.error > 0 ? -m.error : 0;
 }
 
-int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len) {
-        _cleanup_close_ int root = -EBADF, mnt = -EBADF;
-        int *trees = NULL;
-        enum stage stage;
-        int r;
+static int add_op(struct mount_op **ops, size_t *n, size_t *cap, struct mount_op op) {
+        if (*n == *cap) {
+                size_t c = *cap ? *cap * 2 : 16;
+                struct mount_op *x = reallocarray(*ops, c, sizeof(*x));
 
-#define FAIL(s, e, ...)                                        \
-        do {                                                   \
-                *ret_stage = (s);                              \
-                (void) snprintf(detail, len, __VA_ARGS__);     \
-                return (e);                                    \
+                if (!x)
+                        return -ENOMEM;
+                *ops = x;
+                *cap = c;
+        }
+        (*ops)[(*n)++] = op;
+        return 0;
+}
+
+int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
+        _cleanup_free_ struct mount_op *ops = NULL;
+        size_t n = 0, cap = 0;
+        int r = 0;
+
+#define ADD(...)                                                                         \
+        do {                                                                             \
+                if (r >= 0)                                                              \
+                        r = add_op(&ops, &n, &cap, (struct mount_op) { __VA_ARGS__ });  \
         } while (0)
 
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                FAIL(STAGE_MOUNT_PRIVATE, negative_errno(), "make / private");
-
-        /* Clone every host grant first: the staging tmpfs below would hide
+        ADD(.kind = MOUNT_OP_PRIVATE, .path = "/");
+        /* Every host grant is cloned first: the staging tmpfs would hide
          * grants under STAGING, and detached trees no longer need a path. */
-        trees = calloc(plan->n_grants ? plan->n_grants : 1, sizeof(int));
-        if (!trees)
-                FAIL(STAGE_GRANT_ATTACH, -ENOMEM, "out of memory");
         for (size_t i = 0; i < plan->n_grants; i++)
-                trees[i] = -EBADF;
+                if (plan->grants[i].g->kind != GLOVE_GRANT_TMPFS)
+                        ADD(.kind = MOUNT_OP_CLONE_GRANT, .path = plan->grants[i].g->path, .grant = i);
+        ADD(.kind = MOUNT_OP_ROOT_TMPFS, .path = "/", .size = 4 << 20, .mode = "0755");
+        /* parents before children: a child is attached over its parent */
         for (size_t i = 0; i < plan->n_grants; i++) {
                 const struct grant *gr = &plan->grants[i];
 
                 if (gr->g->kind == GLOVE_GRANT_TMPFS)
-                        continue;
-                stage = STAGE_GRANT_ATTACH;
-                trees[i] = grant_tree(gr, &stage);
-                if (trees[i] < 0) {
-                        r = trees[i];
-                        close_trees(trees, plan->n_grants);
-                        FAIL(stage, r, "grant %s", gr->g->path);
-                }
+                        ADD(.kind = MOUNT_OP_TMPFS, .path = gr->g->path, .size = gr->g->size,
+                            .mode = tmpfs_mode(gr->g->path));
+                else
+                        ADD(.kind = MOUNT_OP_ATTACH_GRANT, .path = gr->g->path, .grant = i,
+                            .file = gr->type == S_IFREG);
         }
-
-        mnt = make_tmpfs(4 << 20, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-        if (mnt < 0 || move_mount(mnt, "", AT_FDCWD, STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-            (root = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-                r = mnt < 0 ? mnt : negative_errno();
-                close_trees(trees, plan->n_grants);
-                FAIL(STAGE_ROOT_TMPFS, r, "create the root tmpfs at " STAGING);
-        }
-
-        for (size_t i = 0; i < plan->n_grants; i++) {
-                const struct grant *gr = &plan->grants[i];
-                const char *rel = gr->g->path + 1;
-
-                if (gr->g->kind == GLOVE_GRANT_TMPFS) {
-                        int tree = make_tmpfs(gr->g->size, tmpfs_mode(gr->g->path), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-                        r = tree < 0 ? tree : attach(tree, root, rel, false);
-                        safe_close(tree);
-                        if (r < 0) {
-                                close_trees(trees, plan->n_grants);
-                                FAIL(STAGE_TMPFS, r, "tmpfs %s", gr->g->path);
-                        }
-                        continue;
-                }
-                r = attach(trees[i], root, rel, gr->type == S_IFREG);
-                if (r < 0) {
-                        close_trees(trees, plan->n_grants);
-                        FAIL(STAGE_GRANT_ATTACH, r, "attach grant %s", gr->g->path);
-                }
-        }
-        close_trees(trees, plan->n_grants);
-
-        for (size_t i = 0; i < plan->n_syms; i++) {
-                const char *rel = plan->syms[i].path + 1;
-                const char *slash = strrchr(rel, '/');
-                _cleanup_close_ int dir = -EBADF;
-
-                if (slash) {
-                        char parent[4096];
-                        if ((size_t) (slash - rel) >= sizeof(parent))
-                                FAIL(STAGE_SYMLINK, -ENAMETOOLONG, "symlink %s", plan->syms[i].path);
-                        memcpy(parent, rel, (size_t) (slash - rel));
-                        parent[slash - rel] = 0;
-                        dir = make_mountpoint(root, parent, false);
-                } else
-                        dir = fcntl(root, F_DUPFD_CLOEXEC, 3);
-                if (dir < 0)
-                        FAIL(STAGE_SYMLINK, dir < -1 ? dir : negative_errno(), "symlink %s", plan->syms[i].path);
-                if (symlinkat(plan->syms[i].target, dir, slash ? slash + 1 : rel) < 0)
-                        FAIL(STAGE_SYMLINK, negative_errno(), "symlink %s -> %s", plan->syms[i].path,
-                             plan->syms[i].target);
-        }
-
-        r = wait_placeholders(plan, sync_fd);
-        if (r < 0)
-                FAIL(STAGE_PROTECT, r, "placeholders for missing protected directories");
-
+        for (size_t i = 0; i < plan->n_syms; i++)
+                ADD(.kind = MOUNT_OP_SYMLINK, .path = plan->syms[i].path, .target = plan->syms[i].target);
+        if (plan->n_pending_placeholders > 0)
+                ADD(.kind = MOUNT_OP_WAIT_PLACEHOLDERS);
         /* Protected paths, ancestors first, after every grant is in place so
          * they cover whatever grant ends up visible there. */
-        for (size_t i = 0; i < plan->n_prot; i++) {
-                r = bind_over_self(root, plan->prot[i].path + 1, plan->prot[i].readonly);
-                if (r < 0)
-                        FAIL(STAGE_PROTECT, r, "%s %s", plan->prot[i].readonly ? "make read-only" : "pin",
-                             plan->prot[i].path);
-        }
-
-        r = build_proc(root, detail, len);
-        if (r < 0) {
-                *ret_stage = STAGE_PROC;
+        for (size_t i = 0; i < plan->n_prot; i++)
+                ADD(.kind = MOUNT_OP_PROTECT, .path = plan->prot[i].path, .readonly = plan->prot[i].readonly);
+        ADD(.kind = MOUNT_OP_PROC, .path = "/proc");
+        ADD(.kind = MOUNT_OP_DEV, .path = "/dev", .size = plan->policy->shm_size ? plan->policy->shm_size : SHM_SIZE);
+        ADD(.kind = MOUNT_OP_ROOT_READONLY, .path = "/");
+        ADD(.kind = MOUNT_OP_PIVOT_ROOT, .path = "/");
+#undef ADD
+        if (r < 0)
                 return r;
-        }
-        r = build_dev(root, plan->policy->shm_size, detail, len);
-        if (r < 0) {
-                *ret_stage = STAGE_DEV;
-                return r;
-        }
-
-        if (setattr(root, 0, MOUNT_ATTR_RDONLY, 0, 0) < 0)
-                FAIL(STAGE_ROOT_READONLY, negative_errno(), "make / read-only");
-
-        if (fchdir(root) < 0 || sys_pivot_root(".", ".") < 0)
-                FAIL(STAGE_PIVOT_ROOT, negative_errno(), "pivot_root");
-        /* The old root is now stacked on "/": detach it. */
-        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-                FAIL(STAGE_PIVOT_ROOT, negative_errno(), "detach the old root");
-#undef FAIL
+        *ret = TAKE_PTR(ops);
+        *ret_n = n;
         return 0;
+}
+
+/* What walking the plan needs besides it. */
+struct mount_walk {
+        int root;               /* the new root, once made */
+        int *trees;             /* per grant: its cloned tree until attached */
+        size_t n_trees;
+        int sync_fd;
+};
+
+static int symlink_at(int root, const struct mount_op *op, enum stage *stage, char *detail, size_t len) {
+        const char *rel = op->path + 1;
+        const char *slash = strrchr(rel, '/');
+        _cleanup_close_ int dir = -EBADF;
+
+        *stage = STAGE_SYMLINK;
+        (void) snprintf(detail, len, "symlink %s", op->path);
+        if (slash) {
+                char parent[4096];
+                if ((size_t) (slash - rel) >= sizeof(parent))
+                        return -ENAMETOOLONG;
+                memcpy(parent, rel, (size_t) (slash - rel));
+                parent[slash - rel] = 0;
+                dir = make_mountpoint(root, parent, false);
+        } else
+                dir = fcntl(root, F_DUPFD_CLOEXEC, 3);
+        if (dir < 0)
+                return dir < -1 ? dir : negative_errno();
+        if (symlinkat(op->target, dir, slash ? slash + 1 : rel) < 0) {
+                (void) snprintf(detail, len, "symlink %s -> %s", op->path, op->target);
+                return negative_errno();
+        }
+        return 0;
+}
+
+/* One step. On failure returns -errno with |stage| and |detail| set. */
+static int mount_op_run(const struct plan *plan, const struct mount_op *op, struct mount_walk *w, enum stage *stage,
+                        char *detail, size_t len) {
+        int r;
+
+        if (len > 0)
+                detail[0] = 0;
+        switch (op->kind) {
+        case MOUNT_OP_PRIVATE:
+                *stage = STAGE_MOUNT_PRIVATE;
+                (void) snprintf(detail, len, "make / private");
+                return RET_NERRNO(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+        case MOUNT_OP_CLONE_GRANT:
+                *stage = STAGE_GRANT_ATTACH;
+                (void) snprintf(detail, len, "grant %s", op->path);
+                r = grant_tree(&plan->grants[op->grant], stage);
+                if (r < 0)
+                        return r;
+                w->trees[op->grant] = r;
+                return 0;
+        case MOUNT_OP_ROOT_TMPFS: {
+                _cleanup_close_ int mnt = -EBADF;
+
+                *stage = STAGE_ROOT_TMPFS;
+                (void) snprintf(detail, len, "create the root tmpfs at " STAGING);
+                mnt = make_tmpfs(op->size, op->mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+                if (mnt < 0)
+                        return mnt;
+                if (move_mount(mnt, "", AT_FDCWD, STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return negative_errno();
+                w->root = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                return w->root < 0 ? negative_errno() : 0;
+        }
+        case MOUNT_OP_TMPFS: {
+                _cleanup_close_ int tree = -EBADF;
+
+                *stage = STAGE_TMPFS;
+                (void) snprintf(detail, len, "tmpfs %s", op->path);
+                tree = make_tmpfs(op->size, op->mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+                return tree < 0 ? tree : attach(tree, w->root, op->path + 1, false);
+        }
+        case MOUNT_OP_ATTACH_GRANT:
+                *stage = STAGE_GRANT_ATTACH;
+                (void) snprintf(detail, len, "attach grant %s", op->path);
+                r = attach(w->trees[op->grant], w->root, op->path + 1, op->file);
+                w->trees[op->grant] = safe_close(w->trees[op->grant]);
+                return r;
+        case MOUNT_OP_SYMLINK:
+                return symlink_at(w->root, op, stage, detail, len);
+        case MOUNT_OP_WAIT_PLACEHOLDERS:
+                *stage = STAGE_PROTECT;
+                (void) snprintf(detail, len, "placeholders for missing protected directories");
+                return wait_placeholders(w->sync_fd);
+        case MOUNT_OP_PROTECT:
+                *stage = STAGE_PROTECT;
+                (void) snprintf(detail, len, "%s %s", op->readonly ? "make read-only" : "pin", op->path);
+                return bind_over_self(w->root, op->path + 1, op->readonly);
+        case MOUNT_OP_PROC:
+                *stage = STAGE_PROC;
+                return build_proc(w->root, detail, len);
+        case MOUNT_OP_DEV:
+                *stage = STAGE_DEV;
+                return build_dev(w->root, op->size, detail, len);
+        case MOUNT_OP_ROOT_READONLY:
+                *stage = STAGE_ROOT_READONLY;
+                (void) snprintf(detail, len, "make / read-only");
+                return setattr(w->root, 0, MOUNT_ATTR_RDONLY, 0, 0);
+        case MOUNT_OP_PIVOT_ROOT:
+                *stage = STAGE_PIVOT_ROOT;
+                (void) snprintf(detail, len, "pivot_root");
+                if (fchdir(w->root) < 0 || sys_pivot_root(".", ".") < 0)
+                        return negative_errno();
+                /* The old root is now stacked on "/": detach it. */
+                (void) snprintf(detail, len, "detach the old root");
+                if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                        return negative_errno();
+                return 0;
+        default:
+                *stage = STAGE_INIT;
+                (void) snprintf(detail, len, "mount step %d", (int) op->kind);
+                return -EINVAL;
+        }
+}
+
+int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage, char *detail, size_t len) {
+        _cleanup_free_ struct mount_op *ops = NULL;
+        struct mount_walk w = { .root = -EBADF, .sync_fd = sync_fd };
+        size_t n = 0;
+        int r;
+
+        r = mount_plan(plan, &ops, &n);
+        if (r >= 0) {
+                w.n_trees = plan->n_grants;
+                w.trees = malloc((w.n_trees ? w.n_trees : 1) * sizeof(int));
+                r = w.trees ? 0 : -ENOMEM;
+        }
+        if (r < 0) {
+                *ret_stage = STAGE_GRANT_ATTACH;
+                (void) snprintf(detail, len, "out of memory");
+                return r;
+        }
+        for (size_t i = 0; i < w.n_trees; i++)
+                w.trees[i] = -EBADF;
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = mount_op_run(plan, &ops[i], &w, ret_stage, detail, len);
+        close_trees(w.trees, w.n_trees);
+        safe_close(w.root);
+        return r;
 }

@@ -17,7 +17,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "macro.h"
 #include "missing-syscall.h"
 #include "path-util.h"
@@ -244,7 +243,8 @@ static void remove_placeholders(struct plan *plan) {
                 if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == ph->dev && st.st_ino == ph->ino &&
                     flock(dfd, LOCK_EX | LOCK_NB) == 0 && unlinkat(ph->parent_fd, ph->name, AT_REMOVEDIR) < 0 &&
                     errno != ENOTEMPTY && errno != EEXIST)
-                        log_warning("could not remove the placeholder %s: %s", ph->path, strerror(errno));
+                        glove_warning_add(plan->warnings, "could not remove the placeholder %s: %s", ph->path,
+                                          strerror(errno));
                 safe_close(ph->parent_fd);
                 free(ph->name);
                 free(ph->path);
@@ -551,18 +551,22 @@ void plan_report_created_protected(const struct plan *plan) {
 
                         if (n > 0 && (size_t) n < sizeof(aside) &&
                             renameat2(m->parent_fd, m->name, m->parent_fd, aside, RENAME_NOREPLACE) == 0) {
-                                log_warning("the sandboxed command created %s, which would make git use "
-                                            "configuration or hooks it chose; moved it to %s.glove-quarantine-%d",
-                                            m->path, m->path, (int) getpid());
+                                glove_warning_add(plan->warnings,
+                                                  "the sandboxed command created %s, which would make git use "
+                                                  "configuration or hooks it chose; moved it to "
+                                                  "%s.glove-quarantine-%d",
+                                                  m->path, m->path, (int) getpid());
                                 continue;
                         }
-                        log_warning("the sandboxed command created %s and Glove could not move it aside (%s): "
-                                    "remove it before you use git here",
-                                    m->path, strerror(errno));
+                        glove_warning_add(plan->warnings,
+                                          "the sandboxed command created %s and Glove could not move it aside "
+                                          "(%s): remove it before you use git here",
+                                          m->path, strerror(errno));
                         continue;
                 }
-                log_warning("the sandboxed command created %s, a protected path that did not exist before; review "
-                            "it before git, your shell or your editor use it",
-                            m->path);
+                glove_warning_add(plan->warnings,
+                                  "the sandboxed command created %s, a protected path that did not exist before; "
+                                  "review it before git, your shell or your editor use it",
+                                  m->path);
         }
 }

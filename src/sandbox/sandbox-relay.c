@@ -21,7 +21,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "macro.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
@@ -304,15 +303,16 @@ static void terminal_raw(struct relay *r) {
 }
 
 int relay_attach_master(struct relay *r, int master) {
+        int k;
+
         if (!r->terminal || r->master >= 0) {
                 safe_close(master);
                 return -EBADMSG;
         }
         r->master = master;
-        if (nonblock(master) < 0) {
-                log_error_errno(negative_errno(), "Cannot make the terminal's master non-blocking: %m");
-                return -EIO;
-        }
+        k = nonblock(master);
+        if (k < 0)
+                return k;
         r->in.dst = master;
         r->out.src = master;
         relay_resize(r);

@@ -98,7 +98,9 @@ int relay_child_fds(const struct relay *r);
 /* In the supervisor after the clone: closes the child's ends. */
 void relay_after_clone(struct relay *r);
 /* Terminal mode: the master from init (takes ownership); the user's
- * terminal goes raw and the size is set. */
+ * terminal goes raw and the size is set. -EBADMSG when no terminal was
+ * asked for or one came already; else -errno: it cannot be made
+ * non-blocking. */
 int relay_attach_master(struct relay *r, int master);
 /* Fills |p| (at most RELAY_MAX_POLLFDS) with what the relay waits for.
  * Afterwards |r->deferred| says to poll with RELAY_DEFERRED_POLL_MS. */

@@ -313,22 +313,39 @@ static int wait_fd(int fd, short events, const struct timespec *deadline) {
         }
 }
 
-static int send_all(int fd, const void *p, size_t n, const struct timespec *deadline) {
-        const uint8_t *b = p;
-
-        while (n > 0) {
-                ssize_t k = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+/* One send (|out|) or recv of up to |len| bytes, waiting for the socket
+ * until |deadline|: 0 with the count moved (> 0) in *ret_n, or -errno (a
+ * peer that closed: -EPIPE to a send, -ECONNRESET to a recv). */
+static int transfer(int fd, bool out, void *buf, size_t len, size_t *ret_n, const struct timespec *deadline) {
+        for (;;) {
+                ssize_t k = out ? send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, buf, len, MSG_DONTWAIT);
 
                 if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-                        int r = wait_fd(fd, POLLOUT, deadline);
+                        int r = wait_fd(fd, out ? POLLOUT : POLLIN, deadline);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                if (k <= 0)
-                        return k < 0 ? negative_errno() : -EPIPE;
+                if (k == 0)
+                        return out ? -EPIPE : -ECONNRESET;
+                if (k < 0)
+                        return negative_errno();
+                *ret_n = (size_t) k;
+                return 0;
+        }
+}
+
+static int send_all(int fd, const void *p, size_t n, const struct timespec *deadline) {
+        uint8_t *b = (uint8_t *) p; /* only read: transfer() sends it */
+
+        while (n > 0) {
+                size_t k;
+                int r = transfer(fd, true, b, n, &k, deadline);
+
+                if (r < 0)
+                        return r;
                 b += k;
-                n -= (size_t) k;
+                n -= k;
         }
         return 0;
 }
@@ -338,16 +355,11 @@ static int read_line(int fd, char *buf, size_t len, const struct timespec *deadl
         size_t n = 0;
 
         while (n + 1 < len) {
-                ssize_t k = recv(fd, buf + n, 1, MSG_DONTWAIT);
+                size_t k;
+                int r = transfer(fd, false, buf + n, 1, &k, deadline);
 
-                if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-                        int r = wait_fd(fd, POLLIN, deadline);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (k <= 0)
-                        return k < 0 ? negative_errno() : -ECONNRESET;
+                if (r < 0)
+                        return r;
                 n++;
                 if (n >= 2 && buf[n - 2] == '\r' && buf[n - 1] == '\n') {
                         buf[n - 2] = 0;
@@ -362,10 +374,11 @@ static int read_message(int fd, uint8_t *buf, size_t *ret_n, const struct timesp
         size_t n = 0, want = 16;
 
         for (;;) {
-                ssize_t k;
+                size_t k;
+                int r;
 
                 if (n >= 16) {
-                        int r = scope_dbus_message_size(buf, n, &want);
+                        r = scope_dbus_message_size(buf, n, &want);
                         if (r < 0)
                                 return r;
                         if (n >= want) {
@@ -373,16 +386,10 @@ static int read_message(int fd, uint8_t *buf, size_t *ret_n, const struct timesp
                                 return 0;
                         }
                 }
-                k = recv(fd, buf + n, want - n, MSG_DONTWAIT);
-                if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-                        int r = wait_fd(fd, POLLIN, deadline);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (k <= 0)
-                        return k < 0 ? negative_errno() : -ECONNRESET;
-                n += (size_t) k;
+                r = transfer(fd, false, buf + n, want - n, &k, deadline);
+                if (r < 0)
+                        return r;
+                n += k;
         }
 }
 

@@ -51,8 +51,15 @@ static int child_fds(const int need[4]) {
         return 0;
 }
 
+static void print_warning(void *userdata, const char *text) {
+        (void) userdata;
+        log_warning("%s", text);
+}
+
 _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int report_fd, pid_t parent) {
         struct glove_sandbox_options opts = *o->sandbox;
+        struct glove_error error = {};
+        struct glove_warnings warnings = { .notify = print_warning };
         const int stdio[3] = { 3, 4, 5 };
         struct glove_audit *audit = NULL;
         struct glove_session_result res;
@@ -91,10 +98,12 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
         }
         opts.audit = audit;
         opts.stdio = stdio;
-        /* this supervisor is the program that says what went wrong */
-        opts.error = NULL;
-        opts.warnings = NULL;
+        /* this supervisor is the program that says what went wrong, once */
+        opts.error = &error;
+        opts.warnings = &warnings;
         status = glove_sandbox_run(&opts, &res);
+        if (glove_error_is_set(&error))
+                log_error("%s", error.message);
         if (audit) {
                 struct glove_audit_helper own = { .component = "sandbox", .reported = true };
 
