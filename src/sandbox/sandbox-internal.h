@@ -14,6 +14,7 @@
 
 #include "glove/policy.h"
 #include "glove/sandbox.h"
+#include "frame-util.h"
 #include "missing-syscall.h"
 #include "strv-util.h"
 
@@ -53,8 +54,10 @@ enum stage {
 
 const char *stage_to_string(enum stage s);
 
+/* The sync socket's message types, in the framing of src/basic/frame-util.h
+ * (sandbox.c's table says which carry descriptors). */
 enum msg_type {
-        MSG_GO = 1,         /* supervisor -> init: maps written, trees attached */
+        MSG_GO = FRAME_TYPE_SYNC_BASE + 1, /* supervisor -> init: maps written, trees attached */
         MSG_TREES,          /* supervisor -> init: detached grant trees (SCM_RIGHTS), root mode */
         MSG_SETUP_FAILED,   /* init/agent -> supervisor */
         MSG_EXEC_FAILED,    /* agent -> supervisor */

@@ -28,6 +28,7 @@
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "glove/net.h"
+#include "frame-util.h"
 #include "log.h"
 #include "macro.h"
 #include "sandbox-internal.h"
@@ -350,32 +351,17 @@ int net_helper_start(const struct plan *plan, char *detail, size_t len) {
                 sigemptyset(&none);
                 (void) sigprocmask(SIG_SETMASK, &none, NULL);
                 for (;;) {
-                        char byte = 'c';
-                        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-                        union {
-                                char buf[CMSG_SPACE(sizeof(int))];
-                                struct cmsghdr align;
-                        } u = {};
-                        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                                             .msg_controllen = sizeof(u.buf) };
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
                         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-                        ssize_t n;
+                        int r;
 
                         if (c < 0) {
                                 if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                                         (void) usleep(10000);
                                 continue;
                         }
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &c, sizeof(int));
-                        do
-                                n = sendmsg(plan->net_fd, &mh, MSG_NOSIGNAL);
-                        while (n < 0 && errno == EINTR);
+                        r = frame_send(plan->net_fd, FRAME_CONNECTION, NULL, 0, &c, 1);
                         safe_close(c);
-                        if (n < 0)
+                        if (r < 0)
                                 _exit(0); /* the proxy is gone */
                 }
         }

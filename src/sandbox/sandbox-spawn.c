@@ -19,7 +19,7 @@
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
-#include "missing-syscall.h"
+#include "process-util.h"
 
 /* In the child: the descriptors it needs go to 3-6, in this order, and
  * every other one of the caller's is closed (a gateway holds its agents'
@@ -130,14 +130,9 @@ int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glov
                 child(o, report[1], parent);
         }
         report[1] = safe_close(report[1]);
-        pidfd = sys_pidfd_open(pid, 0);
-        if (pidfd < 0) {
-                int r = negative_errno();
-
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                return r;
-        }
+        pidfd = pidfd_open_or_kill(pid);
+        if (pidfd < 0)
+                return pidfd;
         *ret = (struct glove_sandbox_process) { .pid = pid, .pidfd = pidfd, .report_fd = TAKE_FD(report[0]) };
         return 0;
 }
