@@ -3,7 +3,7 @@
  * own supervisor process, forked from the caller, runs glove_sandbox_run()
  * with the caller's descriptors as the command's stdin, stdout and stderr,
  * under an audit run of its own, and at its end reports that run (and its
- * egress proxy's) on a pipe, so that whoever vouches for the session can
+ * egress proxy's) on a socket, so that whoever vouches for the session can
  * vouch for these records too. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,7 +121,8 @@ int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glov
 
         if (!o || !o->sandbox || !o->sandbox->stdio || o->sandbox->audit || !o->name)
                 return -EINVAL;
-        if (pipe2(report, O_CLOEXEC) < 0)
+        /* the report: framed messages (glove_audit_helper_write) */
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
                 return negative_errno();
         pid = fork();
         if (pid < 0)
