@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* A spawned sandbox's report of its audit runs, as the gateway reads it
- * from the supervisor's pipe (glove_audit_helper_read_all): on arbitrary
- * bytes it must either refuse or return well-formed runs, and what it
- * returns must write back as the same line it read. */
+/* A helper's report of its audit run (src/audit/audit-helper.c), as the
+ * session's process or the gateway receives it: one message of the
+ * framing of src/basic/frame-util.h. On arbitrary bytes the decoder must
+ * either refuse or return a well-formed run, and that run must encode
+ * back to the very bytes it came from (one encoding per report), and be
+ * read back the same through a socket. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "glove/audit.h"
@@ -13,43 +16,29 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct glove_audit_helper v[4];
+        struct glove_audit_helper h, back[2];
+        uint8_t out[512];
         size_t n = 0;
-        int in[2], out[2];
+        ssize_t k;
+        int fds[2];
 
-        /* at most what the pipe holds at once: the writer never blocks */
-        if (size > 4096 || pipe(in) < 0)
+        if (glove_audit_helper_parse(data, size, &h) < 0)
                 return 0;
-        if (write(in[1], data, size) != (ssize_t) size)
+        if (!h.reported || !h.component || strlen(h.run) != GLOVE_RUN_ID_CHARS ||
+            strlen(h.sha256) != GLOVE_SHA256_HEX_CHARS)
                 abort();
-        close(in[1]);
-        if (glove_audit_helper_read_all(in[0], v, 4, &n) < 0) {
-                close(in[0]);
-                return 0;
-        }
-        close(in[0]);
-        if (n > 4)
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
                 abort();
-        if (pipe(out) < 0)
+        if (glove_audit_helper_write(fds[0], &h) < 0)
                 abort();
-        for (size_t i = 0; i < n; i++) {
-                if (!v[i].reported || !v[i].component || strlen(v[i].run) != GLOVE_RUN_ID_CHARS ||
-                    strlen(v[i].sha256) != GLOVE_SHA256_HEX_CHARS)
-                        abort();
-                if (glove_audit_helper_write(out[1], &v[i]) < 0)
-                        abort();
-        }
-        close(out[1]);
-        {
-                char back[4097];
-                ssize_t k = read(out[0], back, sizeof(back));
-
-                close(out[0]);
-                /* the same bytes, but for leading zeros of a count */
-                if (k < 0 || (size_t) k > size)
-                        abort();
-                if ((size_t) k == size && memcmp(back, data, size) != 0)
-                        abort();
-        }
+        k = recv(fds[1], out, sizeof(out), MSG_PEEK);
+        if (k < 0 || (size_t) k != size || memcmp(out, data, size) != 0)
+                abort();
+        close(fds[0]);
+        if (glove_audit_helper_read_all(fds[1], back, 2, &n) < 0 || n != 1 || back[0].records != h.records ||
+            strcmp(back[0].run, h.run) != 0 || strcmp(back[0].component, h.component) != 0 ||
+            strcmp(back[0].sha256, h.sha256) != 0)
+                abort();
+        close(fds[1]);
         return 0;
 }

@@ -234,34 +234,31 @@ void glove_audit_close(struct glove_audit *a);
 
 /* Helper runs. glove run's MCP gateway and proxy mode's egress proxy are
  * processes of their own that write audit records under run ids of their
- * own. The supervisor picks each helper's run id; at its end the helper
- * reports how many records it wrote and their SHA-256 (one line,
- * "RECORDS SHA256\n", on a pipe), and the session's receipt carries them
- * under audit.helpers, so that glove audit verify --log vouches for the
+ * own (glove/helper.h starts them). The supervisor picks each helper's run
+ * id; at its end the helper reports its run, how many records it wrote
+ * and their SHA-256, and the session's receipt carries them under
+ * audit.helpers, so that glove audit verify --log vouches for the
  * helpers' records as it does for the session's own. */
 struct glove_audit_helper {
         char run[GLOVE_RUN_ID_CHARS + 1]; /* empty: no helper */
-        const char *component;             /* "mcp", "proxy"; static */
+        const char *component;             /* "sandbox", "mcp", "proxy"; static */
         bool reported;                     /* records and sha256 came */
         uint64_t records;
         char sha256[GLOVE_SHA256_HEX_CHARS + 1];
 };
-/* In the helper, at its end (after its last record): the report to |fd|. */
-int glove_audit_helper_report(const struct glove_audit *a, int fd);
-/* In the supervisor, once the helper has exited: reads the report from
- * |fd| into |h| (run and component are the caller's). -EBADMSG when there
- * is none or it is malformed; |h| then stays unreported. */
-int glove_audit_helper_read(int fd, struct glove_audit_helper *h);
 
-/* Reports that name their runs, for a process that reports several (a
- * spawned sandbox: its own run and its egress proxy's): one line each,
- * "RUN COMPONENT RECORDS SHA256\n", COMPONENT one of "sandbox", "proxy",
- * "mcp". _write() sends |h| (reported) as one write; _read_all() reads to
- * EOF and parses at most |max| lines into |v| (|*ret_n| of them):
- * -EBADMSG for anything malformed, an unknown component or more lines. */
-#define GLOVE_AUDIT_HELPER_LINE_MAX 160
+/* A report is one message of src/basic/frame-util.h's framing,
+ * FRAME_HELPER_REPORT, on a SOCK_SEQPACKET socket: run, component (one of
+ * "sandbox", "proxy", "mcp"), records and SHA-256, at fixed widths
+ * (src/audit/audit-helper.c). _write() sends |h| (reported); _read_all()
+ * reads to the end and decodes at most |max| reports into |v| (|*ret_n|
+ * of them): -EBADMSG for anything malformed, an unknown component or more
+ * reports. _parse() decodes one message as received (header and payload,
+ * |n| bytes). A process that reports several runs (a spawned sandbox: its
+ * own and its egress proxy's) sends one message each. */
 int glove_audit_helper_write(int fd, const struct glove_audit_helper *h);
 int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n);
+int glove_audit_helper_parse(const void *buf, size_t n, struct glove_audit_helper *h);
 /* ---- the audit log against the receipts ---- */
 
 struct glove_audit_log_report {

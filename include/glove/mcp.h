@@ -237,7 +237,7 @@ struct glove_mcp_gateway_options {
         int listen_fd;              /* glove run: a listening Unix socket for the shims instead; -1: none */
         uid_t agent_uid;            /* glove run: the only peer uid a connection may have */
         int stop_fd;                /* readable: stop (glove run, when the sandbox ended); -1: none */
-        int ready_fd;               /* one byte is written (and it is closed) once the servers are up; -1: none */
+        int ready_fd;               /* FRAME_READY is sent (src/basic/frame-util.h; and it is closed) once the servers are up; -1: none */
         int log_dir_fd;             /* each server's stderr goes to <id>.log here; -1: /dev/null */
         char *const *host_env;      /* where a server's env.pass looks names up */
         /* starts the sandboxed servers; NULL: a sandboxed server cannot be

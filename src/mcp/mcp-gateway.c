@@ -21,6 +21,7 @@
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
 #include "buf-util.h"
+#include "frame-util.h"
 #include "log.h"
 #include "macro.h"
 #include "mcp-catalog.h"
@@ -1812,7 +1813,7 @@ static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_e
                         goto out;
         }
         if (o->ready_fd >= 0) {
-                (void) !write(o->ready_fd, "R", 1);
+                (void) frame_send(o->ready_fd, FRAME_READY, NULL, 0, NULL, 0);
                 (void) close(o->ready_fd);
         }
 

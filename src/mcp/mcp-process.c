@@ -12,20 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "glove/mcp.h"
 #include "macro.h"
+#include "frame-util.h"
 #include "missing-syscall.h"
+#include "process-util.h"
 #include "mcp-process.h"
 
 /* In the child, after fork: only async-signal-safe calls. Reports a
- * failure as its errno over |err_fd| and exits 127. */
+ * failure as its errno over |report_fd| (FRAME_EXEC_FAILED) and exits 127. */
 _Noreturn static void child(const char *const argv[], const char *cwd, const char *const envp[], int in_fd, int out_fd,
                             int err_log_fd, int report_fd, pid_t parent) {
-        int e;
+        int32_t e;
 
         /* an upstream never outlives the gateway that started it */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
@@ -61,7 +64,7 @@ _Noreturn static void child(const char *const argv[], const char *cwd, const cha
         execve(argv[0], (char *const *) argv, (char *const *) envp);
 fail:
         e = errno;
-        (void) !write(3, &e, sizeof(e));
+        (void) frame_send(3, FRAME_EXEC_FAILED, &e, sizeof(e), NULL, 0);
         _exit(127);
 }
 
@@ -69,13 +72,15 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
                       struct mcp_process *ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF },
                                  report[2] = { -EBADF, -EBADF };
+        static const struct frame_type types[] = { { FRAME_EXEC_FAILED, sizeof(int32_t), 0 } };
         pid_t parent = getpid(), pid;
-        int e = 0, pidfd;
-        ssize_t n;
+        int32_t e = 0;
+        int pidfd, r;
 
         if (!argv || !argv[0] || argv[0][0] != '/')
                 return -EINVAL;
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
                 return negative_errno();
         pid = fork();
         if (pid < 0)
@@ -84,23 +89,19 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
                 child(argv, cwd, envp, in[0], out[1], err_log_fd, report[1], parent);
 
         report[1] = safe_close(report[1]);
-        do
-                n = read(report[0], &e, sizeof(e));
-        while (n < 0 && errno == EINTR);
-        if (n == (ssize_t) sizeof(e)) {
+        /* its end (the exec closed it) or why it did not get there */
+        r = frame_recv(report[0], types, ELEMENTSOF(types), &e, sizeof(e), NULL, 0, NULL);
+        if (r != -EPIPE) {
                 /* exec failed: reap the child, hand the reason on */
-                (void) waitpid(pid, NULL, 0);
-                return -(e > 0 ? e : EIO);
-        }
-        pidfd = sys_pidfd_open(pid, 0);
-        if (pidfd < 0) {
-                int r = negative_errno();
                 (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                return r;
+                (void) wait_child(pid);
+                return r == FRAME_EXEC_FAILED ? -(e > 0 ? e : EIO) : r < 0 ? r : -EBADMSG;
         }
+        pidfd = pidfd_open_or_kill(pid);
+        if (pidfd < 0)
+                return pidfd;
         if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
-                int r = negative_errno();
+                r = negative_errno();
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
                 safe_close(pidfd);

@@ -30,6 +30,7 @@
 
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "frame-util.h"
 #include "log.h"
 #include "macro.h"
 #include "net-internal.h"
@@ -932,20 +933,23 @@ static void expire(struct proxy *px, uint64_t t) {
         }
 }
 
+/* The helper's messages: one accepted connection each
+ * (src/basic/frame-util.h). */
+static const struct frame_type chan_types[] = {
+        { FRAME_CONNECTION, 0, 1 },
+};
+
 static void on_chan(struct proxy *px) {
         for (;;) {
-                char byte;
-                struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-                union {
-                        char buf[CMSG_SPACE(sizeof(int) * 4)];
-                        struct cmsghdr align;
-                } u;
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-                ssize_t n = recvmsg(px->cfg->chan_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                size_t n_fds = 0;
+                int fd = -EBADF, r;
 
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                r = frame_recv(px->cfg->chan_fd, chan_types, ELEMENTSOF(chan_types), NULL, 0, &fd, 1, &n_fds);
+                if (r == -EAGAIN)
                         return;
-                if (n <= 0) {
+                if (r == -EBADMSG)
+                        continue; /* refused, and what it brought closed: one connection per message */
+                if (r < 0) {
                         /* the helper is gone (killed, or the sandbox ended): no
                          * new connections; the open ones go on */
                         (void) epoll_ctl(px->ep, EPOLL_CTL_DEL, px->cfg->chan_fd, NULL);
@@ -954,20 +958,8 @@ static void on_chan(struct proxy *px) {
                                "the sandbox's listener is gone; no new connections", NULL);
                         return;
                 }
-                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-                                continue;
-                        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        int fds[4];
-
-                        memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
-                        for (size_t i = 0; i < k; i++) {
-                                if (i == 0 && n == 1 && !(mh.msg_flags & MSG_CTRUNC))
-                                        new_conn(px, fds[i]);
-                                else
-                                        safe_close(fds[i]); /* one per message, nothing else */
-                        }
-                }
+                if (n_fds == 1)
+                        new_conn(px, fd);
         }
 }
 
@@ -1010,7 +1002,9 @@ int glove_net_proxy_run(const struct glove_net_proxy_config *cfg) {
                 return negative_errno();
         px.chan_side = (struct side) { NULL, 0 };
         px.stop_side = (struct side) { NULL, 1 };
-        if (epoll_ctl(px.ep, EPOLL_CTL_ADD, cfg->chan_fd, &(struct epoll_event) { .events = EPOLLIN, .data.ptr = &px.chan_side }) < 0 ||
+        /* the channel is read until it has nothing more (on_chan) */
+        if (fcntl(cfg->chan_fd, F_SETFL, fcntl(cfg->chan_fd, F_GETFL) | O_NONBLOCK) < 0 ||
+            epoll_ctl(px.ep, EPOLL_CTL_ADD, cfg->chan_fd, &(struct epoll_event) { .events = EPOLLIN, .data.ptr = &px.chan_side }) < 0 ||
             epoll_ctl(px.ep, EPOLL_CTL_ADD, cfg->stop_fd, &(struct epoll_event) { .events = EPOLLIN, .data.ptr = &px.stop_side }) < 0) {
                 r = negative_errno();
                 goto done;

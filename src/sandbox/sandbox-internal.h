@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "glove/policy.h"
+#include "glove/helper.h"
 #include "glove/sandbox.h"
+#include "frame-util.h"
 #include "missing-syscall.h"
 #include "strv-util.h"
 
@@ -53,8 +55,10 @@ enum stage {
 
 const char *stage_to_string(enum stage s);
 
+/* The sync socket's message types, in the framing of src/basic/frame-util.h
+ * (sandbox.c's table says which carry descriptors). */
 enum msg_type {
-        MSG_GO = 1,         /* supervisor -> init: maps written, trees attached */
+        MSG_GO = FRAME_TYPE_SYNC_BASE + 1, /* supervisor -> init: maps written, trees attached */
         MSG_TREES,          /* supervisor -> init: detached grant trees (SCM_RIGHTS), root mode */
         MSG_SETUP_FAILED,   /* init/agent -> supervisor */
         MSG_EXEC_FAILED,    /* agent -> supervisor */
@@ -269,13 +273,12 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);
  * that cannot start means no sandbox); it sets plan->net_fd and the
  * agent's proxy variables. Init starts the helper before the agent. */
 struct net_proxy_proc {
-        pid_t pid;
-        int stop_fd;  /* closing it ends the proxy */
-        int chan_fd;  /* the sandbox's end until the clone */
-        int report_fd; /* its audit report comes here at its end */
-        struct glove_audit_helper helper; /* its audit run, for the receipt */
+        struct glove_helper proc;         /* the proxy (glove/helper.h) */
+        int chan_fd;                      /* the sandbox's end until the clone */
+        struct glove_warnings *warnings;  /* how it ended, when not well */
+        struct glove_audit_helper helper; /* its audit run, for the receipt, once stopped */
 };
-#define NET_PROXY_PROC_NULL { .pid = 0, .stop_fd = -EBADF, .chan_fd = -EBADF, .report_fd = -EBADF }
+#define NET_PROXY_PROC_NULL { .proc = GLOVE_HELPER_NULL, .chan_fd = -EBADF }
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np);
 void net_proxy_after_clone(struct net_proxy_proc *np);
 void net_proxy_stop(struct net_proxy_proc *np);

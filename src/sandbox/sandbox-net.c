@@ -22,13 +22,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "glove/audit.h"
+#include "glove/helper.h"
 #include "glove/json.h"
 #include "glove/net.h"
-#include "log.h"
+#include "frame-util.h"
 #include "macro.h"
 #include "sandbox-internal.h"
 
@@ -124,75 +124,43 @@ static void close_all_but(const int *keep, size_t n) {
         (void) close_range(from, ~0U, 0);
 }
 
-static void sort_fds(int *v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = i + 1; j < n; j++)
-                        if (v[j] < v[i]) {
-                                int t = v[i];
-                                v[i] = v[j];
-                                v[j] = t;
-                        }
-}
+struct proxy_args {
+        const struct plan *plan;
+        int chan;
+        const char *token;
+        const char *session_run;
+};
 
-_Noreturn static void proxy_main(const struct plan *plan, const struct glove_sandbox_options *opts, int chan,
-                                 int stop, int ready, int report, const char *own_id, const char *token) {
-        struct glove_audit *audit = NULL;
-        char err[512] = "";
-        const char *session = opts->audit ? glove_audit_run_id(opts->audit) : NULL;
-        int keep[4] = { chan, stop, ready, report };
-        int r = 0;
+/* In the proxy, before its audit log: nothing of the supervisor's but
+ * its two channels. */
+static int proxy_setup(struct glove_helper_child *c) {
+        const struct proxy_args *a = c->userdata;
+        int keep[2] = { a->chan < c->fd ? a->chan : c->fd, a->chan < c->fd ? c->fd : a->chan };
+        int null;
 
-        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        (void) prctl(PR_SET_NAME, "glove-proxy", 0, 0, 0);
         /* the terminal's signals are the agent's; the supervisor ends us */
         (void) signal(SIGINT, SIG_IGN);
         (void) signal(SIGQUIT, SIG_IGN);
         (void) signal(SIGHUP, SIG_IGN);
         (void) signal(SIGTSTP, SIG_IGN);
-        sort_fds(keep, ELEMENTSOF(keep));
         close_all_but(keep, ELEMENTSOF(keep));
-        /* the agent's stdin and stdout are not the proxy's business; stderr
-         * takes its messages */
-        {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null >= 0) {
-                        (void) dup2(null, STDIN_FILENO);
-                        (void) dup2(null, STDOUT_FILENO);
-                        if (null > STDERR_FILENO)
-                                safe_close(null);
-                }
+        /* the agent's stdin and stdout are not the proxy's business */
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+                (void) dup2(null, STDIN_FILENO);
+                (void) dup2(null, STDOUT_FILENO);
+                if (null > STDERR_FILENO)
+                        safe_close(null);
         }
+        return 0;
+}
 
-        if (opts->audit) {
-                /* its own run id in the audit log (the supervisor's choice:
-                 * the session's receipt names it); the session's names it */
-                r = glove_audit_open(&(const struct glove_audit_options) {
-                        .path = glove_audit_path(opts->audit),
-                        .run_id = own_id,
-                        .raw_values = plan->policy->audit_raw_values,
-                        .raw_max_bytes = plan->policy->audit_raw_max,
-                }, &audit, err, sizeof(err));
-                if (r >= 0) {
-                        _cleanup_json_ json_t *extra = net_audit_extra(plan);
-                        if (extra && session)
-                                (void) json_object_set_new(extra, "session_run", json_string(session));
-                        r = extra ? glove_audit_append(audit, &(struct glove_audit_event) {
-                                .component = "proxy",
-                                .event = "proxy_start",
-                                .decision = "info",
-                                .reason = "proxy mode's egress proxy",
-                                .subject = "127.0.0.1:3128",
-                                .extra = extra,
-                        }) : -ENOMEM;
-                }
-                if (r >= 0)
-                        r = glove_audit_sync(audit);
-                if (r < 0) {
-                        log_error("The network proxy cannot write the audit log: %s", err[0] ? err : strerror(-r));
-                        _exit(GLOVE_EXIT_FAILED);
-                }
-        }
+static int proxy_run(struct glove_helper_child *c) {
+        const struct proxy_args *a = c->userdata;
+        const struct plan *plan = a->plan;
+        int r;
+
         /* Root needs nothing of root's to relay: from here on the proxy is
          * the agent's host identity (as it is in a normal user's run), its
          * audit log already open. */
@@ -202,84 +170,78 @@ _Noreturn static void proxy_main(const struct plan *plan, const struct glove_san
                 if (setgroups(0, NULL) < 0 || setresgid(plan->host_gid, plan->host_gid, plan->host_gid) < 0 ||
                     setresuid(plan->host_uid, plan->host_uid, plan->host_uid) < 0 ||
                     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
-                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
-                        log_error_errno(negative_errno(), "The network proxy cannot drop root: %m");
-                        _exit(GLOVE_EXIT_FAILED);
-                }
+                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                        return glove_error_set(c->error, errno, "network", "The network proxy cannot drop root: %m");
                 if (getppid() != parent) /* the death signal was re-armed too late */
-                        _exit(GLOVE_EXIT_FAILED);
+                        return glove_error_set(c->error, ESRCH, "network",
+                                               "The network proxy's session ended while it started");
         }
-        if (write(ready, "1", 1) != 1)
-                _exit(GLOVE_EXIT_FAILED);
-        safe_close(ready);
-        r = glove_net_proxy_run(&(const struct glove_net_proxy_config) {
-                .chan_fd = chan,
-                .stop_fd = stop,
-                .token = token,
+        r = glove_helper_ready(c);
+        if (r < 0)
+                return r;
+        return glove_net_proxy_run(&(const struct glove_net_proxy_config) {
+                .chan_fd = a->chan,
+                .stop_fd = c->fd,
+                .token = a->token,
                 .allow = plan->policy->net_allow,
                 .n_allow = plan->policy->n_net_allow,
-                .audit = audit,
-                .session_run = session,
+                .audit = c->audit,
+                .session_run = a->session_run,
         });
-        if (audit) {
-                _cleanup_json_ json_t *extra = session ? json_pack("{s:s}", "session_run", session) : NULL;
-                (void) glove_audit_append(audit, &(struct glove_audit_event) {
-                        .component = "proxy",
-                        .event = "proxy_end",
-                        .decision = "info",
-                        .reason = r < 0 ? "the proxy failed" : "the session ended",
-                        .subject = "127.0.0.1:3128",
-                        .extra = extra,
-                });
-                (void) glove_audit_sync(audit);
-                /* after its last record: what the receipt vouches for */
-                (void) glove_audit_helper_report(audit, report);
-                glove_audit_close(audit);
-        }
-        _exit(r < 0 ? GLOVE_EXIT_FAILED : 0);
 }
 
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np) {
-        _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF }, stop[2] = { -EBADF, -EBADF },
-                                 ready[2] = { -EBADF, -EBADF }, report[2] = { -EBADF, -EBADF };
-        char token[GLOVE_RUN_ID_CHARS + 1], c;
-        ssize_t n;
+        _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF };
+        _cleanup_json_ json_t *extra = NULL;
+        char token[GLOVE_RUN_ID_CHARS + 1];
+        struct proxy_args args = { .plan = plan, .token = token };
+        struct glove_audit_options ao = {};
         int r;
 
         plan->net_fd = -EBADF;
+        np->warnings = opts->warnings;
         if (plan->policy->net != GLOVE_NET_PROXY)
                 return 0;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 || pipe2(stop, O_CLOEXEC) < 0 ||
-            pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
                 return glove_error_set(plan->error, negative_errno(), "network",
                                        "Cannot set up the network proxy's channel: %m");
-        glove_run_id_new(token); /* 128 random bits */
         if (opts->audit) {
-                glove_run_id_new(np->helper.run);
-                np->helper.component = "proxy";
+                /* its own run id in the audit log (the supervisor's choice:
+                 * the session's receipt names it); the session's names it */
+                ao = (struct glove_audit_options) {
+                        .path = glove_audit_path(opts->audit),
+                        .raw_values = plan->policy->audit_raw_values,
+                        .raw_max_bytes = plan->policy->audit_raw_max,
+                };
+                args.session_run = glove_audit_run_id(opts->audit);
+                extra = net_audit_extra(plan);
+                if (!extra)
+                        return glove_error_set(plan->error, -ENOMEM, "network", "Out of memory");
         }
-        np->pid = fork();
-        if (np->pid < 0) {
-                np->pid = 0;
-                return glove_error_set(plan->error, negative_errno(), "network", "Cannot start the network proxy: %m");
-        }
-        if (np->pid == 0)
-                proxy_main(plan, opts, chan[0], stop[0], ready[1], report[1], np->helper.run, token);
-        chan[0] = safe_close(chan[0]);
-        report[1] = safe_close(report[1]);
-        np->report_fd = TAKE_FD(report[0]);
-        stop[0] = safe_close(stop[0]);
-        ready[1] = safe_close(ready[1]);
-        np->stop_fd = TAKE_FD(stop[1]);
-        do
-                n = read(ready[0], &c, 1);
-        while (n < 0 && errno == EINTR);
-        if (n != 1) {
+        glove_run_id_new(token); /* 128 random bits */
+        args.chan = chan[0];
+        r = glove_helper_start(&(const struct glove_helper_options) {
+                .what = "the network proxy",
+                .stage = "network",
+                .name = "glove-proxy",
+                .audit = opts->audit ? &ao : NULL,
+                .component = "proxy",
+                .start_event = "proxy_start",
+                .end_event = "proxy_end",
+                .start_reason = "proxy mode's egress proxy",
+                .failed_reason = "the proxy failed",
+                .subject = "127.0.0.1:3128",
+                .session_run = args.session_run,
+                .start_extra = extra,
+                .setup = proxy_setup,
+                .run = proxy_run,
+                .userdata = &args,
+        }, &np->proc, opts->warnings, plan->error);
+        if (r < 0) {
                 explicit_bzero(token, sizeof(token));
-                return glove_error_set(plan->error, -ECHILD, "network",
-                                       "The network proxy did not start (it said why); the agent does not "
-                                                "run");
+                return r;
         }
+        chan[0] = safe_close(chan[0]);
         r = proxy_env(plan, token);
         explicit_bzero(token, sizeof(token));
         if (r < 0)
@@ -293,21 +255,19 @@ void net_proxy_after_clone(struct net_proxy_proc *np) {
 }
 
 void net_proxy_stop(struct net_proxy_proc *np) {
-        int status = 0;
+        struct glove_error e = {};
+        bool ran = np->proc.pid > 0;
+        int status;
 
         np->chan_fd = safe_close(np->chan_fd);
-        np->stop_fd = safe_close(np->stop_fd);
-        if (np->pid <= 0)
+        status = glove_helper_stop(&np->proc, np->warnings, &e);
+        np->helper = np->proc.report;
+        if (!ran)
                 return;
-        while (waitpid(np->pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        np->pid = 0;
-        if (np->report_fd >= 0 && np->helper.run[0] && glove_audit_helper_read(np->report_fd, &np->helper) < 0)
-                log_warning("The network proxy did not report its audit records; the receipt cannot vouch for them");
-        np->report_fd = safe_close(np->report_fd);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                log_warning("The network proxy ended with status %d",
-                            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (glove_error_is_set(&e))
+                glove_warning_add(np->warnings, "%s", e.message);
+        else if (status != 0)
+                glove_warning_add(np->warnings, "The network proxy ended with status %d", status);
 }
 
 int net_child_keep_fd(struct plan *plan, int sync_fd) {
@@ -350,32 +310,17 @@ int net_helper_start(const struct plan *plan, char *detail, size_t len) {
                 sigemptyset(&none);
                 (void) sigprocmask(SIG_SETMASK, &none, NULL);
                 for (;;) {
-                        char byte = 'c';
-                        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-                        union {
-                                char buf[CMSG_SPACE(sizeof(int))];
-                                struct cmsghdr align;
-                        } u = {};
-                        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                                             .msg_controllen = sizeof(u.buf) };
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
                         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-                        ssize_t n;
+                        int r;
 
                         if (c < 0) {
                                 if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                                         (void) usleep(10000);
                                 continue;
                         }
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &c, sizeof(int));
-                        do
-                                n = sendmsg(plan->net_fd, &mh, MSG_NOSIGNAL);
-                        while (n < 0 && errno == EINTR);
+                        r = frame_send(plan->net_fd, FRAME_CONNECTION, NULL, 0, &c, 1);
                         safe_close(c);
-                        if (n < 0)
+                        if (r < 0)
                                 _exit(0); /* the proxy is gone */
                 }
         }

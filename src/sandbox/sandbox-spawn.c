@@ -3,7 +3,7 @@
  * own supervisor process, forked from the caller, runs glove_sandbox_run()
  * with the caller's descriptors as the command's stdin, stdout and stderr,
  * under an audit run of its own, and at its end reports that run (and its
- * egress proxy's) on a pipe, so that whoever vouches for the session can
+ * egress proxy's) on a socket, so that whoever vouches for the session can
  * vouch for these records too. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
-#include "missing-syscall.h"
+#include "process-util.h"
 
 /* In the child: the descriptors it needs go to 3-6, in this order, and
  * every other one of the caller's is closed (a gateway holds its agents'
@@ -129,7 +130,8 @@ int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glov
 
         if (!o || !o->sandbox || !o->sandbox->stdio || o->sandbox->audit || !o->name)
                 return -EINVAL;
-        if (pipe2(report, O_CLOEXEC) < 0)
+        /* the report: framed messages (glove_audit_helper_write) */
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
                 return negative_errno();
         pid = fork();
         if (pid < 0)
@@ -139,14 +141,9 @@ int glove_sandbox_spawn(const struct glove_sandbox_spawn_options *o, struct glov
                 child(o, report[1], parent);
         }
         report[1] = safe_close(report[1]);
-        pidfd = sys_pidfd_open(pid, 0);
-        if (pidfd < 0) {
-                int r = negative_errno();
-
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                return r;
-        }
+        pidfd = pidfd_open_or_kill(pid);
+        if (pidfd < 0)
+                return pidfd;
         *ret = (struct glove_sandbox_process) { .pid = pid, .pidfd = pidfd, .report_fd = TAKE_FD(report[0]) };
         return 0;
 }

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "missing-syscall.h"
 #include "sandbox-cgroup.h"
+#include "frame-util.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
 #include "sandbox-supervise.h"
@@ -63,82 +64,43 @@ static const char *const stage_names[_STAGE_MAX] = {
 
 STRING_TABLE_TO_STRING(stage_to_string, enum stage, stage_names, "unknown")
 
+/* The sync socket's messages (src/basic/frame-util.h): each a whole
+ * struct sync_msg; descriptors only on the two that carry them. */
+static const struct frame_type sync_types[] = {
+        { MSG_GO, sizeof(struct sync_msg), 0 },
+        { MSG_TREES, sizeof(struct sync_msg), FRAME_FDS_MAX },
+        { MSG_SETUP_FAILED, sizeof(struct sync_msg), 0 },
+        { MSG_EXEC_FAILED, sizeof(struct sync_msg), 0 },
+        { MSG_AGENT_EXITED, sizeof(struct sync_msg), 0 },
+        { MSG_PLACEHOLDERS, sizeof(struct sync_msg), 0 },
+        { MSG_RELEASE, sizeof(struct sync_msg), 0 },
+        { MSG_TERMINAL, sizeof(struct sync_msg), 1 },
+        { MSG_APPLIED, sizeof(struct sync_msg), 0 },
+};
+
 int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds) {
-        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof(*m) };
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * 64)];
-                struct cmsghdr align;
-        } u;
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        ssize_t n;
-
-        if (n_fds > 64)
-                return -E2BIG;
-        if (n_fds > 0) {
-                struct cmsghdr *c;
-
-                memset(&u, 0, sizeof(u));
-                mh.msg_control = u.buf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-        }
-        do
-                n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        return n == (ssize_t) sizeof(*m) ? 0 : -EIO;
+        return frame_send(fd, m->type, m, sizeof(*m), fds, n_fds);
 }
 
-/* Receives one message. Anything but exactly one whole message (with at
- * most |max_fds| descriptors) is a protocol error between our own
- * processes, and fatal for the peer. */
+/* Receives one message. Anything but exactly one whole message of a type
+ * the table knows (with at most |max_fds| descriptors, and only on a type
+ * that carries them) is a protocol error between our own processes, and
+ * fatal for the peer. */
 int sync_recv(int fd, struct sync_msg *m, int *fds, size_t max_fds, size_t *ret_n_fds) {
-        struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * 64)];
-                struct cmsghdr align;
-        } u;
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        size_t got = 0;
-        ssize_t n;
+        size_t n_fds = 0;
+        int r;
 
-        /* A peer that exited with our last message unread leaves
-         * ECONNRESET, which the kernel reports (and clears) before the
-         * messages it sent first: those still count (a setup failure's
-         * reason comes this way). */
-        do
-                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && (errno == EINTR || errno == ECONNRESET));
-        if (n < 0)
-                return negative_errno();
-        if (n == 0)
-                return -EPIPE;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        int tmp[64];
-
-                        memcpy(tmp, CMSG_DATA(c), k * sizeof(int));
-                        for (size_t i = 0; i < k; i++) {
-                                if (got < max_fds && fds)
-                                        fds[got++] = tmp[i];
-                                else
-                                        safe_close(tmp[i]);
-                        }
-                }
-        if ((size_t) n != sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                for (size_t i = 0; i < got; i++)
+        r = frame_recv(fd, sync_types, ELEMENTSOF(sync_types), m, sizeof(*m), fds, max_fds, &n_fds);
+        if (r < 0)
+                return r;
+        if ((uint32_t) r != m->type) {
+                for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
                 return -EBADMSG;
         }
         m->detail[sizeof(m->detail) - 1] = 0;
         if (ret_n_fds)
-                *ret_n_fds = got;
+                *ret_n_fds = n_fds;
         return 0;
 }
 

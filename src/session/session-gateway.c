@@ -20,6 +20,7 @@
 
 #include "session-internal.h"
 #include "glove/audit.h"
+#include "glove/helper.h"
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
 #include "glove/sandbox.h"
@@ -80,112 +81,84 @@ int session_gateway_prepare(struct glove_policy *p, const struct glove_policy_co
         return 0;
 }
 
+struct gateway_args {
+        const struct session_gateway *rs;
+        const struct glove_policy *policy;
+        const struct glove_mcp_launcher *launcher;
+        int log_dir_fd;
+};
+
+static int gateway_run(struct glove_helper_child *c) {
+        const struct gateway_args *a = c->userdata;
+        int ready;
+
+        /* the gateway closes its ready descriptor once it said so; the
+         * channel stays the helper's */
+        ready = fcntl(c->fd, F_DUPFD_CLOEXEC, 3);
+        if (ready < 0)
+                return glove_error_set(c->error, errno, "mcp", "Cannot start the MCP gateway: %m");
+        return glove_mcp_gateway_run(&(const struct glove_mcp_gateway_options) {
+                .launcher = a->launcher,
+                .policy = a->policy->mcp,
+                .audit = c->audit,
+                .in_fd = -1,
+                .out_fd = -1,
+                .listen_fd = a->rs->listen_fd,
+                .agent_uid = a->rs->uid,
+                .stop_fd = c->fd,
+                .ready_fd = ready,
+                .log_dir_fd = a->log_dir_fd,
+                .host_env = environ,
+                /* its start's failure goes to the session's error, its
+                 * warnings to the session's */
+                .error = c->error,
+                .warnings = c->warnings,
+        });
+}
+
 /* Starts the gateway as a child and waits until its servers are up. */
 int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id,
-                          const struct glove_mcp_launcher *launcher, struct glove_error *e) {
-        int stop[2], ready[2], report[2];
-        char c;
-        ssize_t n;
+                          const struct glove_mcp_launcher *launcher, struct glove_warnings *w, struct glove_error *e) {
+        struct gateway_args args = { .rs = rs, .policy = p, .launcher = launcher, .log_dir_fd = log_dir_fd };
+        int r;
 
-        if (pipe2(stop, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0)
-                return glove_error_set(e, negative_errno(), "mcp", "pipe: %m");
-        /* its own run id in the audit log, chosen here so that the
-         * session's receipt can name it (audit.helpers) */
-        glove_run_id_new(rs->helper.run);
-        rs->helper.component = "mcp";
-        rs->pid = fork();
-        if (rs->pid < 0)
-                return glove_error_set(e, negative_errno(), "mcp", "fork: %m");
-        if (rs->pid == 0) {
-                struct glove_audit *audit = NULL;
-                char err[512] = "";
-                int r;
-
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                (void) close(stop[1]);
-                (void) close(ready[0]);
-                (void) close(report[0]);
-                r = glove_audit_open(&(const struct glove_audit_options) {
+        r = glove_helper_start(&(const struct glove_helper_options) {
+                .what = "the MCP gateway",
+                .stage = "mcp",
+                .audit = &(const struct glove_audit_options) {
                         .path = p->audit_path,
-                        .run_id = rs->helper.run,
                         .raw_values = p->audit_raw_values,
                         .raw_max_bytes = p->audit_raw_max,
-                }, &audit, err, sizeof(err));
-                if (r >= 0) {
-                        _cleanup_json_ json_t *extra = json_pack("{s:s}", "session_run", run_id);
-                        r = glove_audit_append(audit, &(struct glove_audit_event) {
-                                .component = "mcp",
-                                .event = "gateway_start",
-                                .decision = "info",
-                                .reason = "glove run's gateway",
-                                .subject = rs->sock,
-                                .extra = extra,
-                        });
-                }
-                if (r < 0) {
-                        log_error("Cannot write the audit log: %s", err[0] ? err : strerror(-r));
-                        _exit(GLOVE_EXIT_FAILED);
-                }
-                r = glove_mcp_gateway_run(&(const struct glove_mcp_gateway_options) {
-                        .launcher = launcher,
-                        .policy = p->mcp,
-                        .audit = audit,
-                        .in_fd = -1,
-                        .out_fd = -1,
-                        .listen_fd = rs->listen_fd,
-                        .agent_uid = rs->uid,
-                        .stop_fd = stop[0],
-                        .ready_fd = ready[1],
-                        .log_dir_fd = log_dir_fd,
-                        .host_env = environ,
-                });
-                (void) glove_audit_append(audit, &(struct glove_audit_event) {
-                        .component = "mcp",
-                        .event = "gateway_end",
-                        .decision = "info",
-                        .reason = r < 0 ? "the gateway failed" : "the session ended",
-                        .subject = rs->sock,
-                });
-                (void) glove_audit_sync(audit);
-                /* after its last record: what the receipt vouches for */
-                (void) glove_audit_helper_report(audit, report[1]);
-                glove_audit_close(audit);
-                _exit(r < 0 ? GLOVE_EXIT_FAILED : 0);
-        }
-        (void) close(stop[0]);
-        (void) close(ready[1]);
-        (void) close(report[1]);
-        rs->report_fd = report[0];
-        rs->stop_fd = stop[1];
-        rs->listen_fd = safe_close(rs->listen_fd); /* the gateway's now */
-        do
-                n = read(ready[0], &c, 1);
-        while (n < 0 && errno == EINTR);
-        (void) close(ready[0]);
-        if (n != 1) {
-                /* it said why; it is gone */
-                (void) waitpid(rs->pid, NULL, 0);
-                rs->pid = 0;
-                return glove_error_set(e, -ECHILD, "mcp", "The MCP gateway did not start; the agent does not run");
-        }
+                },
+                .component = "mcp",
+                .start_event = "gateway_start",
+                .end_event = "gateway_end",
+                .start_reason = "glove run's gateway",
+                .failed_reason = "the gateway failed",
+                .subject = rs->sock,
+                .session_run = run_id,
+                .run = gateway_run,
+                .userdata = &args,
+        }, &rs->proc, w, e);
+        rs->listen_fd = safe_close(rs->listen_fd); /* the gateway's now, or no one's */
+        if (r < 0)
+                return r;
+        rs->helper = rs->proc.report;
         return 0;
 }
 
 /* Stops the gateway (it stops its servers) and removes the socket. */
 int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w) {
-        int status = 0;
+        struct glove_error e = {};
+        int status;
 
-        rs->stop_fd = safe_close(rs->stop_fd);
         rs->listen_fd = safe_close(rs->listen_fd);
-        if (rs->pid > 0) {
-                while (waitpid(rs->pid, &status, 0) < 0 && errno == EINTR)
-                        ;
-                rs->pid = 0;
-                if (rs->report_fd >= 0 && glove_audit_helper_read(rs->report_fd, &rs->helper) < 0)
-                        glove_warning_add(w, "The MCP gateway did not report its audit records; the receipt "
-                                             "cannot vouch for them");
-        }
-        rs->report_fd = safe_close(rs->report_fd);
+        status = glove_helper_stop(&rs->proc, w, &e);
+        rs->helper = rs->proc.report;
+        /* what failed while it served it said itself; its failure's
+         * message is the better warning than its status */
+        if (glove_error_is_set(&e))
+                glove_warning_add(w, "%s", e.message);
         if (rs->sock)
                 (void) unlink(rs->sock);
         if (rs->dir)
@@ -193,5 +166,5 @@ int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w)
         free(rs->sock);
         free(rs->dir);
         rs->sock = rs->dir = NULL;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return status;
 }

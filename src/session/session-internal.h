@@ -6,6 +6,7 @@
 
 #include "glove/audit.h"
 #include "glove/error.h"
+#include "glove/helper.h"
 #include "glove/mcp.h"
 #include "glove/policy.h"
 
@@ -33,23 +34,21 @@ void session_mcp_launcher_init(struct glove_mcp_launcher *l, const struct sessio
 struct session_gateway {
         char *dir, *sock;   /* the socket's directory (mkdtemp) and the socket */
         int listen_fd;      /* until the gateway child has it */
-        int stop_fd;        /* closing it stops the gateway */
-        int ready_fd;
-        pid_t pid;          /* the gateway */
         uid_t uid;          /* the agent's host identity */
         gid_t gid;
-        int report_fd;      /* the gateway's audit report comes here at its end */
+        struct glove_helper proc;         /* the gateway (glove/helper.h) */
         struct glove_audit_helper helper; /* its audit run, for the receipt */
 };
-#define SESSION_GATEWAY_NULL                                                                                  \
-        ((struct session_gateway) { .listen_fd = -EBADF, .stop_fd = -EBADF, .ready_fd = -EBADF, .report_fd = -EBADF })
+#define SESSION_GATEWAY_NULL ((struct session_gateway) { .listen_fd = -EBADF, .proc = GLOVE_HELPER_NULL })
 /* The socket's directory and the socket; the grants and the environment
  * the agent needs to reach them and the shim join |p|. |uid| and |gid|:
  * the agent's host identity. */
 int session_gateway_prepare(struct glove_policy *p, const struct glove_policy_context *ctx, uid_t uid, gid_t gid,
                             struct session_gateway *rs, struct glove_error *e);
-/* Starts the gateway as a child and waits until its servers are up. */
+/* Starts the gateway as a child and waits until its servers are up; its
+ * warnings go to |w|, its failure to |e|. */
 int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd,
-                          const char *run_id, const struct glove_mcp_launcher *launcher, struct glove_error *e);
+                          const char *run_id, const struct glove_mcp_launcher *launcher, struct glove_warnings *w,
+                          struct glove_error *e);
 /* Stops it (it stops its servers), removes the socket; its exit status. */
 int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w);

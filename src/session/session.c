@@ -385,7 +385,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                 };
                 session_mcp_launcher_init(&launcher, &lctx);
                 gateway_up = log_dir_fd >= 0 && session_gateway_start(&rs, p, log_dir_fd, run_id, &launcher,
-                                                                      &s->error) >= 0;
+                                                                      &s->warnings, &s->error) >= 0;
         }
         glove_sha256_hex(s->policy_text, strlen(s->policy_text), policy_sha);
 

@@ -429,44 +429,6 @@ static int check(const char *log, size_t len, const char *journal, const char *l
                                             &(const struct glove_audit_log_id) { .path = log_path }, rep);
 }
 
-/* A helper's report: written by glove_audit_helper_report, read back;
- * anything else is no report. */
-static void test_helper_report(void **state) {
-        struct glove_audit *a = open_log(false, 0);
-        struct glove_audit_helper h = { .component = "mcp" };
-        char digest[GLOVE_SHA256_HEX_CHARS + 1];
-        static const char *const bad[] = { "", "x 00\n", "3\n", "-1 0000000000000000000000000000000000000000000000000000000000000000\n",
-                                           "3 000000000000000000000000000000000000000000000000000000000000000\n",
-                                           "3 000000000000000000000000000000000000000000000000000000000000000G\n",
-                                           "3 0000000000000000000000000000000000000000000000000000000000000000",
-                                           "99999999999999999999999 0000000000000000000000000000000000000000000000000000000000000000\n" };
-        int fds[2];
-
-        append_ev(a, false, "one", 0);
-        append_ev(a, false, "two", 0);
-        assert_int_equal(pipe(fds), 0);
-        assert_int_equal(glove_audit_helper_report(a, fds[1]), 0);
-        close(fds[1]);
-        assert_int_equal(glove_audit_helper_read(fds[0], &h), 0);
-        close(fds[0]);
-        glove_audit_digest(a, digest);
-        assert_true(h.reported);
-        assert_int_equal(h.records, 2);
-        assert_string_equal(h.sha256, digest);
-        glove_audit_close(a);
-
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                struct glove_audit_helper g = { .component = "proxy" };
-
-                assert_int_equal(pipe(fds), 0);
-                assert_int_equal(write(fds[1], bad[i], strlen(bad[i])), (ssize_t) strlen(bad[i]));
-                close(fds[1]);
-                assert_int_equal(glove_audit_helper_read(fds[0], &g), -EBADMSG);
-                assert_false(g.reported);
-                close(fds[0]);
-        }
-}
-
 /* A receipt's audit.helpers vouch for the helpers' runs: their records
  * counted and hashed like the session's own; a helper that did not report
  * leaves its run unreceipted, not damaged. */
@@ -515,77 +477,6 @@ static void test_log_check_helpers(void **state) {
                         "\"sha256\":\"%s\"},\"kind\":\"session\",\"run\":\"%s\"}\n",
                         sha_run, run);
         assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
-}
-
-/* Reports naming their runs (a spawned sandbox's): several lines, each
- * whole, components from the known set; anything else is no report. */
-static void test_helper_named(void **state) {
-        static const char run1[] = "0123456789abcdef0123456789abcdef", run2[] = "fedcba9876543210fedcba9876543210";
-        static const char sha[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-        struct glove_audit_helper in[2] = { { .component = "sandbox", .reported = true, .records = 19 },
-                                            { .component = "proxy", .reported = true, .records = 0 } };
-        struct glove_audit_helper out[2];
-        size_t n = 99;
-        int fds[2];
-        static const char *const bad[] = {
-                "0123456789abcdef0123456789abcdef sandbox 3\n",
-                "0123456789abcdef0123456789abcdef agent 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
-                "0123456789abcdef0123456789abcdeF sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
-                "0123456789abcdef0123456789abcdef sandbox -3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
-                "0123456789abcdef0123456789abcdef sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
-                "0123456789abcdef0123456789abcdef sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff x\n",
-                "0123456789abcdef0123456789abcdef  sandbox 3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
-                "\n",
-        };
-
-        memcpy(in[0].run, run1, sizeof(run1));
-        memcpy(in[1].run, run2, sizeof(run2));
-        memcpy(in[0].sha256, sha, sizeof(sha));
-        memcpy(in[1].sha256, sha, sizeof(sha));
-        assert_int_equal(pipe(fds), 0);
-        assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
-        assert_int_equal(glove_audit_helper_write(fds[1], &in[1]), 0);
-        close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
-        close(fds[0]);
-        assert_int_equal(n, 2);
-        for (size_t i = 0; i < 2; i++) {
-                assert_true(out[i].reported);
-                assert_string_equal(out[i].run, in[i].run);
-                assert_string_equal(out[i].component, in[i].component);
-                assert_int_equal(out[i].records, in[i].records);
-                assert_string_equal(out[i].sha256, sha);
-        }
-        /* nothing at all: no runs (a supervisor that was killed) */
-        assert_int_equal(pipe(fds), 0);
-        close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
-        assert_int_equal(n, 0);
-        close(fds[0]);
-        /* more lines than asked for */
-        assert_int_equal(pipe(fds), 0);
-        for (int i = 0; i < 3; i++)
-                assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
-        close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
-        close(fds[0]);
-        /* an unknown component or an unreported run is not written */
-        {
-                struct glove_audit_helper x = in[0];
-
-                x.component = "agent";
-                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
-                x = in[0];
-                x.reported = false;
-                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
-        }
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                assert_int_equal(pipe(fds), 0);
-                assert_int_equal(write(fds[1], bad[i], strlen(bad[i])), (ssize_t) strlen(bad[i]));
-                close(fds[1]);
-                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
-                close(fds[0]);
-        }
 }
 
 /* A record of a vouched-for run may vouch for another run (the gateway for
@@ -750,9 +641,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_later, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_helper_report, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check_helpers, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_helper_named, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check_vouches, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/* src/audit/audit-helper.c: helper processes (their start, ready, stop,
+ * failure and audit records) and the audit reports they and a spawned
+ * sandbox send. */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "glove/audit.h"
+#include "glove/helper.h"
+#include "glove/json.h"
+#include "frame-util.h"
+#include "macro.h"
+
+static char dir[64];
+static char path[128];
+static const char run1[] = "0123456789abcdef0123456789abcdef", run2[] = "fedcba9876543210fedcba9876543210";
+static const char sha[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+static int setup(void **state) {
+        (void) state;
+        (void) snprintf(dir, sizeof(dir), "/tmp/glove-test-helper-XXXXXX");
+        if (!mkdtemp(dir))
+                return -1;
+        (void) snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+        return glove_crypto_init();
+}
+
+static int teardown(void **state) {
+        char cmd[160];
+
+        (void) state;
+        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void pair(int fds[2]) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+}
+
+/* The wire form of a report, by hand: run, component (NUL-padded to 8),
+ * records, SHA-256. */
+struct wire {
+        char run[32];
+        char component[8];
+        uint64_t records;
+        char sha256[64];
+};
+
+static struct wire good_wire(void) {
+        struct wire w = { .records = 7 };
+
+        memcpy(w.run, run1, 32);
+        memcpy(w.component, "proxy", 5);
+        memcpy(w.sha256, sha, 64);
+        return w;
+}
+
+/* Reports in and out: several, each whole, from the known components;
+ * nothing at all is no runs; anything else is no report. */
+static void test_reports(void **state) {
+        struct glove_audit_helper in[2] = { { .component = "sandbox", .reported = true, .records = 19 },
+                                            { .component = "proxy", .reported = true, .records = 0 } };
+        struct glove_audit_helper out[2];
+        size_t n = 99;
+        int fds[2];
+
+        (void) state;
+        memcpy(in[0].run, run1, sizeof(run1));
+        memcpy(in[1].run, run2, sizeof(run2));
+        memcpy(in[0].sha256, sha, sizeof(sha));
+        memcpy(in[1].sha256, sha, sizeof(sha));
+        pair(fds);
+        assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
+        assert_int_equal(glove_audit_helper_write(fds[1], &in[1]), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        close(fds[0]);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < 2; i++) {
+                assert_true(out[i].reported);
+                assert_string_equal(out[i].run, in[i].run);
+                assert_string_equal(out[i].component, in[i].component);
+                assert_int_equal(out[i].records, in[i].records);
+                assert_string_equal(out[i].sha256, sha);
+        }
+        /* nothing at all: no runs (a supervisor that was killed) */
+        pair(fds);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(n, 0);
+        close(fds[0]);
+        /* more reports than asked for */
+        pair(fds);
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+        close(fds[0]);
+        /* an unknown component, an unreported run, a short run id are not written */
+        {
+                struct glove_audit_helper x = in[0];
+
+                x.component = "agent";
+                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
+                x = in[0];
+                x.reported = false;
+                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
+                x = in[0];
+                x.run[5] = 0;
+                assert_int_equal(glove_audit_helper_write(1, &x), -EINVAL);
+        }
+}
+
+/* Each way a report can be wrong, sent raw: refused. */
+static void test_reports_refused(void **state) {
+        struct wire w;
+        struct glove_audit_helper out[2];
+        size_t n;
+        int fds[2];
+
+        (void) state;
+        for (int i = 0; i < 9; i++) {
+                w = good_wire();
+                pair(fds);
+                switch (i) {
+                case 0: /* an upper-case run id */
+                        w.run[31] = 'F';
+                        break;
+                case 1: /* not hex */
+                        w.sha256[0] = 'g';
+                        break;
+                case 2: /* an unknown component */
+                        memcpy(w.component, "agent", 5);
+                        break;
+                case 3: /* something after the component's end */
+                        w.component[7] = 'x';
+                        break;
+                case 4: /* no component */
+                        memset(w.component, 0, sizeof(w.component));
+                        break;
+                default:
+                        break;
+                }
+                if (i == 5) /* short */
+                        assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w) - 1, NULL, 0), 0);
+                else if (i == 6) { /* a byte too many */
+                        char longer[sizeof(w) + 1] = {};
+
+                        memcpy(longer, &w, sizeof(w));
+                        assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, longer, sizeof(longer), NULL, 0), 0);
+                } else if (i == 7) /* another type */
+                        assert_int_equal(frame_send(fds[1], FRAME_READY, NULL, 0, NULL, 0), 0);
+                else if (i == 8) /* a descriptor it does not carry */
+                        assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w), (int[]) { 0 }, 1), 0);
+                else
+                        assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w), NULL, 0), 0);
+                close(fds[1]);
+                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+                close(fds[0]);
+        }
+        /* and the good one, to show the cases above differ from it in
+         * nothing but what they say */
+        w = good_wire();
+        pair(fds);
+        assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w), NULL, 0), 0);
+        close(fds[1]);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(out[0].component, "proxy");
+        assert_int_equal(out[0].records, 7);
+        close(fds[0]);
+}
+
+/* glove_audit_helper_parse: one message as received. */
+static void test_parse(void **state) {
+        struct {
+                struct frame_header h;
+                struct wire w;
+                char extra;
+        } m = { .h = { FRAME_HELPER_REPORT, sizeof(struct wire) }, .w = good_wire() };
+        struct glove_audit_helper h;
+
+        (void) state;
+        assert_int_equal(glove_audit_helper_parse(&m, sizeof(m.h) + sizeof(m.w), &h), 0);
+        assert_string_equal(h.run, run1);
+        assert_string_equal(h.sha256, sha);
+        assert_int_equal(glove_audit_helper_parse(&m, sizeof(m.h) + sizeof(m.w) - 1, &h), -EBADMSG);
+        assert_int_equal(glove_audit_helper_parse(&m, sizeof(m.h) + sizeof(m.w) + 1, &h), -EBADMSG);
+        assert_int_equal(glove_audit_helper_parse(&m, 3, &h), -EBADMSG);
+        m.h.type = FRAME_ERROR;
+        assert_int_equal(glove_audit_helper_parse(&m, sizeof(m.h) + sizeof(m.w), &h), -EBADMSG);
+}
+
+/* ---- helper processes ---- */
+
+enum behaviour { SERVE, FAIL_BEFORE_READY, VANISH, VANISH_AFTER_READY, FAIL_AFTER_READY, FAIL_SETUP };
+
+static int wait_stop(const struct glove_helper_child *c) {
+        struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return 0;
+}
+
+static int setup_fn(struct glove_helper_child *c) {
+        const enum behaviour *b = c->userdata;
+
+        if (*b == FAIL_SETUP)
+                return glove_error_set(c->error, EMFILE, "mcp", "too many descriptors in setup");
+        return 0;
+}
+
+static int run_fn(struct glove_helper_child *c) {
+        const enum behaviour *b = c->userdata;
+
+        switch (*b) {
+        case FAIL_BEFORE_READY:
+                return glove_error_set(c->error, EADDRINUSE, "mcp", "Cannot listen on the socket: %m");
+        case VANISH:
+                _exit(3);
+        case VANISH_AFTER_READY:
+                assert_int_equal(glove_helper_ready(c), 0);
+                _exit(0);
+        case FAIL_AFTER_READY:
+                assert_int_equal(glove_helper_ready(c), 0);
+                (void) wait_stop(c);
+                return -EIO;
+        case SERVE:
+                glove_warning_add(c->warnings, "first warning");
+                glove_warning_add(c->warnings, "second warning %d", 2);
+                assert_int_equal(glove_helper_ready(c), 0);
+                return wait_stop(c);
+        case FAIL_SETUP:
+        default:
+                assert_int_equal(glove_helper_ready(c), 0);
+                return wait_stop(c);
+        }
+}
+
+static struct glove_helper_options options(enum behaviour *b, const struct glove_audit_options *ao) {
+        return (struct glove_helper_options) {
+                .what = "the test helper",
+                .stage = "mcp",
+                .audit = ao,
+                .component = "mcp",
+                .start_event = "gateway_start",
+                .end_event = "gateway_end",
+                .start_reason = "a test",
+                .failed_reason = "the test failed",
+                .subject = "here",
+                .session_run = run2,
+                .setup = setup_fn,
+                .run = run_fn,
+                .userdata = b,
+        };
+}
+
+static size_t count_lines(const char *p, const char *needle) {
+        char line[2048];
+        size_t n = 0;
+        FILE *f = fopen(p, "re");
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, needle))
+                        n++;
+        fclose(f);
+        return n;
+}
+
+/* A helper that serves: ready, stopped, its start and end records in the
+ * log under its own run naming the session's, its report vouching for
+ * exactly them. */
+static void test_helper_serves(void **state) {
+        enum behaviour b = SERVE;
+        const struct glove_audit_options ao = { .path = path };
+        struct glove_helper_options o = options(&b, &ao);
+        struct glove_helper h;
+        struct glove_warnings w = {};
+        struct glove_error e = {};
+        char needle[128];
+
+        (void) state;
+        assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+        assert_false(glove_error_is_set(&e));
+        assert_true(h.pid > 0);
+        /* what it warned about before it served is the caller's, in order */
+        assert_int_equal(w.n, 2);
+        assert_string_equal(w.text[0], "first warning");
+        assert_string_equal(w.text[1], "second warning 2");
+        w.n = 0;
+        assert_int_equal(strlen(h.report.run), GLOVE_RUN_ID_CHARS);
+        assert_false(h.report.reported);
+        assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+        assert_false(glove_error_is_set(&e));
+        assert_int_equal(w.n, 0);
+        assert_int_equal(h.pid, 0);
+        assert_true(h.report.reported);
+        assert_string_equal(h.report.component, "mcp");
+        assert_int_equal(h.report.records, 2);
+        (void) snprintf(needle, sizeof(needle), "\"run\":\"%s\"", h.report.run);
+        assert_int_equal(count_lines(path, needle), 2);
+        assert_int_equal(count_lines(path, "\"event\":\"gateway_start\""), 1);
+        assert_int_equal(count_lines(path, "\"reason\":\"the session ended\""), 1);
+        assert_int_equal(count_lines(path, "\"session_run\":\"fedcba9876543210fedcba9876543210\""), 2);
+        /* a second stop is nothing */
+        assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+}
+
+/* A helper that fails before it serves: its reason is the parent's error,
+ * stage the parent's, and it is gone. */
+static void test_helper_fails(void **state) {
+        const struct glove_audit_options ao = { .path = path };
+        struct glove_helper h;
+
+        (void) state;
+        {
+                enum behaviour b = FAIL_BEFORE_READY;
+                struct glove_helper_options o = options(&b, &ao);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), -EADDRINUSE);
+                assert_int_equal(e.error, EADDRINUSE);
+                assert_string_equal(e.stage, "mcp");
+                assert_string_equal(e.message, "Cannot listen on the socket: Address already in use");
+                assert_int_equal(h.pid, 0);
+                /* it reaped it */
+                assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+                /* its end record says it failed */
+                assert_int_equal(count_lines(path, "\"reason\":\"the test failed\""), 1);
+        }
+        {
+                enum behaviour b = FAIL_SETUP;
+                struct glove_helper_options o = options(&b, &ao);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), -EMFILE);
+                assert_string_equal(e.message, "too many descriptors in setup");
+        }
+        {
+                enum behaviour b = VANISH;
+                struct glove_helper_options o = options(&b, &ao);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), -ECHILD);
+                assert_string_equal(e.message, "The test helper did not start");
+        }
+        {
+                /* an audit log it cannot open */
+                enum behaviour b = SERVE;
+                const struct glove_audit_options bad = { .path = "/nonexistent-glove-dir/audit.jsonl" };
+                struct glove_helper_options o = options(&b, &bad);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_true(glove_helper_start(&o, &h, &w, &e) < 0);
+                assert_string_equal(e.stage, "mcp");
+                assert_non_null(strstr(e.message, "The test helper cannot write the audit log: "));
+        }
+        assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+}
+
+/* A helper that fails while it serves: its exit status, its failure as a
+ * value, and still its report. Without an audit run: no report, and no
+ * warning for its absence. */
+static void test_helper_fails_later(void **state) {
+        const struct glove_audit_options ao = { .path = path };
+        struct glove_helper h;
+
+        (void) state;
+        {
+                enum behaviour b = FAIL_AFTER_READY;
+                struct glove_helper_options o = options(&b, &ao);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+                assert_int_equal(glove_helper_stop(&h, &w, &e), 125);
+                assert_int_equal(e.error, EIO);
+                assert_string_equal(e.message, "The test helper failed: Input/output error");
+                assert_true(h.report.reported);
+                assert_int_equal(h.report.records, 2);
+                assert_int_equal(w.n, 0);
+        }
+        {
+                /* gone without its end: the receipt cannot vouch for its
+                 * records, and the user is told */
+                enum behaviour b = VANISH_AFTER_READY;
+                struct glove_helper_options o = options(&b, &ao);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+                assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+                assert_false(h.report.reported);
+                assert_int_equal(w.n, 1);
+                assert_string_equal(w.text[0], "The test helper did not report its audit records; the receipt "
+                                               "cannot vouch for them");
+        }
+        {
+                enum behaviour b = SERVE;
+                struct glove_helper_options o = options(&b, NULL);
+                struct glove_warnings w = {};
+                struct glove_error e = {};
+
+                assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+                assert_int_equal(h.report.run[0], 0);
+                assert_int_equal(w.n, 2); /* its own two, no more */
+                assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+                assert_false(h.report.reported);
+                assert_int_equal(w.n, 2);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_reports),
+                cmocka_unit_test(test_reports_refused),
+                cmocka_unit_test(test_parse),
+                cmocka_unit_test_setup_teardown(test_helper_serves, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_fails_later, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
