@@ -179,7 +179,16 @@ void pending_drop(struct gateway *g, size_t i);
 /* The earliest of |next| (-1: none) and every deadline in flight. */
 int64_t pending_deadline(const struct gateway *g, int64_t next);
 
-/* ---- audit records and the round (mcp-gateway.c) ---- */
+/* ---- the gateway's life, its audit records and its round (mcp-gateway.c) ---- */
+
+/* The gateway's tables for |o|'s policy, which must name servers. */
+int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e);
+/* Every server of the policy started and initialized, the tools the agent
+ * sees, and the routes for reads. */
+int gw_start_servers(struct gateway *g, struct glove_error *e, struct glove_warnings *w);
+/* The last records, the last answers (connections drained), every server
+ * stopped, everything freed. */
+void gw_done(struct gateway *g);
 
 /* Component "mcp" unless |e| names one. 0 without an audit log. */
 int gw_audit(struct gateway *g, const struct glove_audit_event *e);

@@ -241,7 +241,7 @@ static int settle_fans(struct gateway *g) {
 /* ---- the phases of a gateway's life ---- */
 
 /* The gateway's tables for |o|'s policy, which must name servers. */
-static int gateway_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e) {
+int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e) {
         const struct glove_mcp_policy *p = o->policy;
 
         *g = (struct gateway) { .o = o };
@@ -297,7 +297,7 @@ static void agent_stdio_give_back(const struct glove_mcp_gateway_options *o, con
 /* Every server of the policy, started and initialized; then the tools the
  * agent sees, and, with several servers whose resources pass, the routes
  * for reads, before the first agent may read. */
-static int start_servers(struct gateway *g, struct glove_error *e, struct glove_warnings *w) {
+int gw_start_servers(struct gateway *g, struct glove_error *e, struct glove_warnings *w) {
         const struct glove_mcp_policy *p = g->o->policy;
         int r;
 
@@ -490,7 +490,7 @@ static int serve(struct gateway *g, struct glove_error *e) {
 }
 
 /* The last records, the last answers, every server stopped. */
-static void gateway_done(struct gateway *g) {
+void gw_done(struct gateway *g) {
         /* what was decided goes on record before the agents get their
          * last answers; requests held back this round are never sent */
         if (g->o->audit && glove_audit_flush(g->o->audit) < 0 && !g->audit_said)
@@ -523,17 +523,17 @@ static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_e
         struct gateway g;
         int r;
 
-        r = gateway_init(&g, o, e);
+        r = gw_init(&g, o, e);
         if (r < 0)
                 return r;
         r = agent_stdio_take(&g, &saved, e);
         if (r >= 0)
-                r = start_servers(&g, e, w);
+                r = gw_start_servers(&g, e, w);
         if (r >= 0) {
                 signal_ready(o);
                 r = serve(&g, e);
         }
-        gateway_done(&g);
+        gw_done(&g);
         agent_stdio_give_back(o, &saved);
         return r;
 }
