@@ -76,6 +76,10 @@ int gw_notify_agents(struct gateway *g, const char *method) {
         return 0;
 }
 
+int gw_audit_denied(struct gateway *g, size_t c, json_t *id) {
+        return gw_agent_error(g, c, id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+}
+
 static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
         for (size_t i = 0; i < g->n_pending; i++)
                 if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c &&
@@ -167,7 +171,8 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
         if (!name)
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: no tool name");
         if (args && !json_is_object(args))
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
+                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS,
+                                      "Invalid params: arguments must be an object");
         if (!args)
                 args = empty = json_object();
         if (!gw_agent_progress_token(m->params, &token))
@@ -186,7 +191,7 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
          * held back until then, and taken back if the record fails */
         r = r < 0 ? r
                   : gw_audit_later(g, &(struct glove_audit_event) {
-                                .event = "tools/call",
+                            .event = "tools/call",
                             .decision = v.allowed ? "allow" : "deny",
                             .rule = v.rule,
                             .reason = v.allowed ? "allowed by the policy" : v.reason,
@@ -199,7 +204,7 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                         log_error("Cannot write the audit log: %s; calls are denied until it can be written",
                                   strerror(-r));
                 g->audit_said = true;
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+                return gw_audit_denied(g, c, m->id);
         }
         if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
                 _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
@@ -275,13 +280,14 @@ static int from_agent(struct gateway *g, size_t c, struct glove_mcp_message *m) 
          * initialize request" (MCP 2025-11-25); the gateway holds it to it */
         if (strcmp(m->method, "initialize") == 0)
                 return on ? gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
-                                        "Invalid Request: initialize was already answered on this connection")
+                                           "Invalid Request: initialize was already answered on this connection")
                           : handle_initialize(g, c, m);
         if (!on && strcmp(m->method, "ping") != 0)
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
-                                   "Invalid Request: the session is not initialized (send initialize first)");
+                                      "Invalid Request: the session is not initialized (send initialize first)");
         if (id_in_flight(g, c, m->id))
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST, "Invalid Request: id already in flight");
+                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_REQUEST,
+                                      "Invalid Request: id already in flight");
         if (strcmp(m->method, "ping") == 0) {
                 _cleanup_json_ json_t *empty = json_object();
                 return empty ? gw_agent_result(g, c, m->id, empty) : -ENOMEM;

@@ -131,7 +131,7 @@ int fan_start(struct gateway *g, size_t conn, const json_t *agent_id, enum mcp_l
         if (fi == GW_MAX_FANS)
                 return conn == GW_NO_CONN ? 0
                                           : gw_agent_error(g, conn, (json_t *) agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
-                                                        "too many listings in flight");
+                                                           "too many listings in flight");
         g->fans[fi] = (struct fan) {
                 .used = true, .kind = kind, .conn = conn,
                 .agent_id = agent_id ? json_incref((json_t *) agent_id) : NULL,
@@ -162,6 +162,11 @@ int fan_routes(struct gateway *g) {
         return fan_start(g, GW_NO_CONN, NULL, MCP_LIST_TEMPLATES);
 }
 
+/* The policy's part that decides a resources/ or prompts/ request. */
+static const char *plain_rule(const char *method) {
+        return strncmp(method, "resources/", 10) == 0 ? "/mcp/resources" : "/mcp/prompts";
+}
+
 /* A resources/ or prompts/ request the policy lets through to server |k|:
  * audited, then forwarded with Glove's id and |params| (re-encoded). */
 static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *m, size_t k, const json_t *params,
@@ -176,7 +181,7 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
         r = gw_audit(g, &(struct glove_audit_event) {
                 .event = m->method,
                 .decision = g->ups[k].u ? "allow" : "deny",
-                .rule = strncmp(m->method, "resources/", 10) == 0 ? "/mcp/resources" : "/mcp/prompts",
+                .rule = plain_rule(m->method),
                 .reason = g->ups[k].u ? "the policy lets this server's resources or prompts through"
                                       : "the server is down",
                 .subject = subject,
@@ -184,7 +189,7 @@ static int forward_plain(struct gateway *g, size_t c, struct glove_mcp_message *
                 .extra = extra,
         });
         if (r < 0)
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+                return gw_audit_denied(g, c, m->id);
         if (!g->ups[k].u)
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
         if (g->n_pending >= GW_MAX_PENDING)
@@ -198,13 +203,13 @@ static int refuse_plain(struct gateway *g, size_t c, struct glove_mcp_message *m
         int r = gw_audit(g, &(struct glove_audit_event) {
                 .event = m->method,
                 .decision = "deny",
-                .rule = strncmp(m->method, "resources/", 10) == 0 ? "/mcp/resources" : "/mcp/prompts",
+                .rule = plain_rule(m->method),
                 .reason = reason,
                 .subject = subject,
                 .value = m->params,
         });
         if (r < 0)
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+                return gw_audit_denied(g, c, m->id);
         return gw_agent_error(g, c, m->id, code, message);
 }
 
@@ -224,7 +229,7 @@ int gw_handle_list(struct gateway *g, size_t c, struct glove_mcp_message *m, enu
 
         if (json_object_get(m->params, "cursor"))
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS,
-                                   "Invalid params: unknown cursor (the gateway lists everything at once)");
+                                      "Invalid params: unknown cursor (the gateway lists everything at once)");
         for (size_t k = 0; servers && k < g->n_ups; k++)
                 if (fan_allowed(g, kind, k) && json_array_append_new(servers, json_string(g->ups[k].cfg->id)) < 0)
                         return -ENOMEM;
@@ -241,7 +246,7 @@ int gw_handle_list(struct gateway *g, size_t c, struct glove_mcp_message *m, enu
                 });
         }
         if (r < 0)
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
+                return gw_audit_denied(g, c, m->id);
         return fan_start(g, c, m->id, kind);
 }
 

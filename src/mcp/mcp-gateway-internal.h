@@ -212,6 +212,8 @@ int gw_to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_byte
 int gw_to_agent(struct gateway *g, size_t c, json_t *msg);
 int gw_agent_error(struct gateway *g, size_t c, json_t *id, int code, const char *message);
 int gw_agent_result(struct gateway *g, size_t c, json_t *id, json_t *result);
+/* The answer to a request whose decision could not be put on record. */
+int gw_audit_denied(struct gateway *g, size_t c, json_t *id);
 /* Tells every initialized connection of |method| (a notification without
  * params). */
 int gw_notify_agents(struct gateway *g, const char *method);

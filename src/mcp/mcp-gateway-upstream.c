@@ -41,7 +41,7 @@ int gw_reaggregate(struct gateway *g, bool notify) {
 
                 json_array_foreach(hidden, i, h) {
                         r = gw_audit(g, &(struct glove_audit_event) {
-                                        .event = "tool_hidden",
+                                .event = "tool_hidden",
                                 .decision = "deny",
                                 .rule = "/mcp/tools",
                                 .reason = json_string_value(json_object_get(h, "reason")),
@@ -71,7 +71,7 @@ static void upstream_ended(void *userdata, int status, const struct glove_audit_
                                                          (json_int_t) runs[i].records, "sha256", runs[i].sha256,
                                                          "exit_status", status);
                 if (!extra || gw_audit(up->g, &(struct glove_audit_event) {
-                                .event = "server_run",
+                            .event = "server_run",
                             .decision = "info",
                             .reason = strcmp(runs[i].component, "proxy") == 0 ? "the server's egress proxy ended"
                                                                              : "the server's sandbox ended",
@@ -341,7 +341,7 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                 {
                         _cleanup_json_ json_t *extra = json_pack("{s:s}", "server", up->cfg->id);
                         (void) gw_audit(g, &(struct glove_audit_event) {
-                                        .event = "server_request",
+                                .event = "server_request",
                                 .decision = "deny",
                                 .rule = "gateway",
                                 .reason = "requests from servers to the client are not forwarded",
@@ -423,7 +423,7 @@ int gw_read_upstream(struct gateway *g, size_t k) {
                         break;
                 if (r < 0)
                         return gw_upstream_died(g, k, r == -E2BIG ? "it sent a message over 16 MiB"
-                                                               : "its output ended in the middle of a message");
+                                                                  : "its output ended in the middle of a message");
                 r = glove_mcp_decode(frame, len, &limits, &m, &e);
                 if (r == -ENOMEM)
                         return r;

@@ -28,22 +28,21 @@
 
 /* ---- audit records ---- */
 
-int gw_audit(struct gateway *g, const struct glove_audit_event *e) {
+static int audit_record(struct gateway *g, const struct glove_audit_event *e, bool later) {
         struct glove_audit_event ev = *e;
 
         if (!g->o->audit)
                 return 0;
         ev.component = ev.component ?: "mcp";
-        return glove_audit_append(g->o->audit, &ev);
+        return later ? glove_audit_append_later(g->o->audit, &ev) : glove_audit_append(g->o->audit, &ev);
+}
+
+int gw_audit(struct gateway *g, const struct glove_audit_event *e) {
+        return audit_record(g, e, false);
 }
 
 int gw_audit_later(struct gateway *g, const struct glove_audit_event *e) {
-        struct glove_audit_event ev = *e;
-
-        if (!g->o->audit)
-                return 0;
-        ev.component = ev.component ?: "mcp";
-        return glove_audit_append_later(g->o->audit, &ev);
+        return audit_record(g, e, true);
 }
 
 int gw_audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes) {
@@ -142,8 +141,7 @@ int gw_commit_held(struct gateway *g) {
                         struct pending done;
 
                         pending_take(g, (size_t) p, &done);
-                        r = gw_agent_error(g, done.conn, done.agent_id, GLOVE_JSONRPC_INTERNAL_ERROR,
-                                           "Internal error: audit failed, call denied");
+                        r = gw_audit_denied(g, done.conn, done.agent_id);
                         pending_done(&done);
                         if (r < 0) {
                                 g->n_held = 0;

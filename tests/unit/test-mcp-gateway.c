@@ -213,6 +213,18 @@ static void call(struct gw_test *t, int id, const char *tool) {
         assert_int_equal(agent_send(t, line), 0);
 }
 
+/* Calls |tool| (an echo of server |k|) as |id|: its answer reaches the agent. */
+static void call_echo(struct gw_test *t, size_t k, int id, const char *tool) {
+        _cleanup_json_ json_t *got = NULL;
+
+        call(t, id, tool);
+        upstream_wait(t, k);
+        got = agent_recv(t);
+        assert_int_equal(json_array_size(got), 1);
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 0), "id")), id);
+        assert_non_null(json_object_get(json_array_get(got, 0), "result"));
+}
+
 static void assert_error(const json_t *m, int id, int code, const char *message) {
         const json_t *e = json_object_get(m, "error");
 
@@ -275,13 +287,7 @@ static void test_server_dies(void **state) {
         assert_string_equal(json_string_value(json_object_get(json_array_get(m, 0), "name")), "bb_hold");
         assert_string_equal(json_string_value(json_object_get(json_array_get(m, 1), "name")), "bb_echo");
         /* the other server still answers */
-        call(&t, 6, "bb_echo");
-        upstream_wait(&t, 1);
-        json_decref(list);
-        list = agent_recv(&t);
-        assert_int_equal(json_array_size(list), 1);
-        assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 0), "id")), 6);
-        assert_non_null(json_object_get(json_array_get(list, 0), "result"));
+        call_echo(&t, 1, 6, "bb_echo");
         gw_stop(&t);
 }
 
@@ -424,13 +430,7 @@ static void test_audit_fails(void **state) {
                      "Internal error: audit failed, call denied");
         /* the log works again */
         assert_int_equal(unlink(path), 0);
-        call(&t, 2, "aa_echo");
-        upstream_wait(&t, 0);
-        json_decref(got);
-        got = agent_recv(&t);
-        assert_int_equal(json_array_size(got), 1);
-        assert_int_equal(json_integer_value(json_object_get(json_array_get(got, 0), "id")), 2);
-        assert_non_null(json_object_get(json_array_get(got, 0), "result"));
+        call_echo(&t, 0, 2, "aa_echo");
         /* the held call never reached the server; the next one did */
         log = read_log("aa.log");
         assert_null(strstr(log, "\"hold\""));
