@@ -22,6 +22,7 @@
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
 #include "mcp-catalog.h"
+#include "mcp-upstream.h"
 
 #define GW_MAX_PENDING 1024            /* calls in flight from one agent */
 #define GW_WRITE_TIMEOUT_MS 5000       /* a peer that does not read for this long is dead */
@@ -99,9 +100,7 @@ struct gw_upstream {
         const struct glove_mcp_server *cfg;
         struct mcp_upstream *u; /* NULL while dead */
         int log_fd;
-        json_t *staging;        /* tools gathered by an asynchronous relisting */
-        json_t *cursors;        /* its cursors, to refuse a repeated one */
-        size_t pages;
+        struct mcp_tools_paging relist; /* a relisting under way, page by page */
         struct outq out;        /* towards its stdin */
         uint64_t gen;           /* one more each time it dies */
 };

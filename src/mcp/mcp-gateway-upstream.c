@@ -155,8 +155,7 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why) {
                 }
                 pending_done(&p);
         }
-        json_decref(up->staging);
-        up->staging = NULL;
+        mcp_tools_paging_end(&up->relist);
         for (size_t i = 0; i < n_done; i++) {
                 r = fan_result(g, fans_done[i], k, NULL);
                 if (r < 0)
@@ -248,36 +247,23 @@ static int relist_page(struct gateway *g, size_t k, const char *cursor) {
 
 static int relist_result(struct gateway *g, size_t k, const json_t *result) {
         struct gw_upstream *up = &g->ups[k];
-        const json_t *list = json_object_get(result, "tools"), *next = json_object_get(result, "nextCursor"), *t;
-        size_t i;
+        const char *next;
+        char why[128], reason[sizeof(why) + 8];
+        int r;
 
-        if (!up->staging) {
-                up->staging = json_array();
-                up->cursors = json_object();
-                up->pages = 0;
+        r = mcp_tools_paging_add(&up->relist, result, up->cfg->max_pages, up->cfg->max_tools, &next, why,
+                                 sizeof(why));
+        if (r == -ENOMEM || r == -EINVAL)
+                return r;
+        if (r < 0) {
+                (void) snprintf(reason, sizeof(reason), "it %s", why);
+                return gw_upstream_died(g, k, reason);
         }
-        if (!up->staging || !up->cursors)
-                return -ENOMEM;
-        if (!json_is_array(list) || ++up->pages > up->cfg->max_pages)
-                return gw_upstream_died(g, k, "its tools/list answer is malformed or has too many pages");
-        json_array_foreach(list, i, t) {
-                if (json_array_size(up->staging) >= up->cfg->max_tools)
-                        return gw_upstream_died(g, k, "it lists too many tools");
-                if (json_array_append(up->staging, (json_t *) t) < 0)
-                        return -ENOMEM;
-        }
-        if (json_is_string(next)) {
-                if (json_object_get(up->cursors, json_string_value(next)))
-                        return gw_upstream_died(g, k, "it repeats a tools/list cursor");
-                if (json_object_set_new(up->cursors, json_string_value(next), json_true()) < 0)
-                        return -ENOMEM;
-                return relist_page(g, k, json_string_value(next));
-        }
+        if (next)
+                return relist_page(g, k, next);
         json_decref(up->u->tools);
-        up->u->tools = up->staging;
-        up->staging = NULL;
-        json_decref(up->cursors);
-        up->cursors = NULL;
+        up->u->tools = TAKE_PTR(up->relist.tools);
+        mcp_tools_paging_end(&up->relist);
         return gw_reaggregate(g, true);
 }
 
@@ -360,8 +346,9 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
                         for (size_t j = 0; j < g->n_pending; j++)
                                 if (g->pending[j].kind == PENDING_LIST && g->pending[j].upstream == k)
                                         return 0; /* one relisting at a time */
-                        json_decref(up->staging);
-                        up->staging = NULL;
+                        r = mcp_tools_paging_begin(&up->relist);
+                        if (r < 0)
+                                return r;
                         return relist_page(g, k, NULL);
                 }
                 if ((strcmp(m->method, "notifications/resources/list_changed") == 0 && g->res_ok[k]) ||

@@ -503,8 +503,7 @@ void gw_done(struct gateway *g) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
                 outq_free(&g->ups[i].out);
                 safe_close(g->ups[i].log_fd);
-                json_decref(g->ups[i].staging);
-                json_decref(g->ups[i].cursors);
+                mcp_tools_paging_end(&g->ups[i].relist);
                 strv_free(g->envps[i]);
         }
         free(g->ups);

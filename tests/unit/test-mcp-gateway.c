@@ -35,10 +35,13 @@
 extern char **environ;
 
 /* Logs every line it reads to stderr (the server's log), answers
- * initialize, tools/list and tools/call "echo"; "hold" is never answered. */
+ * initialize, tools/list and tools/call "echo"; "hold" is never answered;
+ * "relist" is not either, but the server says its tools changed and lists
+ * a tool without a name from then on. */
 static const char fake[] =
         "import json, sys\n"
         "def send(o): sys.stdout.write(json.dumps(o) + '\\n'); sys.stdout.flush()\n"
+        "bad = False\n"
         "for line in sys.stdin:\n"
         "    sys.stderr.write(line); sys.stderr.flush()\n"
         "    m = json.loads(line)\n"
@@ -47,7 +50,11 @@ static const char fake[] =
         "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': m['params']['protocolVersion'],"
         " 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'fake', 'version': '1'}}})\n"
         "    elif meth == 'tools/list':\n"
-        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'tools': [{'name': 'hold'}, {'name': 'echo'}]}})\n"
+        "        tools = [{'title': 'no name'}] if bad else [{'name': 'hold'}, {'name': 'echo'}, {'name': 'relist'}]\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'tools': tools}})\n"
+        "    elif meth == 'tools/call' and m['params']['name'] == 'relist':\n"
+        "        bad = True\n"
+        "        send({'jsonrpc': '2.0', 'method': 'notifications/tools/list_changed'})\n"
         "    elif meth == 'tools/call' and m['params']['name'] == 'echo':\n"
         "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'content': [{'type': 'text', 'text': 'ok'}]}})\n";
 
@@ -103,7 +110,7 @@ static void gw_start(struct gw_test *t) {
                              "{\"version\":1,\"mcp\":{\"servers\":{"
                              "\"aa\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false},"
                              "\"bb\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false}},"
-                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{},\"bb_hold\":{},\"bb_echo\":{}}}}",
+                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{},\"aa_relist\":{},\"bb_hold\":{},\"bb_echo\":{}}}}",
                              script, script) > 0);
         assert_int_equal(glove_json_parse(text, strlen(text), NULL, &doc, err, sizeof(err)), 0);
         *t = (struct gw_test) {};
@@ -283,11 +290,36 @@ static void test_server_dies(void **state) {
         list = agent_recv(&t);
         assert_int_equal(json_array_size(list), 1);
         m = json_object_get(json_object_get(json_array_get(list, 0), "result"), "tools");
-        assert_int_equal(json_array_size(m), 2);
+        assert_int_equal(json_array_size(m), 2); /* bb_relist is not allowed */
         assert_string_equal(json_string_value(json_object_get(json_array_get(m, 0), "name")), "bb_hold");
         assert_string_equal(json_string_value(json_object_get(json_array_get(m, 1), "name")), "bb_echo");
         /* the other server still answers */
         call_echo(&t, 1, 6, "bb_echo");
+        gw_stop(&t);
+}
+
+/* A relisting pages like the start, and refuses what the start refuses:
+ * a tool without a name makes its server down. */
+static void test_relist_refused(void **state) {
+        _cleanup_json_ json_t *got = NULL;
+        struct gw_test t;
+
+        (void) state;
+        gw_start(&t);
+        initialize(&t);
+        call(&t, 1, "aa_relist");
+        upstream_wait(&t, 0); /* tools/list_changed: relisted */
+        assert_non_null(t.g.ups[0].relist.tools);
+        assert_int_equal(t.g.n_pending, 2);
+        upstream_wait(&t, 0); /* the page with a tool without a name */
+        assert_null(t.g.ups[0].u);
+        assert_null(t.g.ups[0].relist.tools);
+        assert_int_equal(t.g.n_pending, 0);
+        got = agent_recv(&t);
+        assert_int_equal(json_array_size(got), 2);
+        assert_error(json_array_get(got, 0), 1, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server stopped");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(got, 1), "method")),
+                            "notifications/tools/list_changed");
         gw_stop(&t);
 }
 
@@ -442,6 +474,7 @@ static void test_audit_fails(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_server_dies),
+                cmocka_unit_test(test_relist_refused),
                 cmocka_unit_test(test_timeout),
                 cmocka_unit_test(test_too_many),
                 cmocka_unit_test(test_agent_overflows),
