@@ -60,7 +60,7 @@ struct pending {
 
 /* What waits to be written to one peer. Nothing is written where it is
  * queued: the loop writes every queue once per round, after the round's
- * decisions are on record (commit_held), with as few writes as the peer
+ * decisions are on record (gw_commit_held), with as few writes as the peer
  * takes; a peer that takes nothing for GW_WRITE_TIMEOUT_MS, or lets more
  * than its bound pile up, is dead. Positions are counted from the start of
  * the stream (|done| bytes written so far), so they survive compaction. */
