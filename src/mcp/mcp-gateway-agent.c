@@ -122,6 +122,24 @@ bool gw_agent_progress_token(const json_t *params, const json_t **ret) {
         return !token || json_is_string(token) || json_is_integer(token);
 }
 
+void gw_progress_token(int64_t up_id, char tok[static GW_PROGRESS_TOKEN_MAX]) {
+        (void) snprintf(tok, GW_PROGRESS_TOKEN_MAX, "glove-%lld", (long long) up_id);
+}
+
+int gw_progress_token_parse(const char *tok, int64_t *ret_id) {
+        int64_t id;
+        char *end;
+
+        if (!tok || strncmp(tok, "glove-", 6) != 0)
+                return -EINVAL;
+        errno = 0;
+        id = strtoll(tok + 6, &end, 10);
+        if (errno || *end)
+                return -EINVAL;
+        *ret_id = id;
+        return 0;
+}
+
 /* Every request forwarded for an agent goes through here: |method| with
  * |params| (borrowed; re-encoded as they are) under a new id of Glove's,
  * except that a progress token of the agent's (in m's params) is replaced
@@ -141,10 +159,10 @@ int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_m
         (void) gw_agent_progress_token(m->params, &token);
         if (token) {
                 const json_t *meta = json_object_get(params, "_meta");
-                char tok[32];
+                char tok[GW_PROGRESS_TOKEN_MAX];
                 json_t *ours;
 
-                (void) snprintf(tok, sizeof(tok), "glove-%lld", (long long) up_id);
+                gw_progress_token(up_id, tok);
                 out = json_copy((json_t *) params);
                 ours = json_is_object(meta) ? json_copy((json_t *) meta) : json_object();
                 if (!out || json_object_set_new(out, "_meta", ours) < 0 ||

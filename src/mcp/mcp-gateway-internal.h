@@ -217,6 +217,12 @@ int gw_audit_denied(struct gateway *g, size_t c, json_t *id);
  * params). */
 int gw_notify_agents(struct gateway *g, const char *method);
 bool gw_agent_progress_token(const json_t *params, const json_t **ret);
+/* The progress token Glove gives a server instead of the agent's:
+ * "glove-<Glove's id for the request>". */
+#define GW_PROGRESS_TOKEN_MAX 32
+void gw_progress_token(int64_t up_id, char tok[static GW_PROGRESS_TOKEN_MAX]);
+/* Glove's id in one of its tokens; -EINVAL for any other token. */
+int gw_progress_token_parse(const char *tok, int64_t *ret_id);
 int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_message *m, const char *method,
                        const json_t *params, const char *what, bool held);
 /* Connection |c| on |in_fd| and |out_fd|: owned (closed with it) when

@@ -267,127 +267,131 @@ static int relist_result(struct gateway *g, size_t k, const json_t *result) {
         return gw_reaggregate(g, true);
 }
 
-static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *m) {
-        struct gw_upstream *up = &g->ups[k];
-        ssize_t i;
+/* An answer to one of Glove's requests: a page of a listing, or a call's
+ * answer, which goes back to the agent that asked under its own id. */
+static int upstream_answer(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        ssize_t i = pending_find(g, k, m->id);
+        struct pending done;
+        json_t *out = NULL;
+        size_t bytes = 0;
         int r;
 
-        switch (m->kind) {
-        case GLOVE_MCP_RESULT:
-        case GLOVE_MCP_ERROR: {
-                struct pending *p;
-                json_t *out = NULL;
-                size_t bytes = 0;
+        if (i < 0)
+                return 0; /* late (timed out, cancelled) or never asked: dropped */
+        if (g->pending[i].kind == PENDING_FAN) {
+                size_t fi = g->pending[i].fan;
 
-                i = pending_find(g, k, m->id);
-                if (i < 0)
-                        return 0; /* late (timed out, cancelled) or never asked: dropped */
-                p = &g->pending[i];
-                if (p->kind == PENDING_FAN) {
-                        size_t fi = p->fan;
-
-                        pending_drop(g, (size_t) i);
-                        return fan_result(g, fi, k, m->kind == GLOVE_MCP_RESULT ? m->result : NULL);
-                }
-                if (p->kind == PENDING_LIST) {
-                        pending_drop(g, (size_t) i);
-                        if (m->kind == GLOVE_MCP_ERROR)
-                                return gw_upstream_died(g, k, "it refused tools/list");
-                        return relist_result(g, k, m->result);
-                }
-                if (m->kind == GLOVE_MCP_RESULT)
-                        r = glove_mcp_result_response(p->agent_id, m->result, &out);
-                else
-                        r = glove_mcp_error_response(p->agent_id, m->error.code, m->error.message, m->error.data,
-                                                     &out);
-                if (r < 0)
-                        return r;
-                {
-                        /* the answer first: only the decision had to be on
-                         * record before the call; the outcome follows it */
-                        struct pending done;
-
-                        pending_take(g, (size_t) i, &done);
-                        r = gw_to_agent_sized(g, done.conn, out, &bytes);
-                        (void) gw_audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
-                        pending_done(&done);
-                        return r;
-                }
+                pending_drop(g, (size_t) i);
+                return fan_result(g, fi, k, m->kind == GLOVE_MCP_RESULT ? m->result : NULL);
         }
-        case GLOVE_MCP_REQUEST: {
-                json_t *answer = NULL;
+        if (g->pending[i].kind == PENDING_LIST) {
+                pending_drop(g, (size_t) i);
+                if (m->kind == GLOVE_MCP_ERROR)
+                        return gw_upstream_died(g, k, "it refused tools/list");
+                return relist_result(g, k, m->result);
+        }
+        if (m->kind == GLOVE_MCP_RESULT)
+                r = glove_mcp_result_response(g->pending[i].agent_id, m->result, &out);
+        else
+                r = glove_mcp_error_response(g->pending[i].agent_id, m->error.code, m->error.message, m->error.data,
+                                             &out);
+        if (r < 0)
+                return r;
+        /* the answer first: only the decision had to be on record before
+         * the call; the outcome follows it */
+        pending_take(g, (size_t) i, &done);
+        r = gw_to_agent_sized(g, done.conn, out, &bytes);
+        (void) gw_audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
+        pending_done(&done);
+        return r;
+}
 
-                if (strcmp(m->method, "ping") == 0) {
-                        _cleanup_json_ json_t *empty = json_object();
-                        if (!empty || glove_mcp_result_response(m->id, empty, &answer) < 0)
-                                return -ENOMEM;
-                        return gw_to_upstream(g, k, answer);
-                }
-                /* roots, sampling, elicitation: Glove advertised none */
-                {
-                        _cleanup_json_ json_t *extra = json_pack("{s:s}", "server", up->cfg->id);
-                        (void) gw_audit(g, &(struct glove_audit_event) {
-                                .event = "server_request",
-                                .decision = "deny",
-                                .rule = "gateway",
-                                .reason = "requests from servers to the client are not forwarded",
-                                .subject = m->method,
-                                .extra = extra,
-                        });
-                }
-                if (glove_mcp_error_response(m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL,
-                                             &answer) < 0)
+/* A request from a server: ping is answered; roots, sampling, elicitation
+ * are refused (Glove advertised none), on record. */
+static int upstream_request(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        _cleanup_json_ json_t *extra = NULL;
+        json_t *answer = NULL;
+
+        if (strcmp(m->method, "ping") == 0) {
+                _cleanup_json_ json_t *empty = json_object();
+                if (!empty || glove_mcp_result_response(m->id, empty, &answer) < 0)
                         return -ENOMEM;
                 return gw_to_upstream(g, k, answer);
         }
+        extra = json_pack("{s:s}", "server", g->ups[k].cfg->id);
+        (void) gw_audit(g, &(struct glove_audit_event) {
+                .event = "server_request",
+                .decision = "deny",
+                .rule = "gateway",
+                .reason = "requests from servers to the client are not forwarded",
+                .subject = m->method,
+                .extra = extra,
+        });
+        if (glove_mcp_error_response(m->id, GLOVE_JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL, &answer) < 0)
+                return -ENOMEM;
+        return gw_to_upstream(g, k, answer);
+}
+
+/* A server's progress goes to the call whose token it names, Glove's own
+ * (gw_progress_token()), under the token that call's agent gave. */
+static int upstream_progress(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        const char *tok = json_string_value(json_object_get(m->params, "progressToken"));
+        json_t *params, *out = NULL;
+        int64_t id;
+
+        if (gw_progress_token_parse(tok, &id) < 0)
+                return 0;
+        for (size_t j = 0; j < g->n_pending; j++) {
+                struct pending *p = &g->pending[j];
+                if (p->kind != PENDING_CALL || p->upstream != k || p->up_id != id || !p->agent_token)
+                        continue;
+                params = json_deep_copy(m->params);
+                if (!params || json_object_set(params, "progressToken", p->agent_token) < 0 ||
+                    glove_mcp_notification("notifications/progress", params, &out) < 0) {
+                        json_decref(params);
+                        return -ENOMEM;
+                }
+                json_decref(params);
+                return gw_to_agent(g, p->conn, out);
+        }
+        return 0;
+}
+
+static int upstream_notification(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        int r;
+
+        if (strcmp(m->method, "notifications/tools/list_changed") == 0) {
+                for (size_t j = 0; j < g->n_pending; j++)
+                        if (g->pending[j].kind == PENDING_LIST && g->pending[j].upstream == k)
+                                return 0; /* one relisting at a time */
+                r = mcp_tools_paging_begin(&g->ups[k].relist);
+                if (r < 0)
+                        return r;
+                return relist_page(g, k, NULL);
+        }
+        if ((strcmp(m->method, "notifications/resources/list_changed") == 0 && g->res_ok[k]) ||
+            (strcmp(m->method, "notifications/prompts/list_changed") == 0 && g->prm_ok[k])) {
+                /* the agent lists again; the gateway's own routes follow */
+                r = gw_notify_agents(g, m->method);
+                if (r >= 0 && strcmp(m->method, "notifications/resources/list_changed") == 0)
+                        r = fan_routes(g);
+                return r;
+        }
+        if (strcmp(m->method, "notifications/progress") == 0)
+                return upstream_progress(g, k, m);
+        return 0; /* logging and the rest: not the agent's business */
+}
+
+static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *m) {
+        switch (m->kind) {
+        case GLOVE_MCP_RESULT:
+        case GLOVE_MCP_ERROR:
+                return upstream_answer(g, k, m);
+        case GLOVE_MCP_REQUEST:
+                return upstream_request(g, k, m);
         case GLOVE_MCP_NOTIFICATION:
         default:
-                if (strcmp(m->method, "notifications/tools/list_changed") == 0) {
-                        for (size_t j = 0; j < g->n_pending; j++)
-                                if (g->pending[j].kind == PENDING_LIST && g->pending[j].upstream == k)
-                                        return 0; /* one relisting at a time */
-                        r = mcp_tools_paging_begin(&up->relist);
-                        if (r < 0)
-                                return r;
-                        return relist_page(g, k, NULL);
-                }
-                if ((strcmp(m->method, "notifications/resources/list_changed") == 0 && g->res_ok[k]) ||
-                    (strcmp(m->method, "notifications/prompts/list_changed") == 0 && g->prm_ok[k])) {
-                        /* the agent lists again; the gateway's own routes follow */
-                        r = gw_notify_agents(g, m->method);
-                        if (r >= 0 && strcmp(m->method, "notifications/resources/list_changed") == 0)
-                                r = fan_routes(g);
-                        return r;
-                }
-                if (strcmp(m->method, "notifications/progress") == 0) {
-                        const char *tok = json_string_value(json_object_get(m->params, "progressToken"));
-                        json_t *params, *out = NULL;
-                        int64_t id;
-                        char *end;
-
-                        /* our token is "glove-<upstream id>" */
-                        if (!tok || strncmp(tok, "glove-", 6) != 0)
-                                return 0;
-                        errno = 0;
-                        id = strtoll(tok + 6, &end, 10);
-                        if (errno || *end)
-                                return 0;
-                        for (size_t j = 0; j < g->n_pending; j++) {
-                                struct pending *p = &g->pending[j];
-                                if (p->kind != PENDING_CALL || p->upstream != k || p->up_id != id || !p->agent_token)
-                                        continue;
-                                params = json_deep_copy(m->params);
-                                if (!params || json_object_set(params, "progressToken", p->agent_token) < 0 ||
-                                    glove_mcp_notification("notifications/progress", params, &out) < 0) {
-                                        json_decref(params);
-                                        return -ENOMEM;
-                                }
-                                json_decref(params);
-                                return gw_to_agent(g, p->conn, out);
-                        }
-                        return 0;
-                }
-                return 0; /* logging and the rest: not the agent's business */
+                return upstream_notification(g, k, m);
         }
 }
 

@@ -471,8 +471,33 @@ static void test_audit_fails(void **state) {
         glove_audit_close(a);
 }
 
+/* The token a server gets instead of the agent's, and back. */
+static void test_progress_token(void **state) {
+        char tok[GW_PROGRESS_TOKEN_MAX];
+        int64_t id = -1;
+
+        (void) state;
+        gw_progress_token(INT64_MAX, tok);
+        assert_int_equal(gw_progress_token_parse(tok, &id), 0);
+        assert_true(id == INT64_MAX);
+        gw_progress_token(7, tok);
+        assert_string_equal(tok, "glove-7");
+        assert_int_equal(gw_progress_token_parse(tok, &id), 0);
+        assert_int_equal(id, 7);
+        /* an agent's token a server echoes back, or anything else: none of Glove's */
+        for (const char *const *bad = (const char *const[]) { "7", "glove-7x", "Glove-7", "glove-99999999999999999999",
+                                                              "xglove-7", NULL };
+             *bad; bad++) {
+                id = -1;
+                assert_int_equal(gw_progress_token_parse(*bad, &id), -EINVAL);
+                assert_int_equal(id, -1);
+        }
+        assert_int_equal(gw_progress_token_parse(NULL, &id), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_progress_token),
                 cmocka_unit_test(test_server_dies),
                 cmocka_unit_test(test_relist_refused),
                 cmocka_unit_test(test_timeout),
