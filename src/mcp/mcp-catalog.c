@@ -9,27 +9,22 @@
 #include "macro.h"
 #include "mcp-catalog.h"
 
+/* What each kind of listing is called, where its result keeps its items,
+ * and the member that names an item. */
+static const struct {
+        const char *method, *key, *name_key;
+} list_kinds[_MCP_LIST_MAX] = {
+        [MCP_LIST_RESOURCES] = { "resources/list", "resources", "uri" },
+        [MCP_LIST_TEMPLATES] = { "resources/templates/list", "resourceTemplates", "uriTemplate" },
+        [MCP_LIST_PROMPTS] = { "prompts/list", "prompts", "name" },
+};
+
 const char *mcp_list_method(enum mcp_list_kind k) {
-        static const char *const m[_MCP_LIST_MAX] = {
-                [MCP_LIST_RESOURCES] = "resources/list",
-                [MCP_LIST_TEMPLATES] = "resources/templates/list",
-                [MCP_LIST_PROMPTS] = "prompts/list",
-        };
-        return k >= 0 && k < _MCP_LIST_MAX ? m[k] : NULL;
+        return k >= 0 && k < _MCP_LIST_MAX ? list_kinds[k].method : NULL;
 }
 
 const char *mcp_list_key(enum mcp_list_kind k) {
-        static const char *const m[_MCP_LIST_MAX] = {
-                [MCP_LIST_RESOURCES] = "resources",
-                [MCP_LIST_TEMPLATES] = "resourceTemplates",
-                [MCP_LIST_PROMPTS] = "prompts",
-        };
-        return k >= 0 && k < _MCP_LIST_MAX ? m[k] : NULL;
-}
-
-/* The member that names an item of |kind|. */
-static const char *item_name_key(enum mcp_list_kind kind) {
-        return kind == MCP_LIST_RESOURCES ? "uri" : kind == MCP_LIST_TEMPLATES ? "uriTemplate" : "name";
+        return k >= 0 && k < _MCP_LIST_MAX ? list_kinds[k].key : NULL;
 }
 
 static int hide(json_t *hidden, const char *server, const char *subject, const char *reason) {
@@ -37,23 +32,32 @@ static int hide(json_t *hidden, const char *server, const char *subject, const c
                                                         "reason", reason));
 }
 
+/* A pair's server id (*ret_server, NULL: none), its item (*ret_item) and
+ * the item's name under |key| (NULL: none). */
+static const char *pair_get(const json_t *pair, const char *key, const char **ret_server, const json_t **ret_item) {
+        const json_t *item = json_array_get(pair, 1);
+
+        *ret_server = json_string_value(json_array_get(pair, 0));
+        if (ret_item)
+                *ret_item = item;
+        return json_string_value(json_object_get(item, key));
+}
+
 int mcp_catalog_merge(enum mcp_list_kind kind, const json_t *pairs, json_t **ret_items, json_t **ret_hidden,
                       json_t **ret_routes) {
         _cleanup_json_ json_t *items = json_array(), *hidden = json_array(), *owner = json_object(),
                               *routes = NULL;
-        const char *key = item_name_key(kind);
+        const char *key = kind >= 0 && kind < _MCP_LIST_MAX ? list_kinds[kind].name_key : NULL;
         const json_t *pair;
         size_t i;
 
-        if (!json_is_array(pairs))
+        if (!key || !json_is_array(pairs))
                 return -EINVAL;
         if (!items || !hidden || !owner)
                 return -ENOMEM;
         /* who lists each name: a name two servers list is nobody's */
         json_array_foreach(pairs, i, pair) {
-                const char *server = json_string_value(json_array_get(pair, 0));
-                const json_t *item = json_array_get(pair, 1);
-                const char *name = json_string_value(json_object_get(item, key));
+                const char *server, *name = pair_get(pair, key, &server, NULL);
                 const json_t *prev;
 
                 if (!server || !name || kind == MCP_LIST_PROMPTS)
@@ -71,9 +75,8 @@ int mcp_catalog_merge(enum mcp_list_kind kind, const json_t *pairs, json_t **ret
         if (kind != MCP_LIST_PROMPTS && !routes)
                 return -ENOMEM;
         json_array_foreach(pairs, i, pair) {
-                const char *server = json_string_value(json_array_get(pair, 0));
-                const json_t *item = json_array_get(pair, 1);
-                const char *name = json_string_value(json_object_get(item, key));
+                const json_t *item;
+                const char *server, *name = pair_get(pair, key, &server, &item);
                 const json_t *who;
                 int r = 0;
 

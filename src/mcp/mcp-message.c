@@ -74,51 +74,29 @@ static int fold_comparep(const void *a, const void *b) {
  * keys by their folded form puts any such pair side by side. Recursion is
  * bounded by the depth limit the parser enforced. */
 static int check_key_case(json_t *v) {
-        const char *key;
-        json_t *child;
-        size_t i;
+        size_t n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+        void *it = json_object_iter(v); /* NULL but for an object */
 
-        switch (json_typeof(v)) {
-        case JSON_OBJECT: {
-                size_t n = json_object_size(v);
+        if (json_is_object(v) && n >= 2) {
+                _cleanup_free_ const char **keys = calloc(n, sizeof(*keys));
+                size_t k = 0;
 
-                if (n >= 2) {
-                        _cleanup_free_ const char **keys = calloc(n, sizeof(*keys));
-                        size_t k = 0;
-
-                        if (!keys)
-                                return -ENOMEM;
-                        json_object_foreach(v, key, child)
-                                keys[k++] = key;
-                        qsort(keys, k, sizeof(*keys), fold_comparep);
-                        for (i = 1; i < k; i++)
-                                if (fold_compare(keys[i - 1], keys[i]) == 0)
-                                        return -EBADMSG;
-                }
-                json_object_foreach(v, key, child) {
-                        int r = check_key_case(child);
-                        if (r < 0)
-                                return r;
-                }
-                return 0;
+                if (!keys)
+                        return -ENOMEM;
+                for (void *i = it; i; i = json_object_iter_next(v, i))
+                        keys[k++] = json_object_iter_key(i);
+                qsort(keys, k, sizeof(*keys), fold_comparep);
+                for (size_t i = 1; i < k; i++)
+                        if (fold_compare(keys[i - 1], keys[i]) == 0)
+                                return -EBADMSG;
         }
-        case JSON_ARRAY:
-                json_array_foreach(v, i, child) {
-                        int r = check_key_case(child);
-                        if (r < 0)
-                                return r;
-                }
-                return 0;
-        case JSON_STRING:
-        case JSON_INTEGER:
-        case JSON_REAL:
-        case JSON_TRUE:
-        case JSON_FALSE:
-        case JSON_NULL:
-                return 0;
-        default:
-                return -EINVAL;
+        /* an object's members and an array's elements alike; scalars have none */
+        for (size_t i = 0; i < n; i++, it = json_object_iter_next(v, it)) {
+                int r = check_key_case(it ? json_object_iter_value(it) : json_array_get(v, i));
+                if (r < 0)
+                        return r;
         }
+        return 0;
 }
 
 static bool id_valid_type(const json_t *id) {
@@ -386,16 +364,21 @@ static int message_new(json_t *id, bool with_id, json_t **ret) {
         return 0;
 }
 
+/* Sets |key| to the string |text|: -EINVAL when it is not UTF-8. */
+static int set_string(json_t *obj, const char *key, const char *text) {
+        json_t *s = json_string(text);
+
+        if (!s)
+                return -EINVAL;
+        return set_new(obj, key, s);
+}
+
 static int set_method(json_t *m, const char *method, json_t *params) {
-        json_t *s;
         int r;
 
         if (!method || !*method)
                 return -EINVAL;
-        s = json_string(method);
-        if (!s)
-                return -EINVAL; /* not UTF-8 */
-        r = set_new(m, "method", s);
+        r = set_string(m, "method", method);
         if (r < 0)
                 return r;
         if (params)
@@ -403,13 +386,13 @@ static int set_method(json_t *m, const char *method, json_t *params) {
         return 0;
 }
 
-int glove_mcp_request(json_t *id, const char *method, json_t *params, json_t **ret) {
+/* A request (|with_id|) or a notification: the envelope, |method| and
+ * |params| (borrowed). */
+static int message_with_method(json_t *id, bool with_id, const char *method, json_t *params, json_t **ret) {
         _cleanup_json_ json_t *m = NULL;
         int r;
 
-        if (!id)
-                return -EINVAL;
-        r = message_new(id, true, &m);
+        r = message_new(id, with_id, &m);
         if (r < 0)
                 return r;
         r = set_method(m, method, params);
@@ -419,14 +402,26 @@ int glove_mcp_request(json_t *id, const char *method, json_t *params, json_t **r
         return 0;
 }
 
+int glove_mcp_request(json_t *id, const char *method, json_t *params, json_t **ret) {
+        if (!id)
+                return -EINVAL;
+        return message_with_method(id, true, method, params, ret);
+}
+
 int glove_mcp_notification(const char *method, json_t *params, json_t **ret) {
-        _cleanup_json_ json_t *m = NULL;
+        return message_with_method(NULL, false, method, params, ret);
+}
+
+/* A response to |id|: the envelope and |member| set to |value| (a new
+ * reference, which it consumes; NULL is taken for out of memory). */
+static int response_with(json_t *id, const char *member, json_t *value, json_t **ret) {
+        _cleanup_json_ json_t *m = NULL, *v = value;
         int r;
 
-        r = message_new(NULL, false, &m);
+        r = message_new(id, true, &m);
         if (r < 0)
                 return r;
-        r = set_method(m, method, params);
+        r = set_new(m, member, TAKE_PTR(v));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);
@@ -434,41 +429,24 @@ int glove_mcp_notification(const char *method, json_t *params, json_t **ret) {
 }
 
 int glove_mcp_result_response(json_t *id, json_t *result, json_t **ret) {
-        _cleanup_json_ json_t *m = NULL;
-        int r;
-
         if (!id || !result)
                 return -EINVAL;
-        r = message_new(id, true, &m);
-        if (r < 0)
-                return r;
-        r = set_new(m, "result", json_incref(result));
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(m);
-        return 0;
+        return response_with(id, "result", json_incref(result), ret);
 }
 
 int glove_mcp_error_response(json_t *id, int code, const char *message, json_t *data, json_t **ret) {
-        _cleanup_json_ json_t *m = NULL, *e = NULL;
-        json_t *s;
+        _cleanup_json_ json_t *e = NULL;
         int r;
 
         if (!message)
                 return -EINVAL;
-        r = message_new(id, true, &m);
-        if (r < 0)
-                return r;
         e = json_object();
         if (!e)
                 return -ENOMEM;
         r = set_new(e, "code", json_integer(code));
         if (r < 0)
                 return r;
-        s = json_string(message);
-        if (!s)
-                return -EINVAL; /* not UTF-8 */
-        r = set_new(e, "message", s);
+        r = set_string(e, "message", message);
         if (r < 0)
                 return r;
         if (data) {
@@ -476,11 +454,7 @@ int glove_mcp_error_response(json_t *id, int code, const char *message, json_t *
                 if (r < 0)
                         return r;
         }
-        r = set_new(m, "error", TAKE_PTR(e));
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(m);
-        return 0;
+        return response_with(id, "error", TAKE_PTR(e), ret);
 }
 
 int glove_mcp_decode_error_response(const struct glove_mcp_decode_error *e, json_t **ret) {

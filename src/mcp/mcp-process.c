@@ -68,6 +68,18 @@ fail:
         _exit(127);
 }
 
+/* The server's stdin (|in|) and stdout (|out|) pipes, our ends
+ * nonblocking (in[1], out[0]: the flag lives in each end's open file, so
+ * the server's ends stay as they are). Made before the server starts, so
+ * that nothing after its start can fail but taking hold of it. */
+static int stdio_pipes(int in[2], int out[2]) {
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+                return negative_errno();
+        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0)
+                return negative_errno();
+        return 0;
+}
+
 int mcp_process_spawn(const char *const argv[], const char *cwd, const char *const envp[], int err_log_fd,
                       struct mcp_process *ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF },
@@ -79,8 +91,10 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
 
         if (!argv || !argv[0] || argv[0][0] != '/')
                 return -EINVAL;
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
+        r = stdio_pipes(in, out);
+        if (r < 0)
+                return r;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
                 return negative_errno();
         pid = fork();
         if (pid < 0)
@@ -100,13 +114,6 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
         pidfd = pidfd_open_or_kill(pid);
         if (pidfd < 0)
                 return pidfd;
-        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
-                r = negative_errno();
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                safe_close(pidfd);
-                return r;
-        }
         *ret = (struct mcp_process) {
                 .pid = pid,
                 .pidfd = pidfd,
@@ -124,8 +131,8 @@ int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct g
         struct glove_mcp_launched l = { .pidfd = -EBADF, .report_fd = -EBADF };
         int r;
 
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-                r = negative_errno();
+        r = stdio_pipes(in, out);
+        if (r < 0) {
                 (void) snprintf(err, errlen, "pipe: %s", strerror(-r));
                 return r;
         }
@@ -141,15 +148,6 @@ int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct g
                             &l, err, errlen);
         if (r < 0)
                 return r;
-        if (fcntl(in[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(out[0], F_SETFL, O_NONBLOCK) < 0) {
-                r = negative_errno();
-                (void) sys_pidfd_send_signal(l.pidfd, SIGKILL, NULL, 0);
-                (void) waitid(P_PIDFD, (id_t) l.pidfd, &(siginfo_t) {}, WEXITED);
-                safe_close(l.pidfd);
-                safe_close(l.report_fd);
-                (void) snprintf(err, errlen, "fcntl: %s", strerror(-r));
-                return r;
-        }
         *ret = (struct mcp_process) {
                 .pid = l.pid,
                 .pidfd = l.pidfd,

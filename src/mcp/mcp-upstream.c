@@ -236,59 +236,92 @@ static int initialize(struct mcp_upstream *u, const struct mcp_upstream_config *
         return send_msg(u, note, now_monotonic_ms() + cfg->init_timeout_ms, err, errlen);
 }
 
+int mcp_tools_paging_begin(struct mcp_tools_paging *p) {
+        mcp_tools_paging_end(p);
+        p->tools = json_array();
+        p->cursors = json_object();
+        if (!p->tools || !p->cursors) {
+                mcp_tools_paging_end(p);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void mcp_tools_paging_end(struct mcp_tools_paging *p) {
+        json_decref(p->tools);
+        json_decref(p->cursors);
+        *p = (struct mcp_tools_paging) {};
+}
+
+int mcp_tools_paging_add(struct mcp_tools_paging *p, const json_t *result, size_t max_pages, size_t max_tools,
+                         const char **ret_next, char *err, size_t errlen) {
+        const json_t *list = json_object_get(result, "tools"), *next, *t;
+        size_t i;
+
+        if (!p->tools || !p->cursors)
+                return -EINVAL;
+        p->pages++;
+        if (!json_is_array(list))
+                return error_format(err, errlen, -EPROTO, "answered tools/list without a tools array");
+        json_array_foreach(list, i, t) {
+                if (!json_is_object(t) || !json_is_string(json_object_get(t, "name")))
+                        return error_format(err, errlen, -EPROTO, "listed a tool without a name");
+                if (json_array_size(p->tools) >= max_tools)
+                        return error_format(err, errlen, -E2BIG, "lists more than %zu tools", max_tools);
+                if (json_array_append(p->tools, (json_t *) t) < 0)
+                        return -ENOMEM;
+        }
+        next = json_object_get(result, "nextCursor");
+        if (!next || json_is_null(next)) {
+                *ret_next = NULL;
+                return 0;
+        }
+        if (!json_is_string(next))
+                return error_format(err, errlen, -EPROTO, "sent a nextCursor that is not a string");
+        if (json_object_get(p->cursors, json_string_value(next)))
+                return error_format(err, errlen, -ELOOP, "repeats a tools/list cursor");
+        if (p->pages >= max_pages)
+                return error_format(err, errlen, -E2BIG, "lists its tools on more than %zu pages", max_pages);
+        if (json_object_set_new(p->cursors, json_string_value(next), json_true()) < 0)
+                return -ENOMEM;
+        *ret_next = json_string_value(next);
+        return 0;
+}
+
 int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_config *cfg, char *err,
                             size_t errlen) {
-        _cleanup_json_ json_t *tools = json_array(), *cursors = json_object();
+        _cleanup_(mcp_tools_paging_end) struct mcp_tools_paging paging = {};
         _cleanup_free_ char *cursor = NULL;
         int r;
 
-        if (!tools || !cursors)
+        if (mcp_tools_paging_begin(&paging) < 0)
                 return error_format(err, errlen, -ENOMEM, "out of memory");
         u->tools_changed = false;
-        for (size_t page = 0;; page++) {
+        for (;;) {
                 _cleanup_json_ json_t *params = NULL, *result = NULL;
-                const json_t *list, *next, *t;
-                size_t i;
+                const char *next;
+                char why[128];
 
-                if (page >= cfg->max_pages)
-                        return error_format(err, errlen, -E2BIG, "server %s lists its tools on more than %zu pages", u->id,
-                                    cfg->max_pages);
                 params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
                 if (!params)
                         return error_format(err, errlen, -ENOMEM, "out of memory");
                 r = request_sync(u, "tools/list", params, cfg->init_timeout_ms, &result, err, errlen);
                 if (r < 0)
                         return r;
-                list = json_object_get(result, "tools");
-                if (!json_is_array(list))
-                        return error_format(err, errlen, -EPROTO, "server %s answered tools/list without a tools array",
-                                    u->id);
-                json_array_foreach(list, i, t) {
-                        if (!json_is_object(t) || !json_is_string(json_object_get(t, "name")))
-                                return error_format(err, errlen, -EPROTO, "server %s listed a tool without a name", u->id);
-                        if (json_array_size(tools) >= cfg->max_tools)
-                                return error_format(err, errlen, -E2BIG, "server %s lists more than %zu tools", u->id,
-                                            cfg->max_tools);
-                        if (json_array_append(tools, (json_t *) t) < 0)
-                                return error_format(err, errlen, -ENOMEM, "out of memory");
-                }
-                next = json_object_get(result, "nextCursor");
-                if (!next || json_is_null(next))
+                r = mcp_tools_paging_add(&paging, result, cfg->max_pages, cfg->max_tools, &next, why, sizeof(why));
+                if (r == -ENOMEM)
+                        return error_format(err, errlen, r, "out of memory");
+                if (r < 0)
+                        return error_format(err, errlen, r, "server %s %s", u->id, why);
+                if (!next)
                         break;
-                if (!json_is_string(next))
-                        return error_format(err, errlen, -EPROTO, "server %s sent a nextCursor that is not a string", u->id);
-                /* an opaque cursor seen before would page forever */
-                if (json_object_get(cursors, json_string_value(next)))
-                        return error_format(err, errlen, -ELOOP, "server %s repeats a tools/list cursor", u->id);
-                if (json_object_set_new(cursors, json_string_value(next), json_true()) < 0)
-                        return error_format(err, errlen, -ENOMEM, "out of memory");
                 free(cursor);
-                cursor = strdup(json_string_value(next));
+                cursor = strdup(next);
                 if (!cursor)
                         return error_format(err, errlen, -ENOMEM, "out of memory");
         }
         json_decref(u->tools);
-        u->tools = TAKE_PTR(tools);
+        u->tools = TAKE_PTR(paging.tools);
         return 0;
 }
 

@@ -61,6 +61,29 @@ struct mcp_upstream {
  * process stopped. */
 int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstream **ret, char *err, size_t errlen);
 
+/* A tools/list being paged through: at a server's start, and each time it
+ * says its tools changed (the gateway then pages asynchronously). */
+struct mcp_tools_paging {
+        json_t *tools;          /* an array: what was listed so far; NULL: no listing under way */
+        json_t *cursors;        /* an object: the cursors seen */
+        size_t pages;
+};
+
+/* Starts a listing (forgetting one under way): 0 or -ENOMEM. */
+int mcp_tools_paging_begin(struct mcp_tools_paging *p);
+void mcp_tools_paging_end(struct mcp_tools_paging *p);
+/* One page, the |result| a server answered tools/list with (untrusted):
+ * its tools are added. *ret_next: the cursor to ask the next page with
+ * (borrowed from |result|), or NULL when this was the last. Refused, with
+ * what the server did in |err| ("listed a tool without a name"): no tools
+ * array (-EPROTO), a tool that is not an object with a string name
+ * (-EPROTO), more than |max_tools| tools (-E2BIG), a nextCursor that is
+ * neither a string nor null (-EPROTO), a cursor seen before (-ELOOP: it
+ * would page forever), a next page past |max_pages| (-E2BIG). -EINVAL
+ * without a listing under way, -ENOMEM. */
+int mcp_tools_paging_add(struct mcp_tools_paging *p, const json_t *result, size_t max_pages, size_t max_tools,
+                         const char **ret_next, char *err, size_t errlen);
+
 /* tools/list, every page (opaque cursors followed; a cursor seen twice, more
  * than max_pages pages or more than max_tools tools is an error: a server
  * must not make the gateway loop or hoard). Replaces u->tools. */

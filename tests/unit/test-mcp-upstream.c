@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "glove/json.h"
 #include "macro.h"
 #include "mcp-upstream.h"
 
@@ -163,8 +164,96 @@ static void test_cannot_start(void **state) {
         assert_non_null(strstr(err, "cannot start server none (/nonexistent/mcp-server)"));
 }
 
+/* Pages fed one by one, as the gateway's relisting does: the value of
+ * mcp_tools_paging_add() for the last, with *ret_next and |err|. */
+static int pages(const char *const *results, size_t max_pages, size_t max_tools, struct mcp_tools_paging *p,
+                 const char **ret_next, char *err, size_t errlen) {
+        int r = 0;
+
+        assert_int_equal(mcp_tools_paging_begin(p), 0);
+        for (size_t i = 0; results[i]; i++) {
+                _cleanup_json_ json_t *result = NULL;
+                char perr[256];
+
+                assert_int_equal(glove_json_parse(results[i], strlen(results[i]), NULL, &result, perr, sizeof(perr)),
+                                 0);
+                r = mcp_tools_paging_add(p, result, max_pages, max_tools, ret_next, err, errlen);
+                if (r < 0 || !*ret_next)
+                        break;
+                /* the cursor asked with is the one the page gave */
+                if (results[i + 1])
+                        assert_non_null(strstr(results[i], *ret_next));
+        }
+        return r;
+}
+
+static void check_paging_fails(const char *const *results, size_t max_pages, size_t max_tools, int want,
+                               const char *msg) {
+        struct mcp_tools_paging p = {};
+        const char *next = NULL;
+        char err[128] = "";
+
+        assert_int_equal(pages(results, max_pages, max_tools, &p, &next, err, sizeof(err)), want);
+        if (!strstr(err, msg))
+                fail_msg("expected \"%s\" in \"%s\"", msg, err);
+        mcp_tools_paging_end(&p);
+        assert_null(p.tools);
+}
+
+static void test_paging(void **state) {
+        struct mcp_tools_paging p = {};
+        const char *next = NULL;
+        char err[128] = "";
+
+        (void) state;
+        /* without a listing under way, nothing is taken */
+        assert_int_equal(mcp_tools_paging_add(&p, NULL, 5, 5, &next, err, sizeof(err)), -EINVAL);
+        /* three pages, in order; a null nextCursor ends it like none */
+        assert_int_equal(pages((const char *const[]) { "{\"tools\":[{\"name\":\"a\"}],\"nextCursor\":\"c1\"}",
+                                                       "{\"tools\":[{\"name\":\"b\"},{\"name\":\"c\"}],"
+                                                       "\"nextCursor\":\"c2\"}",
+                                                       "{\"tools\":[],\"nextCursor\":null}", NULL },
+                               3, 3, &p, &next, err, sizeof(err)),
+                         0);
+        assert_null(next);
+        assert_int_equal(json_array_size(p.tools), 3);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(p.tools, 2), "name")), "c");
+        /* begun again: what was listed before is forgotten */
+        assert_int_equal(mcp_tools_paging_begin(&p), 0);
+        assert_int_equal(json_array_size(p.tools), 0);
+        assert_int_equal(p.pages, 0);
+        mcp_tools_paging_end(&p);
+
+        check_paging_fails((const char *const[]) { "{\"tools\":{}}", NULL }, 5, 5, -EPROTO,
+                           "answered tools/list without a tools array");
+        check_paging_fails((const char *const[]) { "{\"tools\":[{\"name\":1}]}", NULL }, 5, 5, -EPROTO,
+                           "listed a tool without a name");
+        check_paging_fails((const char *const[]) { "{\"tools\":[\"a\"]}", NULL }, 5, 5, -EPROTO,
+                           "listed a tool without a name");
+        check_paging_fails((const char *const[]) { "{\"tools\":[],\"nextCursor\":7}", NULL }, 5, 5, -EPROTO,
+                           "sent a nextCursor that is not a string");
+        /* exactly max_tools fit, across pages; one more does not */
+        check_paging_fails((const char *const[]) { "{\"tools\":[{\"name\":\"a\"}],\"nextCursor\":\"x\"}",
+                                                   "{\"tools\":[{\"name\":\"b\"},{\"name\":\"c\"}]}", NULL },
+                           5, 2, -E2BIG, "lists more than 2 tools");
+        check_paging_fails((const char *const[]) { "{\"tools\":[],\"nextCursor\":\"x\"}",
+                                                   "{\"tools\":[],\"nextCursor\":\"y\"}",
+                                                   "{\"tools\":[],\"nextCursor\":\"x\"}", NULL },
+                           5, 5, -ELOOP, "repeats a tools/list cursor");
+        /* max_pages pages are fine; a cursor to one more is refused before it is asked */
+        assert_int_equal(pages((const char *const[]) { "{\"tools\":[],\"nextCursor\":\"x\"}",
+                                                       "{\"tools\":[]}", NULL },
+                               2, 5, &p, &next, err, sizeof(err)),
+                         0);
+        mcp_tools_paging_end(&p);
+        check_paging_fails((const char *const[]) { "{\"tools\":[],\"nextCursor\":\"x\"}",
+                                                   "{\"tools\":[],\"nextCursor\":\"y\"}", NULL },
+                           2, 5, -E2BIG, "lists its tools on more than 2 pages");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_paging),
                 cmocka_unit_test(test_good),
                 cmocka_unit_test(test_bad_servers),
                 cmocka_unit_test(test_silent_times_out),
