@@ -44,5 +44,8 @@ struct glove_net_proxy_config {
         size_t n_allow;
         struct glove_audit *audit;      /* may be NULL */
         const char *session_run;        /* the session's run id, for the records; may be NULL */
+        /* what the user must read while it serves (its audit log failing):
+         * the caller prints it or carries it on; may be NULL */
+        struct glove_warnings *warnings;
 };
 int glove_net_proxy_run(const struct glove_net_proxy_config *cfg);

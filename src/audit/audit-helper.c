@@ -171,11 +171,28 @@ static int child_record(const struct glove_helper_options *o, struct glove_audit
         return r;
 }
 
+/* A warning of the helper's, to the parent, which reads them when the
+ * helper starts and when it stops. Only as many as a warnings list keeps
+ * (the parent's keeps no more): the channel never fills, so a helper
+ * saying something while it serves never blocks on a parent busy with
+ * the session; how many more there were is said at its end. */
 static void child_warn(void *userdata, const char *text) {
         const struct glove_helper_child *c = userdata;
         struct frame_warning m = {};
 
+        if (c->warnings->n >= GLOVE_WARNINGS_MAX)
+                return; /* counted as dropped by glove_warning_add() */
         (void) snprintf(m.text, sizeof(m.text), "%s", text);
+        (void) frame_send(c->fd, FRAME_WARNING, &m, sizeof(m), NULL, 0);
+}
+
+static void child_warn_dropped(const struct glove_helper_child *c, const char *what) {
+        struct frame_warning m = {};
+
+        if (c->warnings->dropped == 0)
+                return;
+        (void) snprintf(m.text, sizeof(m.text), "%s had %zu more warning%s (its audit records hold what happened)",
+                        what, c->warnings->dropped, c->warnings->dropped == 1 ? "" : "s");
         (void) frame_send(c->fd, FRAME_WARNING, &m, sizeof(m), NULL, 0);
 }
 
@@ -209,6 +226,7 @@ _Noreturn static void child_main(const struct glove_helper_options *o, int fd, c
         }
         if (r >= 0)
                 r = o->run(&c);
+        child_warn_dropped(&c, capitalised(o->what, what));
         if (c.audit) {
                 (void) child_record(o, c.audit, o->end_event, r < 0 ? o->failed_reason : "the session ended", NULL);
                 /* after its last record: what the receipt vouches for */

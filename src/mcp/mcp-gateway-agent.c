@@ -219,8 +219,8 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                     });
         if (r < 0) {
                 if (!g->audit_said)
-                        log_error("Cannot write the audit log: %s; calls are denied until it can be written",
-                                  strerror(-r));
+                        glove_warning_add(g->w, "Cannot write the audit log: %s; calls are denied until it can be written",
+                                          strerror(-r));
                 g->audit_said = true;
                 return gw_audit_denied(g, c, m->id);
         }

@@ -122,6 +122,10 @@ struct gateway {
         /* a failing audit log was said to the user: once, not at every
          * record of a round, until a write succeeds again */
         bool audit_said;
+        /* what the user must read while it serves (a server stopped, the
+         * audit log failing): the caller's, which prints them or carries
+         * them to the program that does; the gateway prints nothing */
+        struct glove_warnings *w;
         struct conn conns[GW_MAX_CONNS];
         struct gw_upstream *ups;
         size_t n_ups;
@@ -180,8 +184,10 @@ int64_t pending_deadline(const struct gateway *g, int64_t next);
 
 /* ---- the gateway's life, its audit records and its round (mcp-gateway.c) ---- */
 
-/* The gateway's tables for |o|'s policy, which must name servers. */
-int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e);
+/* The gateway's tables for |o|'s policy, which must name servers; what
+ * the user must read while it serves goes to |w|. */
+int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e,
+            struct glove_warnings *w);
 /* Every server of the policy started and initialized, the tools the agent
  * sees, and the routes for reads. */
 int gw_start_servers(struct gateway *g, struct glove_error *e, struct glove_warnings *w);

@@ -49,7 +49,7 @@ int gw_reaggregate(struct gateway *g, bool notify) {
                                 .extra = h,
                         });
                         if (r < 0 && !g->audit_said) {
-                                log_warning("cannot write the audit log: %s", strerror(-r));
+                                glove_warning_add(g->w, "cannot write the audit log: %s", strerror(-r));
                                 g->audit_said = true;
                         }
                 }
@@ -78,7 +78,8 @@ static void upstream_ended(void *userdata, int status, const struct glove_audit_
                             .subject = up->cfg->id,
                             .extra = extra,
                     }) < 0)
-                        log_warning("Cannot record the audit run of MCP server %s's sandbox", up->cfg->id);
+                        glove_warning_add(up->g->w, "Cannot record the audit run of MCP server %s's sandbox",
+                                          up->cfg->id);
         }
         if (n_runs == 0 && up->cfg->sandbox) {
                 _cleanup_json_ json_t *extra = json_pack("{s:i}", "exit_status", status);
@@ -117,7 +118,7 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why) {
         size_t fans_done[GW_MAX_FANS], n_done = 0;
         int r;
 
-        log_error("MCP server %s stopped: %s", up->cfg->id, why);
+        glove_warning_add(g->w, "MCP server %s stopped: %s", up->cfg->id, why);
         (void) gw_audit(g, &(struct glove_audit_event) {
                 .event = "server_down",
                 .decision = "info",
@@ -170,7 +171,7 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why) {
 
                 r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
                 if (r < 0) {
-                        log_error("Cannot restart MCP server %s: %s", up->cfg->id, err);
+                        glove_warning_add(g->w, "Cannot restart MCP server %s: %s", up->cfg->id, err);
                         up->u = NULL;
                         return 0;
                 }

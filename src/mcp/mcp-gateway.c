@@ -122,8 +122,8 @@ int gw_commit_held(struct gateway *g) {
                 goto done;
         }
         if (!g->audit_said)
-                log_error("Cannot write the audit log: %s; %zu call%s denied", strerror(-r), g->n_held,
-                          g->n_held == 1 ? " is" : "s are");
+                glove_warning_add(g->w, "Cannot write the audit log: %s; %zu call%s denied", strerror(-r),
+                                  g->n_held, g->n_held == 1 ? " is" : "s are");
         g->audit_said = true;
         glove_audit_drop_later(g->o->audit);
         for (size_t i = g->n_held; i-- > 0;) {
@@ -240,10 +240,11 @@ static int settle_fans(struct gateway *g) {
 /* ---- the phases of a gateway's life ---- */
 
 /* The gateway's tables for |o|'s policy, which must name servers. */
-int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e) {
+int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct glove_error *e,
+            struct glove_warnings *w) {
         const struct glove_mcp_policy *p = o->policy;
 
-        *g = (struct gateway) { .o = o };
+        *g = (struct gateway) { .o = o, .w = w };
         if (!p || p->n_servers == 0)
                 return glove_error_set(e, -EINVAL, "mcp", "The policy names no MCP servers (mcp.servers): nothing to "
                                        "serve");
@@ -445,7 +446,7 @@ static void flush_later(struct gateway *g, int64_t *later_since) {
                 return;
         if (glove_audit_flush(g->o->audit) < 0) {
                 if (!g->audit_said)
-                        log_warning("cannot write call outcomes to the audit log");
+                        glove_warning_add(g->w, "cannot write call outcomes to the audit log");
                 g->audit_said = true;
         } else
                 g->audit_said = false;
@@ -493,7 +494,7 @@ void gw_done(struct gateway *g) {
         /* what was decided goes on record before the agents get their
          * last answers; requests held back this round are never sent */
         if (g->o->audit && glove_audit_flush(g->o->audit) < 0 && !g->audit_said)
-                log_warning("cannot write the last records to the audit log");
+                glove_warning_add(g->w, "cannot write the last records to the audit log");
         for (size_t c = 0; c < GW_MAX_CONNS; c++)
                 gw_close_conn(g, c, true);
         while (g->n_pending > 0)
@@ -521,7 +522,7 @@ static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_e
         struct gateway g;
         int r;
 
-        r = gw_init(&g, o, e);
+        r = gw_init(&g, o, e, w);
         if (r < 0)
                 return r;
         r = agent_stdio_take(&g, &saved, e);

@@ -153,7 +153,9 @@ static void record_rule(struct proxy *px, struct conn *c, const char *rule, cons
         });
         if (r < 0) {
                 if (!px->audit_broken)
-                        log_error_errno(r, "The proxy cannot write the audit log: %m; it allows nothing more");
+                        glove_warning_add(px->cfg->warnings,
+                                          "The proxy cannot write the audit log: %s; it allows nothing more",
+                                          strerror(-r));
                 px->audit_broken = true;
         }
 }

@@ -187,6 +187,7 @@ static int proxy_run(struct glove_helper_child *c) {
                 .n_allow = plan->policy->n_net_allow,
                 .audit = c->audit,
                 .session_run = a->session_run,
+                .warnings = c->warnings,
         });
 }
 

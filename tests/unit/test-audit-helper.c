@@ -205,7 +205,7 @@ static void test_parse(void **state) {
 
 /* ---- helper processes ---- */
 
-enum behaviour { SERVE, FAIL_BEFORE_READY, VANISH, VANISH_AFTER_READY, FAIL_AFTER_READY, FAIL_SETUP };
+enum behaviour { SERVE, FAIL_BEFORE_READY, VANISH, VANISH_AFTER_READY, FAIL_AFTER_READY, FAIL_SETUP, WARN_FLOOD };
 
 static int wait_stop(const struct glove_helper_child *c) {
         struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -243,6 +243,13 @@ static int run_fn(struct glove_helper_child *c) {
                 glove_warning_add(c->warnings, "first warning");
                 glove_warning_add(c->warnings, "second warning %d", 2);
                 assert_int_equal(glove_helper_ready(c), 0);
+                return wait_stop(c);
+        case WARN_FLOOD:
+                /* while it serves, far more than a channel holds: it
+                 * must not block on a parent that reads only at the stop */
+                assert_int_equal(glove_helper_ready(c), 0);
+                for (int i = 0; i < 100000; i++)
+                        glove_warning_add(c->warnings, "warning %d while serving", i);
                 return wait_stop(c);
         case FAIL_SETUP:
         default:
@@ -320,6 +327,35 @@ static void test_helper_serves(void **state) {
         assert_int_equal(count_lines(path, "\"session_run\":\"fedcba9876543210fedcba9876543210\""), 2);
         /* a second stop is nothing */
         assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+}
+
+static void keep_last(void *userdata, const char *text) {
+        (void) snprintf(userdata, GLOVE_ERROR_MESSAGE_MAX, "%s", text);
+}
+
+/* A helper that warns without end while it serves: it goes on serving,
+ * the parent gets as many as a list keeps, in order, and how many more. */
+static void test_helper_warns_while_serving(void **state) {
+        enum behaviour b = WARN_FLOOD;
+        const struct glove_audit_options ao = { .path = path };
+        struct glove_helper_options o = options(&b, &ao);
+        struct glove_helper h;
+        char last[GLOVE_ERROR_MESSAGE_MAX] = "";
+        struct glove_warnings w = { .notify = keep_last, .userdata = last };
+        struct glove_error e = {};
+
+        (void) state;
+        assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+        assert_int_equal(w.n, 0);
+        assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+        assert_false(glove_error_is_set(&e));
+        assert_true(h.report.reported);
+        assert_int_equal(w.n, GLOVE_WARNINGS_MAX);
+        assert_string_equal(w.text[0], "warning 0 while serving");
+        assert_string_equal(w.text[GLOVE_WARNINGS_MAX - 1], "warning 7 while serving");
+        /* the count of the rest came last: past the list, so dropped here */
+        assert_int_equal(w.dropped, 1);
+        assert_string_equal(last, "The test helper had 99992 more warnings (its audit records hold what happened)");
 }
 
 /* A helper that fails before it serves: its reason is the parent's error,
@@ -436,6 +472,7 @@ int main(void) {
                 cmocka_unit_test(test_reports_refused),
                 cmocka_unit_test(test_parse),
                 cmocka_unit_test_setup_teardown(test_helper_serves, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_warns_while_serving, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_fails_later, setup, teardown),
         };

@@ -131,7 +131,7 @@ static void gw_start(struct gw_test *t) {
                 .log_dir_fd = t->dir_fd,
                 .host_env = environ,
         };
-        assert_int_equal(gw_init(&t->g, &t->o, &t->e), 0);
+        assert_int_equal(gw_init(&t->g, &t->o, &t->e, &t->w), 0);
         assert_int_equal(gw_start_servers(&t->g, &t->e, &t->w), 0);
         assert_int_equal(t->g.n_ups, 2);
         assert_string_equal(t->g.ups[0].cfg->id, "aa");
@@ -255,7 +255,7 @@ static void test_server_dies(void **state) {
         _cleanup_json_ json_t *got = NULL, *list = NULL;
         struct gw_test t;
         bool seen[4] = {};
-        size_t i;
+        size_t i, n_warnings;
         const json_t *m;
 
         (void) state;
@@ -266,11 +266,15 @@ static void test_server_dies(void **state) {
         call(&t, 3, "aa_hold");
         call(&t, 4, "bb_hold");
         assert_int_equal(t.g.n_pending, 4);
+        n_warnings = t.w.n; /* the start's: servers unsandboxed */
         assert_int_equal(kill(t.g.ups[0].u->proc.pid, SIGKILL), 0);
         upstream_wait(&t, 0); /* its output ends */
         assert_null(t.g.ups[0].u);
         assert_int_equal(t.g.n_pending, 1);
         assert_int_equal(t.g.pending[0].upstream, 1);
+        /* said once, to the caller's warnings: the gateway prints nothing */
+        assert_int_equal(t.w.n, n_warnings + 1);
+        assert_non_null(strstr(t.w.text[n_warnings], "MCP server aa stopped: "));
         assert_int_equal(json_integer_value(t.g.pending[0].agent_id), 4);
         got = agent_recv(&t);
         /* three errors, one per call, then the tools changed */
@@ -440,6 +444,7 @@ static void test_audit_fails(void **state) {
         struct glove_audit *a = NULL;
         struct gw_test t;
         char path[128], err[256];
+        size_t n_warnings;
 
         (void) state;
         gw_start(&t);
@@ -452,6 +457,7 @@ static void test_audit_fails(void **state) {
         /* not a regular file: every write fails */
         assert_int_equal(symlink("/dev/null", path), 0);
         t.o.audit = a;
+        n_warnings = t.w.n;
         call(&t, 1, "aa_hold");
         assert_int_equal(t.g.n_held, 0);
         assert_int_equal(t.g.n_pending, 0);
@@ -460,6 +466,9 @@ static void test_audit_fails(void **state) {
         assert_int_equal(json_array_size(got), 1);
         assert_error(json_array_get(got, 0), 1, GLOVE_JSONRPC_INTERNAL_ERROR,
                      "Internal error: audit failed, call denied");
+        /* the failing log said once, to the caller's warnings */
+        assert_int_equal(t.w.n, n_warnings + 1);
+        assert_non_null(strstr(t.w.text[n_warnings], "Cannot write the audit log: "));
         /* the log works again */
         assert_int_equal(unlink(path), 0);
         call_echo(&t, 0, 2, "aa_echo");
