@@ -637,6 +637,23 @@ static void connected(struct proxy *px, struct conn *c) {
         relay_update(px, c);
 }
 
+/* Sends what of the connection's pending bytes (a request head rewritten
+ * for the origin) |fd| takes now, counted in |d|. Returns <0 on a hard
+ * error, 1 when all of them are gone, 0 when some wait for room; sets
+ * *|moved| when any went. */
+static int send_pending(struct conn *c, struct dir *d, int fd, bool *moved) {
+        ssize_t n = send(fd, c->pending + c->pending_off, c->pending_len - c->pending_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+                return negative_errno();
+        if (n > 0) {
+                c->pending_off += (size_t) n;
+                d->bytes += (uint64_t) n;
+                *moved = true;
+        }
+        return c->pending_off == c->pending_len;
+}
+
 /* Moves what can move in one direction without blocking. Returns <0 on a
  * hard error, else whether anything moved. A splice that moved less than
  * it asked for means the source is empty or the destination full for now:
@@ -647,16 +664,10 @@ static int pump(struct conn *c, struct dir *d, int src, int dst, bool upward) {
         ssize_t n;
 
         if (upward && c->pending_off < c->pending_len) {
-                n = send(dst, c->pending + c->pending_off, c->pending_len - c->pending_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-                if (n < 0 && errno != EAGAIN && errno != EINTR)
-                        return negative_errno();
-                if (n > 0) {
-                        c->pending_off += (size_t) n;
-                        d->bytes += (uint64_t) n;
-                        moved = true;
-                }
-                if (c->pending_off < c->pending_len)
-                        return moved; /* the destination is full; the pending bytes go first */
+                int r = send_pending(c, d, dst, &moved);
+
+                if (r <= 0)
+                        return r < 0 ? r : moved; /* the destination is full; the pending bytes go first */
         }
         for (;;) {
                 bool progress = false;
@@ -719,17 +730,10 @@ static int pump_http(struct proxy *px, struct conn *c) {
                 uint64_t raw;
 
                 if (c->pending_off < c->pending_len) {
-                        n = send(c->ufd, c->pending + c->pending_off, c->pending_len - c->pending_off,
-                                 MSG_DONTWAIT | MSG_NOSIGNAL);
-                        if (n < 0 && errno != EAGAIN && errno != EINTR)
-                                return negative_errno();
-                        if (n > 0) {
-                                c->pending_off += (size_t) n;
-                                d->bytes += (uint64_t) n;
-                                moved = true;
-                        }
-                        if (c->pending_off < c->pending_len)
-                                return moved;
+                        int r = send_pending(c, d, c->ufd, &moved);
+
+                        if (r <= 0)
+                                return r < 0 ? r : moved;
                         c->pending_off = c->pending_len = 0;
                 }
                 if (d->len > 0) {
