@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/error.h"
+
 #define GLOVE_KEY_BYTES 32
 #define GLOVE_KEY_ID_CHARS 16
 #define GLOVE_MAC_HEX_CHARS 64
@@ -253,11 +255,14 @@ struct glove_audit_helper {
  * (src/audit/audit-helper.c). _write() sends |h| (reported); _read_all()
  * reads to the end and decodes at most |max| reports into |v| (|*ret_n|
  * of them): -EBADMSG for anything malformed, an unknown component or more
- * reports. _parse() decodes one message as received (header and payload,
+ * reports; the warnings the process sent on the way (FRAME_WARNING: a
+ * spawned sandbox's supervisor prints nothing) go to |w|, its failure
+ * (FRAME_ERROR) to |failure| (either may be NULL: dropped). _parse() decodes one message as received (header and payload,
  * |n| bytes). A process that reports several runs (a spawned sandbox: its
  * own and its egress proxy's) sends one message each. */
 int glove_audit_helper_write(int fd, const struct glove_audit_helper *h);
-int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n);
+int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n,
+                                struct glove_warnings *w, struct glove_error *failure);
 int glove_audit_helper_parse(const void *buf, size_t n, struct glove_audit_helper *h);
 /* ---- the audit log against the receipts ---- */
 

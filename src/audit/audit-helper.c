@@ -108,21 +108,48 @@ int glove_audit_helper_parse(const void *buf, size_t n, struct glove_audit_helpe
         return report_decode(&m, h);
 }
 
-int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n) {
+/* What a spawned sandbox's supervisor sends: its reports, and what it
+ * would otherwise have printed. */
+static const struct frame_type spawned_types[] = {
+        { FRAME_HELPER_REPORT, sizeof(struct helper_report_msg), 0 },
+        { FRAME_WARNING, sizeof(struct frame_warning), 0 },
+        { FRAME_ERROR, sizeof(struct frame_error), 0 },
+};
+
+int glove_audit_helper_read_all(int fd, struct glove_audit_helper *v, size_t max, size_t *ret_n,
+                                struct glove_warnings *w, struct glove_error *failure) {
         size_t n = 0;
 
         for (;;) {
-                struct helper_report_msg m;
+                union {
+                        struct helper_report_msg report;
+                        struct frame_warning warning;
+                        struct frame_error error;
+                } m;
                 int r;
 
-                r = frame_recv(fd, report_types, ELEMENTSOF(report_types), &m, sizeof(m), NULL, 0, NULL);
+                r = frame_recv(fd, spawned_types, ELEMENTSOF(spawned_types), &m, sizeof(m), NULL, 0, NULL);
                 if (r == -EPIPE)
                         break;
                 if (r < 0)
                         return r;
+                if (r == FRAME_WARNING) {
+                        if (!memchr(m.warning.text, 0, sizeof(m.warning.text)))
+                                return -EBADMSG;
+                        glove_warning_add(w, "%s", m.warning.text);
+                        continue;
+                }
+                if (r == FRAME_ERROR) {
+                        if (frame_error_check(&m.error) < 0)
+                                return -EBADMSG;
+                        /* its stage is that process's: the reader's
+                         * error says what failed in its own words */
+                        (void) glove_error_set(failure, m.error.error, NULL, "%s", m.error.message);
+                        continue;
+                }
                 if (n == max)
                         return -EBADMSG;
-                r = report_decode(&m, &v[n]);
+                r = report_decode(&m.report, &v[n]);
                 if (r < 0)
                         return r;
                 n++;

@@ -109,6 +109,7 @@ static struct mcp_upstream_config upstream_config(struct gateway *g, size_t k) {
                 .server = up->cfg,
                 .ended = upstream_ended,
                 .userdata = up,
+                .warnings = g->w,
         };
 }
 

@@ -325,6 +325,26 @@ int mcp_upstream_list_tools(struct mcp_upstream *u, const struct mcp_upstream_co
         return 0;
 }
 
+/* Stops the server's process and reaps it; its sandbox's report, warnings
+ * and failure (into |failure|) read, its |ended| called. Once. */
+static void upstream_reap(struct mcp_upstream *u, int grace_ms, struct glove_error *failure) {
+        struct glove_audit_helper runs[2];
+        size_t n = 0;
+        int status = -1;
+
+        if (u->proc.pidfd < 0)
+                return;
+        (void) mcp_process_stop(&u->proc, grace_ms, &status);
+        /* the supervisor has exited: its report is whole, or absent */
+        if (u->proc.report_fd >= 0 &&
+            glove_audit_helper_read_all(u->proc.report_fd, runs, ELEMENTSOF(runs), &n, u->warnings, failure) < 0)
+                n = 0;
+        if (u->ended)
+                u->ended(u->userdata, status, runs, n);
+        u->ended = NULL;
+        mcp_process_done(&u->proc);
+}
+
 int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstream **ret, char *err, size_t errlen) {
         struct mcp_upstream *u;
         int r;
@@ -337,6 +357,7 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
         u->next_id = 1;
         u->ended = cfg->ended;
         u->userdata = cfg->userdata;
+        u->warnings = cfg->warnings;
         u->id = strdup(cfg->id);
         if (!u->id || glove_mcp_reader_new(GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM, &u->reader) < 0) {
                 mcp_upstream_free(u, 0);
@@ -367,10 +388,16 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
         if (r >= 0)
                 r = mcp_upstream_list_tools(u, cfg, err, errlen);
         if (r < 0) {
+                struct glove_error failure = {};
+
                 /* A server that failed to start gets little grace; a
                  * sandboxed one ends its sandbox on SIGTERM, and reports
-                 * what it recorded. */
-                mcp_upstream_free(u, cfg->launcher ? UPSTREAM_FAILED_GRACE_MS : 0);
+                 * what it recorded, and why it failed: a sandbox that
+                 * could not start it says more than its closed output */
+                upstream_reap(u, cfg->launcher ? UPSTREAM_FAILED_GRACE_MS : 0, &failure);
+                if (glove_error_is_set(&failure))
+                        (void) snprintf(err, errlen, "%s", failure.message);
+                mcp_upstream_free(u, 0);
                 return r;
         }
         *ret = u;
@@ -378,20 +405,15 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
 }
 
 void mcp_upstream_free(struct mcp_upstream *u, int grace_ms) {
+        struct glove_error failure = {};
+
         if (!u)
                 return;
-        if (u->proc.pidfd >= 0) {
-                struct glove_audit_helper runs[2];
-                size_t n = 0;
-                int status = -1;
-
-                (void) mcp_process_stop(&u->proc, grace_ms, &status);
-                /* the supervisor has exited: its report is whole, or absent */
-                if (u->proc.report_fd >= 0 && glove_audit_helper_read_all(u->proc.report_fd, runs, ELEMENTSOF(runs), &n) < 0)
-                        n = 0;
-                if (u->ended)
-                        u->ended(u->userdata, status, runs, n);
-        }
+        upstream_reap(u, grace_ms, &failure);
+        /* it served, then failed: the reader's to say beside its own
+         * word of the server's end */
+        if (glove_error_is_set(&failure))
+                glove_warning_add(u->warnings, "%s", failure.message);
         mcp_process_done(&u->proc);
         glove_mcp_reader_free(u->reader);
         json_decref(u->server_info);

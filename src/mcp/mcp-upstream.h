@@ -32,6 +32,9 @@ struct mcp_upstream_config {
          * host process, or one that was killed). */
         void (*ended)(void *userdata, int status, const struct glove_audit_helper *runs, size_t n_runs);
         void *userdata;
+        /* where what its sandbox's supervisor had to say (its failure, its
+         * warnings) goes when it ended; may be NULL; borrowed */
+        struct glove_warnings *warnings;
 };
 
 /* One upstream MCP server, started and initialized. */
@@ -48,6 +51,7 @@ struct mcp_upstream {
         uint64_t refused_requests;     /* server-to-client requests answered -32601 */
         void (*ended)(void *userdata, int status, const struct glove_audit_helper *runs, size_t n_runs);
         void *userdata;
+        struct glove_warnings *warnings;
 };
 
 /* Starts the server, runs initialize / notifications/initialized with the

@@ -4,7 +4,9 @@
  * with the caller's descriptors as the command's stdin, stdout and stderr,
  * under an audit run of its own, and at its end reports that run (and its
  * egress proxy's) on a socket, so that whoever vouches for the session can
- * vouch for these records too. */
+ * vouch for these records too. It prints nothing: its failure and its
+ * warnings go on that socket too (FRAME_ERROR, FRAME_WARNING), for the
+ * caller to say (glove_audit_helper_read_all()). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,7 +20,7 @@
 #include <unistd.h>
 
 #include "glove/sandbox.h"
-#include "log.h"
+#include "frame-util.h"
 #include "macro.h"
 #include "process-util.h"
 
@@ -52,15 +54,33 @@ static int child_fds(const int need[4]) {
         return 0;
 }
 
-static void print_warning(void *userdata, const char *text) {
-        (void) userdata;
-        log_warning("%s", text);
+/* The report socket once child_fds() placed it. */
+#define REPORT_FD 6
+
+/* A warning, to the caller: no more than its list keeps (it reads the
+ * socket only once this process ended, so the socket must never fill). */
+static void send_warning(void *userdata, const char *text) {
+        const struct glove_warnings *w = userdata;
+        struct frame_warning m = {};
+
+        if (w->n >= GLOVE_WARNINGS_MAX)
+                return;
+        (void) snprintf(m.text, sizeof(m.text), "%s", text);
+        (void) frame_send(REPORT_FD, FRAME_WARNING, &m, sizeof(m), NULL, 0);
+}
+
+_Noreturn static void fail(int fd, struct glove_error *e) {
+        struct frame_error m;
+
+        frame_error_from(&m, e);
+        (void) frame_send(fd, FRAME_ERROR, &m, sizeof(m), NULL, 0);
+        _exit(GLOVE_EXIT_FAILED);
 }
 
 _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int report_fd, pid_t parent) {
         struct glove_sandbox_options opts = *o->sandbox;
         struct glove_error error = {};
-        struct glove_warnings warnings = { .notify = print_warning };
+        struct glove_warnings warnings = { .notify = send_warning };
         const int stdio[3] = { 3, 4, 5 };
         struct glove_audit *audit = NULL;
         struct glove_session_result res;
@@ -73,9 +93,11 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
                 _exit(GLOVE_EXIT_FAILED);
         r = child_fds((const int[4]) { o->sandbox->stdio[0], o->sandbox->stdio[1], o->sandbox->stdio[2], report_fd });
         if (r < 0) {
-                log_error_errno(r, "Cannot set up the descriptors of %s's sandbox: %m", o->name);
-                _exit(GLOVE_EXIT_FAILED);
+                (void) glove_error_set(&error, -r, "spawn", "Cannot set up the descriptors of %s's sandbox: %m",
+                                       o->name);
+                fail(report_fd, &error); /* where it was: the move failed */
         }
+        warnings.userdata = &warnings;
         /* the caller's mask and dispositions are not the sandbox's */
         {
                 sigset_t none;
@@ -92,33 +114,47 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
         if (o->audit) {
                 r = glove_audit_open(o->audit, &audit, err, sizeof(err));
                 if (r < 0) {
-                        log_error("Cannot open the audit log for %s's sandbox: %s", o->name,
-                                  err[0] ? err : strerror(-r));
-                        _exit(GLOVE_EXIT_FAILED);
+                        (void) glove_error_set(&error, -r, "audit", "Cannot open the audit log for %s's sandbox: %s",
+                                               o->name, err[0] ? err : strerror(-r));
+                        fail(REPORT_FD, &error);
                 }
         }
         opts.audit = audit;
         opts.stdio = stdio;
-        /* this supervisor is the program that says what went wrong, once */
+        /* what went wrong goes to the caller, once, after the reports */
         opts.error = &error;
         opts.warnings = &warnings;
         status = glove_sandbox_run(&opts, &res);
-        if (glove_error_is_set(&error))
-                log_error("%s", error.message);
+        if (warnings.dropped > 0) {
+                struct frame_warning m = {};
+
+                (void) snprintf(m.text, sizeof(m.text), "%s's sandbox had %zu more warning%s", o->name,
+                                warnings.dropped, warnings.dropped == 1 ? "" : "s");
+                (void) frame_send(REPORT_FD, FRAME_WARNING, &m, sizeof(m), NULL, 0);
+        }
         if (audit) {
                 struct glove_audit_helper own = { .component = "sandbox", .reported = true };
 
                 /* what is reported is on disk */
-                if (glove_audit_sync(audit) < 0) {
-                        log_error("Cannot sync the audit log of %s's sandbox", o->name);
-                        _exit(GLOVE_EXIT_FAILED);
+                r = glove_audit_sync(audit);
+                if (r < 0) {
+                        (void) glove_error_set(&error, -r, "audit", "Cannot sync the audit log of %s's sandbox: %m",
+                                               o->name);
+                        fail(REPORT_FD, &error);
                 }
                 memcpy(own.run, glove_audit_run_id(audit), sizeof(own.run));
                 own.records = glove_audit_count(audit);
                 glove_audit_digest(audit, own.sha256);
-                if (glove_audit_helper_write(6, &own) < 0 ||
-                    (res.proxy.run[0] && res.proxy.reported && glove_audit_helper_write(6, &res.proxy) < 0))
-                        log_error("Cannot report the audit records of %s's sandbox", o->name);
+                if (glove_audit_helper_write(REPORT_FD, &own) < 0 ||
+                    (res.proxy.run[0] && res.proxy.reported && glove_audit_helper_write(REPORT_FD, &res.proxy) < 0))
+                        /* the socket is gone: nobody to tell */
+                        _exit(GLOVE_EXIT_FAILED);
+        }
+        if (glove_error_is_set(&error)) {
+                struct frame_error m;
+
+                frame_error_from(&m, &error);
+                (void) frame_send(REPORT_FD, FRAME_ERROR, &m, sizeof(m), NULL, 0);
         }
         _exit(status & 0xff);
 }

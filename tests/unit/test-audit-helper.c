@@ -85,7 +85,7 @@ static void test_reports(void **state) {
         assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
         assert_int_equal(glove_audit_helper_write(fds[1], &in[1]), 0);
         close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, NULL, NULL), 0);
         close(fds[0]);
         assert_int_equal(n, 2);
         for (size_t i = 0; i < 2; i++) {
@@ -98,7 +98,7 @@ static void test_reports(void **state) {
         /* nothing at all: no runs (a supervisor that was killed) */
         pair(fds);
         close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, NULL, NULL), 0);
         assert_int_equal(n, 0);
         close(fds[0]);
         /* more reports than asked for */
@@ -106,8 +106,38 @@ static void test_reports(void **state) {
         for (int i = 0; i < 3; i++)
                 assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
         close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, NULL, NULL), -EBADMSG);
         close(fds[0]);
+        /* a spawned sandbox's warnings (in order) and its failure, around
+         * its report; a warning without its end refused */
+        {
+                struct frame_warning wm = {};
+                struct frame_error em;
+                struct glove_error e = {}, failure = {};
+                struct glove_warnings w = {};
+
+                pair(fds);
+                (void) snprintf(wm.text, sizeof(wm.text), "a placeholder was left behind");
+                assert_int_equal(frame_send(fds[1], FRAME_WARNING, &wm, sizeof(wm), NULL, 0), 0);
+                assert_int_equal(glove_audit_helper_write(fds[1], &in[0]), 0);
+                (void) glove_error_set(&e, ENOENT, "exec", "Cannot execute /x in the sandbox: %m");
+                frame_error_from(&em, &e);
+                assert_int_equal(frame_send(fds[1], FRAME_ERROR, &em, sizeof(em), NULL, 0), 0);
+                close(fds[1]);
+                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, &w, &failure), 0);
+                close(fds[0]);
+                assert_int_equal(n, 1);
+                assert_int_equal(w.n, 1);
+                assert_string_equal(w.text[0], "a placeholder was left behind");
+                assert_int_equal(failure.error, ENOENT);
+                assert_string_equal(failure.message, "Cannot execute /x in the sandbox: No such file or directory");
+                pair(fds);
+                memset(wm.text, 'x', sizeof(wm.text));
+                assert_int_equal(frame_send(fds[1], FRAME_WARNING, &wm, sizeof(wm), NULL, 0), 0);
+                close(fds[1]);
+                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, &w, &failure), -EBADMSG);
+                close(fds[0]);
+        }
         /* an unknown component, an unreported run, a short run id are not written */
         {
                 struct glove_audit_helper x = in[0];
@@ -167,7 +197,7 @@ static void test_reports_refused(void **state) {
                 else
                         assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w), NULL, 0), 0);
                 close(fds[1]);
-                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), -EBADMSG);
+                assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, NULL, NULL), -EBADMSG);
                 close(fds[0]);
         }
         /* and the good one, to show the cases above differ from it in
@@ -176,7 +206,7 @@ static void test_reports_refused(void **state) {
         pair(fds);
         assert_int_equal(frame_send(fds[1], FRAME_HELPER_REPORT, &w, sizeof(w), NULL, 0), 0);
         close(fds[1]);
-        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n), 0);
+        assert_int_equal(glove_audit_helper_read_all(fds[0], out, 2, &n, NULL, NULL), 0);
         assert_int_equal(n, 1);
         assert_string_equal(out[0].component, "proxy");
         assert_int_equal(out[0].records, 7);
