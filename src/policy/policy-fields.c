@@ -209,7 +209,7 @@ static int load_array(const struct policy_field *f, void *target, const void *ct
 
 static int load_field(const struct policy_field *f, void *target, const void *ctx, const json_t *v,
                       const struct jpath *at, char *err, size_t errlen) {
-        uint8_t *where = (uint8_t *) target + f->offset;
+        void *where = (char *) target + f->offset; /* aligned for its type: a member of |target| */
         const char *s;
         uint64_t n;
         int r;

@@ -98,7 +98,7 @@ static int set_limit(struct glove_policy *p, const struct limit *l, const char *
                                             (uintmax_t) l->lo, (uintmax_t) l->hi, l->must);
                 return policy_error(err, errlen, EINVAL, NULL, "%s \"%.64s\" must be %s", l->what, s, l->must);
         }
-        *(uint64_t *) ((uint8_t *) p + l->offset) = v;
+        *(uint64_t *) (void *) ((char *) p + l->offset) = v; /* a uint64_t member of |p| */
         return 0;
 }
 

@@ -303,8 +303,9 @@ static void test_canonical_exact(void **state) {
  * recorded before it existed, and every peer's check, depend on them. */
 static void test_canonical_matches_jansson(void **state) {
         static const char *const docs[] = {
-                "{\"q\":1,\"p\":2,\"o\":3,\"n\":4,\"m\":5,\"l\":6,\"k\":7,\"j\":8,\"i\":9,\"h\":10,"
-                "\"g\":11,\"f\":12,\"e\":13,\"d\":14,\"c\":15,\"b\":16,\"a\":{\"ab\":0,\"a\":0}}",
+                /* one document over two lines */
+                ("{\"q\":1,\"p\":2,\"o\":3,\"n\":4,\"m\":5,\"l\":6,\"k\":7,\"j\":8,\"i\":9,\"h\":10,"
+                 "\"g\":11,\"f\":12,\"e\":13,\"d\":14,\"c\":15,\"b\":16,\"a\":{\"ab\":0,\"a\":0}}"),
                 "\"\\u0001\\u0002\\u0008\\u0009\\u000a\\u000b\\u000c\\u000d\\u001b\\u001f \\u007f\\u2028\\u2029\"",
                 "[-1,0,1,9223372036854775807,-9223372036854775808,1.5,-2.25e-10,[],{},null,true,false]",
                 "{\"\\u00e9t\\u00e9\":\"\\ud83d\\ude00\",\"\\u00e9\":[\"\\\"\\\\/\"]}",

@@ -154,7 +154,7 @@ static void test_clipboard(void **state) {
                 "\x1b]52;pc;aGVsbG8=\x07",
                 "\x1b]52;c;\x07", /* clears it */
                 "\x1b]52;c\x07",
-                "\xc2\x9d" "52;c;aGVsbG8=\xc2\x9c",
+                ("\xc2\x9d" "52;c;aGVsbG8=\xc2\x9c"), /* C1 OSC: the hex escape must end before "52" */
         };
 
         (void) state;
