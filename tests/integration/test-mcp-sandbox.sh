@@ -163,8 +163,8 @@ sys.exit(0 if c[\"status\"] == \"available\" and c[\"unsandboxed\"] == 0 else 1)
     check "$id: ... and nothing of it is left running" eval '! pgrep -f -- "$MARK-b-$id" >/dev/null'
     pol=$(policy "$id" noprog "{\"command\": [\"$T/no-such-server\"], $(mcp_fs)}")
     gw "$id" "$pol"
-    check "$id: a program that is not in the server's sandbox: exit 125 naming the server" \
-        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p" && err_has "Cannot execute $T/no-such-server in the sandbox"'
+    check "$id: a program that is not in the server's sandbox: exit 125 naming the server, the sandbox's reason in its one line" \
+        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: Cannot execute $T/no-such-server in the sandbox: No such file or directory"'
 done
 
 # --- glove run: the session's receipt vouches for the server's records too --
