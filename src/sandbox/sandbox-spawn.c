@@ -69,18 +69,23 @@ static void send_warning(void *userdata, const char *text) {
         (void) frame_send(REPORT_FD, FRAME_WARNING, &m, sizeof(m), NULL, 0);
 }
 
-_Noreturn static void fail(int fd, struct glove_error *e) {
+/* Its failure, to the caller, who says it. */
+static void send_error(int fd, const struct glove_error *e) {
         struct frame_error m;
 
         frame_error_from(&m, e);
         (void) frame_send(fd, FRAME_ERROR, &m, sizeof(m), NULL, 0);
+}
+
+_Noreturn static void fail(int fd, const struct glove_error *e) {
+        send_error(fd, e);
         _exit(GLOVE_EXIT_FAILED);
 }
 
 _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int report_fd, pid_t parent) {
         struct glove_sandbox_options opts = *o->sandbox;
         struct glove_error error = {};
-        struct glove_warnings warnings = { .notify = send_warning };
+        struct glove_warnings warnings = { .notify = send_warning, .userdata = &warnings };
         const int stdio[3] = { 3, 4, 5 };
         struct glove_audit *audit = NULL;
         struct glove_session_result res;
@@ -97,7 +102,6 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
                                        o->name);
                 fail(report_fd, &error); /* where it was: the move failed */
         }
-        warnings.userdata = &warnings;
         /* the caller's mask and dispositions are not the sandbox's */
         {
                 sigset_t none;
@@ -150,12 +154,8 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
                         /* the socket is gone: nobody to tell */
                         _exit(GLOVE_EXIT_FAILED);
         }
-        if (glove_error_is_set(&error)) {
-                struct frame_error m;
-
-                frame_error_from(&m, &error);
-                (void) frame_send(REPORT_FD, FRAME_ERROR, &m, sizeof(m), NULL, 0);
-        }
+        if (glove_error_is_set(&error))
+                send_error(REPORT_FD, &error);
         _exit(status & 0xff);
 }
 
