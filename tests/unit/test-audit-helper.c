@@ -23,27 +23,11 @@
 #include "frame-util.h"
 #include "macro.h"
 
-static char dir[64];
-static char path[128];
+#define AUDIT_TEST_NAME "helper"
+#include "audit-test.h"
+
 static const char run1[] = "0123456789abcdef0123456789abcdef", run2[] = "fedcba9876543210fedcba9876543210";
 static const char sha[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-
-static int setup(void **state) {
-        (void) state;
-        (void) snprintf(dir, sizeof(dir), "/tmp/glove-test-helper-XXXXXX");
-        if (!mkdtemp(dir))
-                return -1;
-        (void) snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
-        return glove_crypto_init();
-}
-
-static int teardown(void **state) {
-        char cmd[160];
-
-        (void) state;
-        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
-}
 
 static void pair(int fds[2]) {
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);

@@ -21,24 +21,10 @@
 #include "glove/json.h"
 #include "macro.h"
 
-static char dir[64];
-static char path[128];
+#define AUDIT_TEST_NAME "audit"
+#include "audit-test.h"
+
 static const char run_a[] = "0123456789abcdef0123456789abcdef";
-
-static int setup(void **state) {
-        (void) snprintf(dir, sizeof(dir), "/tmp/glove-test-audit-XXXXXX");
-        if (!mkdtemp(dir))
-                return -1;
-        (void) snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
-        return glove_crypto_init();
-}
-
-static int teardown(void **state) {
-        char cmd[160];
-
-        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
-}
 
 static struct glove_audit *open_log(bool raw, size_t max) {
         struct glove_audit *a = NULL;
