@@ -182,6 +182,12 @@ struct glove_audit_event {
                                 * member names win */
 };
 
+/* Sets on |into| (any object: a record, or one item of a record that
+ * carries many decisions, such as the sandbox's "vars") the members that
+ * stand for |value| as glove_audit_event.value does: value_sha256,
+ * value_bytes, and with raw_values value (and value_truncated). */
+int glove_audit_value_members(const struct glove_audit *a, json_t *into, const json_t *value);
+
 /* Opens the log for one session: O_APPEND|O_CLOEXEC|O_NOFOLLOW, a regular
  * file owned by the caller with no group/other write bits. A log that does
  * not exist yet is created (0600) by the first write, so that a caller can

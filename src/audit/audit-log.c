@@ -214,7 +214,7 @@ static int set_str(json_t *o, const char *k, const char *v) {
         return v ? json_object_set_new(o, k, glove_json_string_lossy(v, strlen(v))) : 0;
 }
 
-static int add_value(const struct glove_audit *a, json_t *rec, const json_t *value) {
+int glove_audit_value_members(const struct glove_audit *a, json_t *rec, const json_t *value) {
         _cleanup_free_ char *text = NULL;
         char digest[GLOVE_SHA256_HEX_CHARS + 1];
         const char *raw;
@@ -261,7 +261,7 @@ static int build(struct glove_audit *a, const struct glove_audit_event *e, uint6
             set_str(rec, "reason", e->reason) < 0 || set_str(rec, "subject", e->subject) < 0)
                 return -ENOMEM;
         if (e->value) {
-                r = add_value(a, rec, e->value);
+                r = glove_audit_value_members(a, rec, e->value);
                 if (r < 0)
                         return r;
         }

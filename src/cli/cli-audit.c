@@ -630,11 +630,61 @@ static const char *const log_known[] = {
         "value_sha256", "value_bytes", "value", "value_truncated",
 };
 
-static void show_log_record(const json_t *rec) {
-        const char *run = str_member(rec, "run"), *sha = str_member(rec, "value_sha256"), *name;
+/* Records that carry many decisions (docs/audit.md): the member holding
+ * them, and in each item (an object) the member naming its subject; NULL
+ * for a list of subjects. show prints one line per decision, as if each
+ * were a record of its own. */
+static const struct {
+        const char *event, *member, *subject;
+} log_lists[] = {
+        { "path", "grants", "path" },
+        { "path", "readonly", NULL },
+        { "path", "placeholders", NULL },
+        { "path", "watched", NULL },
+        { "env", "vars", "name" },
+        { "env", "absent", NULL },
+};
+
+static bool is_log_list(const json_t *rec, const char *name) {
+        const char *event = str_member(rec, "event");
+
+        for (size_t i = 0; i < ELEMENTSOF(log_lists); i++)
+                if (event && strcmp(event, log_lists[i].event) == 0 && strcmp(name, log_lists[i].member) == 0 &&
+                    json_is_array(json_object_get(rec, name)))
+                        return true;
+        return false;
+}
+
+/* The members of |o| that are not |skip| or in log_known, sorted, as
+ * " name=value". */
+static void put_other_members(const json_t *o, const json_t *rec_for_lists, const char *skip) {
+        const char *name, **rest;
         const json_t *v;
-        const char **rest;
         size_t n_rest = 0;
+
+        rest = calloc(json_object_size(o) + 1, sizeof(*rest));
+        json_object_foreach((json_t *) o, name, v) {
+                if (!rest)
+                        break;
+                if (in_list(name, log_known, ELEMENTSOF(log_known)) || (skip && strcmp(name, skip) == 0) ||
+                    (rec_for_lists && is_log_list(rec_for_lists, name)))
+                        continue;
+                rest[n_rest++] = name;
+        }
+        if (n_rest > 0)
+                qsort(rest, n_rest, sizeof(*rest), cmp_str);
+        for (size_t i = 0; i < n_rest; i++) {
+                (void) putchar(' ');
+                put_safe(rest[i], strlen(rest[i]));
+                (void) putchar('=');
+                put_value(json_object_get(o, rest[i]));
+        }
+        free(rest);
+}
+
+/* ts, run, component, event, decision */
+static void put_log_header(const json_t *rec) {
+        const char *run = str_member(rec, "run");
 
         put_member_word(rec, "ts", "", "");
         if (run) {
@@ -644,34 +694,72 @@ static void show_log_record(const json_t *rec) {
         put_member_word(rec, "component", " ", "");
         put_member_word(rec, "event", " ", "");
         put_member_word(rec, "decision", " ", "");
-        put_member_word(rec, "subject", " ", "");
-        put_member_word(rec, "rule", " (", ")");
-        put_member_word(rec, "reason", " ", "");
+}
+
+/* a value's digest, size, raw value */
+static void put_log_value(const json_t *o) {
+        const char *sha = str_member(o, "value_sha256");
+
         if (sha) {
                 (void) fputs(" value_sha256=", stdout);
                 put_abbreviated(sha, 12);
         }
-        put_member_word(rec, "value_bytes", " value_bytes=", "");
-        put_member_word(rec, "value", " value=", "");
-        if (json_is_true(json_object_get(rec, "value_truncated")))
+        put_member_word(o, "value_bytes", " value_bytes=", "");
+        put_member_word(o, "value", " value=", "");
+        if (json_is_true(json_object_get(o, "value_truncated")))
                 (void) fputs(" (truncated)", stdout);
+}
 
-        rest = calloc(json_object_size(rec) + 1, sizeof(*rest));
-        json_object_foreach((json_t *) rec, name, v) {
-                if (!rest)
-                        break;
-                if (!in_list(name, log_known, ELEMENTSOF(log_known)))
-                        rest[n_rest++] = name;
-        }
-        if (n_rest > 0)
-                qsort(rest, n_rest, sizeof(*rest), cmp_str);
-        for (size_t i = 0; i < n_rest; i++) {
+/* One line per decision of a record that carries many. */
+static void show_log_list(const json_t *rec, const char *member, const char *subject) {
+        const json_t *item;
+        size_t i;
+
+        json_array_foreach(json_object_get(rec, member), i, item) {
+                const json_t *rule = json_is_object(item) && json_object_get(item, "rule")
+                                             ? json_object_get(item, "rule")
+                                             : json_object_get(rec, "rule");
+
+                put_log_header(rec);
                 (void) putchar(' ');
-                put_safe(rest[i], strlen(rest[i]));
-                (void) putchar('=');
-                put_value(json_object_get(rec, rest[i]));
+                if (json_is_object(item) && subject && json_object_get(item, subject))
+                        put_value(json_object_get(item, subject));
+                else
+                        put_value(item);
+                if (rule) {
+                        (void) fputs(" (", stdout);
+                        put_value(rule);
+                        (void) putchar(')');
+                }
+                (void) putchar(' ');
+                put_safe(member, strlen(member));
+                if (json_is_object(item)) {
+                        put_log_value(item);
+                        put_other_members(item, NULL, subject);
+                }
+                put_other_members(rec, rec, NULL);
+                (void) putchar('\n');
         }
-        free(rest);
+}
+
+static void show_log_record(const json_t *rec) {
+        const char *event = str_member(rec, "event");
+        bool listed = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(log_lists); i++)
+                if (event && strcmp(event, log_lists[i].event) == 0 &&
+                    json_is_array(json_object_get(rec, log_lists[i].member))) {
+                        show_log_list(rec, log_lists[i].member, log_lists[i].subject);
+                        listed = true;
+                }
+        if (listed)
+                return;
+        put_log_header(rec);
+        put_member_word(rec, "subject", " ", "");
+        put_member_word(rec, "rule", " (", ")");
+        put_member_word(rec, "reason", " ", "");
+        put_log_value(rec);
+        put_other_members(rec, NULL, NULL);
         (void) putchar('\n');
 }
 

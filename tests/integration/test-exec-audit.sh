@@ -96,24 +96,29 @@ for id in $IDS; do
     check "$id: the receipt has times, CPU figures and the audit record count" \
         eval '[ "$(field "$r" start.mono_ns)" -le "$(field "$r" end.mono_ns)" ] && [ "$(field "$r" resources.max_rss_kib)" -gt 0 ] &&
               [ "$(field "$r" audit.records)" = "$(audit_query "$id" "$run_id" True)" ] && [ "$(field "$r" audit.path)" = "$state/audit.jsonl" ]'
-    check "$id: the audit log has the run's start, its end, the workspace grant and the network decision" \
+    check "$id: the audit log has the run's start, its end, the workspace grant, a protected path and the network decision" \
         eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_start\" and r[\"seq\"] == 1")" = 1 ] &&
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_end\" and r[\"end_reason\"] == \"exit\"")" = 1 ] &&
-              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"subject\"] == \"$ws\" and r[\"decision\"] == \"allow\" and r[\"access\"] == \"rw\"")" = 1 ] &&
-              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"subject\"] == \"$ws/.git/hooks\" and r[\"decision\"] == \"deny\"")" = 1 ] &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"decision\"] == \"allow\" and [g[\"access\"] for g in r[\"grants\"] if g[\"path\"] == \"$ws\"] == [\"rw\"]")" = 1 ] &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"decision\"] == \"deny\" and r[\"rule\"] == \"protect\" and \"$ws/.git/hooks\" in r[\"watched\"]")" = 1 ] &&
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"network\" and r[\"decision\"] == \"deny\"")" = 1 ]'
     check "$id: an environment value is recorded as the SHA-256 of its canonical form, never in the clear" \
-        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r.get(\"subject\") == \"GLOVE_SECRET\" and r[\"value_sha256\"] == \"$(sha256 "\"hunter2-value\"")\" and \"value\" not in r")" = 1 ] &&
+        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"allow\" and [(v[\"rule\"], v[\"value_sha256\"], \"value\" in v) for v in r[\"vars\"] if v[\"name\"] == \"GLOVE_SECRET\"] == [(\"environment.set\", \"$(sha256 "\"hunter2-value\"")\", False)]")" = 1 ] &&
               ! grep -q hunter2 "$state/audit.jsonl"'
     check "$id: withheld host variables are recorded by name, in one record, and only those" \
         eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"deny\" and \"XDG_RUNTIME_DIR\" in r[\"names\"] and \"HOME\" not in r[\"names\"] and r[\"count\"] == len(r[\"names\"])")" = 1 ]'
+    show=$(cd "$T" && as "$id" "$GLOVE" audit show --log --run "$run_id" 2>&1)
+    check "$id: audit show --log prints each decision of a record that carries many on a line of its own" \
+        eval 'printf "%s\n" "$show" | grep -q " run=${run_id:0:8}.* sandbox path allow $ws ([^)]*) grants access=rw\$" &&
+              printf "%s\n" "$show" | grep -q " sandbox path deny $ws/.git/hooks (protect) watched\$" &&
+              printf "%s\n" "$show" | grep -q " sandbox env allow GLOVE_SECRET (environment.set) vars value_sha256=[0-9a-f]*.* value_bytes=15\$"'
     check "$id: the journal verifies" verify_ok "$id"
 
     # --- raw values, when asked for ---
     run "$id" "$ws" --audit-raw-values 4 --setenv GLOVE_SECRET=hunter2-value -- true
     run_id=$(field "$(last_receipt "$id")" run)
     check "$id: --audit-raw-values keeps the value, cut to the cap" \
-        eval 'rc_is 0 && [ "$(audit_query "$id" "$run_id" "r.get(\"subject\") == \"GLOVE_SECRET\" and r.get(\"value\") == \"hunt\" and r.get(\"value_truncated\") is True")" = 1 ]'
+        eval 'rc_is 0 && [ "$(audit_query "$id" "$run_id" "[(v.get(\"value\"), v.get(\"value_truncated\")) for v in r.get(\"vars\", []) if v[\"name\"] == \"GLOVE_SECRET\"] == [(\"hunt\", True)]")" = 1 ]'
 
     # --- endings ---
     run "$id" "$ws" -- sh -c 'exit 3'
