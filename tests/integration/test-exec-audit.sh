@@ -219,6 +219,46 @@ for id in $IDS; do
         eval 'rc_is 0 && [ "$(field "$r" audit.path)" = "$T/alt-audit-$id/audit.jsonl" ] &&
               [ "$(wc -l <"$T/alt-audit-$id/audit.jsonl")" = "$(field "$r" audit.records)" ]'
 
+    # --- rotation (docs/audit.md, "Rotation"): a tiny audit.rotate_bytes ---
+    rot="$T/rot-$id"
+    mkdir -p "$rot" && chmod 0700 "$rot"
+    printf '{"version": 1, "base": "default", "audit": {"path": "%s", "rotate_bytes": 2048}}\n' "$rot/audit.jsonl" >"$T/rot-$id.json"
+    chmod 0600 "$T/rot-$id.json"
+    [ "$id" = nobody ] && chown 65534:65534 "$rot" "$T/rot-$id.json"
+    for _ in 1 2 3; do run "$id" "$ws" --policy "$T/rot-$id.json" -- true; done
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: a log past audit.rotate_bytes is rotated into numbered files, and verify --log checks them all" \
+        eval 'rc_is 0 && [ -f "$rot/audit.jsonl.3" ] && [ "$VRC" = 0 ] &&
+              [[ "$VOUT" == *" records in "[0-9]*" files, "*" runs match their receipts"* ]] &&
+              head -n 1 "$rot/audit.jsonl.2" | grep -q "\"event\":\"log_continued\".*\"prev_file\":\"audit.jsonl.1\""'
+    mv "$rot/audit.jsonl.2" "$T/rot-saved-$id"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a file in the middle removed is found, by the file that continued it" \
+        eval '[ "$VRC" = 1 ] && [[ "$VOUT" == "$rot/audit.jsonl.3:1: "*"a file in between was removed"* ]]'
+    mv "$rot/audit.jsonl.1" "$rot/audit.jsonl.2"
+    mv "$T/rot-saved-$id" "$rot/audit.jsonl.1"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... two files swapped are found" \
+        eval '[ "$VRC" = 1 ] && [[ "$VOUT" == "$rot/audit.jsonl.1:1: "*"renamed or reordered"* ]]'
+    mv "$rot/audit.jsonl.1" "$T/rot-saved-$id"
+    mv "$rot/audit.jsonl.2" "$rot/audit.jsonl.1"
+    mv "$T/rot-saved-$id" "$rot/audit.jsonl.2"
+    cp -p "$rot/audit.jsonl.2" "$T/rot-saved-$id"
+    sed -i '2s/"seq":/"seq":0/' "$rot/audit.jsonl.2"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a record edited in a rotated file is found" eval '[ "$VRC" = 1 ] && [[ "$VOUT" == *"audit.jsonl.2:2: "* ]]'
+    cp -p "$T/rot-saved-$id" "$rot/audit.jsonl.2"
+    last=$(find "$rot" -maxdepth 1 -name 'audit.jsonl.[0-9]*' -printf '%f\n' | sed 's/^audit\.jsonl\.//' | sort -n | tail -n 1)
+    staged=$(head -n 1 "$rot/audit.jsonl" | "$PY" -c 'import json, sys; print(json.loads(sys.stdin.readline())["prev_staged"])')
+    mv "$rot/audit.jsonl.$last" "$rot/$staged"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a rotation stopped before the old file got its number: verify reads it and says so" \
+        eval '[ "$VRC" = 0 ] && [[ "$VOUT" == *"a rotation was interrupted: $rot/$staged is $rot/audit.jsonl.$last "* ]]'
+    run "$id" "$ws" --policy "$T/rot-$id.json" -- true
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... and the next run's rotation gives it its number" \
+        eval 'rc_is 0 && [ "$VRC" = 0 ] && [[ "$VOUT" != *"interrupted"* ]] && [ -f "$rot/audit.jsonl.$last" ] && [ ! -e "$rot/$staged" ]'
+
     # --- not set up ---
     fresh="$T/fresh-$id"
     mkdir -m 0755 "$fresh"
