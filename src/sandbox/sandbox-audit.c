@@ -360,10 +360,10 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 .subject = opts->argv && opts->argv[0] ? opts->argv[0] : NULL,
                 .extra = extra,
         });
-        /* Not synced here: the receipt, appended right after and synced,
-         * is what makes the session's end durable; a write error still
-         * shows. */
-        return r;
+        /* Durable before the receipt that counts it: a receipt on disk
+         * whose run's last record is not would read, after a crash, as a
+         * record deleted (docs/audit.md, "What a crash can lose"). */
+        return r < 0 ? r : glove_audit_sync(opts->audit);
 }
 
 static bool applied(const struct glove_session_result *res, uint32_t bits) {
