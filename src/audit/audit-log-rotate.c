@@ -216,19 +216,38 @@ static int continued_line(const char *base, uint64_t index, const char *staged, 
         return 0;
 }
 
-/* Whether |line| (the first line of the log, in |dir|) is the record of
- * a rotation that stopped after the exchange: the file it continues is
- * not there under its number, but under its staged name. 1 with both
- * names (and the number), 0 when not. */
-static int staged_of_line(const char *dir, const char *line, size_t len, char **ret_prev, char **ret_staged,
-                          uint64_t *ret_index) {
+/* The first line of |fd| (a continuing record is far shorter than this). */
+static int first_line(int fd, char *buf, size_t cap, size_t *ret_len) {
+        ssize_t k = pread(fd, buf, cap, 0);
+        const char *nl;
+
+        if (k < 0)
+                return negative_errno();
+        nl = memchr(buf, '\n', (size_t) k);
+        if (!nl)
+                return 0;
+        *ret_len = (size_t) (nl - buf);
+        return 1;
+}
+
+/* Whether the first record of |fd| (the log, in |dir|) is that of a
+ * rotation that stopped after the exchange: the file it continues is not
+ * there under its number, but under its staged name. 1 with both names
+ * (and the number), 0 when not. */
+static int staged_of(const char *dir, int fd, char **ret_prev, char **ret_staged, uint64_t *ret_index) {
+        char line[4096];
+        size_t len;
         _cleanup_json_ json_t *rec = NULL;
         const char *prev, *staged, *component, *event;
         _cleanup_free_ char *p = NULL, *t = NULL;
         _cleanup_close_ int dfd = -EBADF;
         const json_t *index;
         struct stat st;
+        int r;
 
+        r = first_line(fd, line, sizeof(line), &len);
+        if (r <= 0)
+                return r;
         if (glove_json_parse(line, len, NULL, &rec, NULL, 0) < 0 || !json_is_object(rec))
                 return 0;
         component = json_string_value(json_object_get(rec, "component"));
@@ -257,26 +276,10 @@ static int staged_of_line(const char *dir, const char *line, size_t len, char **
         return 1;
 }
 
-/* The first line of |fd| (a continuing record is far shorter than this). */
-static int first_line(int fd, char *buf, size_t cap, size_t *ret_len) {
-        ssize_t k = pread(fd, buf, cap, 0);
-        const char *nl;
-
-        if (k < 0)
-                return negative_errno();
-        nl = memchr(buf, '\n', (size_t) k);
-        if (!nl)
-                return 0;
-        *ret_len = (size_t) (nl - buf);
-        return 1;
-}
-
 int glove_audit_log_staged(const char *path, char **ret_staged, uint64_t *ret_index) {
         _cleanup_free_ char *dir = NULL, *base = NULL, *prev = NULL, *staged = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char buf[4096];
         uint64_t index;
-        size_t len;
         int r;
 
         r = split_path(path, &dir, &base);
@@ -285,10 +288,7 @@ int glove_audit_log_staged(const char *path, char **ret_staged, uint64_t *ret_in
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        r = first_line(fd, buf, sizeof(buf), &len);
-        if (r <= 0)
-                return r;
-        r = staged_of_line(dir, buf, len, &prev, &staged, &index);
+        r = staged_of(dir, fd, &prev, &staged, &index);
         if (r <= 0)
                 return r;
         if (asprintf(ret_staged, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, staged) < 0)
@@ -301,15 +301,10 @@ int glove_audit_log_staged(const char *path, char **ret_staged, uint64_t *ret_in
  * one still has its staged name. It gets its number now. */
 static int finish_staged(const char *dir, int dfd, int fd) {
         _cleanup_free_ char *prev = NULL, *staged = NULL;
-        char buf[4096];
         uint64_t index;
-        size_t len;
         int r;
 
-        r = first_line(fd, buf, sizeof(buf), &len);
-        if (r <= 0)
-                return r;
-        r = staged_of_line(dir, buf, len, &prev, &staged, &index);
+        r = staged_of(dir, fd, &prev, &staged, &index);
         if (r <= 0)
                 return r;
         r = RET_NERRNO(renameat2(dfd, staged, dfd, prev, RENAME_NOREPLACE));
