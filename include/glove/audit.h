@@ -352,7 +352,9 @@ int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *jo
  * before it (its number, size and last line), except the first, which
  * must not (a file continuing one that is not there: the log's beginning
  * was removed); _end checks every run against its receipt. Each returns
- * -EBADMSG with the first problem in |ret|. */
+ * -EBADMSG with the first problem in |ret|. The |log| given to _file must
+ * stay valid until the next _file (the next file's first record names a
+ * place in it). */
 struct glove_audit_log_check;
 int glove_audit_log_check_begin(const char *journal, size_t journal_len, const struct glove_audit_log_id *log_id,
                                 struct glove_audit_log_report *ret, struct glove_audit_log_check **ret_check);

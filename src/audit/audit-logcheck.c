@@ -113,8 +113,9 @@ struct ctx {
         const char *name;
         uint64_t index;
         char *prev_name;
-        uint64_t prev_index, prev_size;
-        char prev_last[GLOVE_SHA256_HEX_CHARS + 1];
+        uint64_t prev_index;
+        const char *prev_buf; /* the caller's, valid until the next file */
+        size_t prev_len;
         /* the last audit.path looked up, and the answer: receipts mostly
          * name one log, and it need not be looked up every time */
         char *last_path;
@@ -302,6 +303,15 @@ static bool is_continued(const json_t *rec) {
                strcmp(component, "glove") == 0 && strcmp(event, "log_continued") == 0;
 }
 
+/* SHA-256 of the last line of |buf|: the bytes after the last newline
+ * that comes before its final byte (what the rotation recorded). */
+static void last_line_digest(const char *buf, size_t len, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
+        const char *nl = len > 1 ? memrchr(buf, '\n', len - 1) : NULL;
+        size_t start = nl ? (size_t) (nl - buf) + 1 : 0;
+
+        glove_sha256_hex(buf + start, len - start, ret);
+}
+
 /* The first record of a file that continues the one read before it:
  * that one's number, size and last line. Files are named by their last
  * component: the report's file:line names the directory. */
@@ -309,6 +319,7 @@ static int check_continued(struct ctx *c, const json_t *rec) {
         const json_t *index = json_object_get(rec, "prev_index"), *size = json_object_get(rec, "prev_bytes");
         const char *last = json_string_value(json_object_get(rec, "prev_last_sha256"));
         const char *prev = json_string_value(json_object_get(rec, "prev_file"));
+        char sha[GLOVE_SHA256_HEX_CHARS + 1];
         uint64_t want;
 
         if (!json_is_integer(index) || json_integer_value(index) < 1 || !json_is_integer(size) || !last ||
@@ -330,16 +341,24 @@ static int check_continued(struct ctx *c, const json_t *rec) {
                               "it continues file %llu of the log (%s), but the file before it is %s: a file in "
                               "between was removed",
                               (unsigned long long) want, prev, last_component(c->prev_name));
-        if ((uint64_t) json_integer_value(size) != c->prev_size)
+        /* The file as it was rotated: a writer that cannot look the log
+         * up by its name (proxy mode's proxy) may have added records
+         * after, which were checked with it as its own. */
+        if (json_integer_value(size) < 1 || (uint64_t) json_integer_value(size) > c->prev_len)
                 return damage(c->ret, 1, NULL,
-                              "%s holds %llu bytes, but this file's first record says it held %lld when it was "
-                              "rotated: it was cut or added to",
-                              last_component(c->prev_name), (unsigned long long) c->prev_size,
-                              (long long) json_integer_value(size));
-        if (sodium_memcmp(last, c->prev_last, GLOVE_SHA256_HEX_CHARS) != 0)
+                              "%s holds %zu bytes, but this file's first record says it held %lld when it was "
+                              "rotated: it was cut",
+                              last_component(c->prev_name), c->prev_len, (long long) json_integer_value(size));
+        if (c->prev_buf[json_integer_value(size) - 1] != '\n')
                 return damage(c->ret, 1, NULL,
-                              "the last line of %s does not hash to what this file's first record says: it was "
-                              "altered or replaced",
+                              "%s has no line ending at byte %lld, where this file's first record says it ended "
+                              "when it was rotated: it was altered",
+                              last_component(c->prev_name), (long long) json_integer_value(size));
+        last_line_digest(c->prev_buf, (size_t) json_integer_value(size), sha);
+        if (sodium_memcmp(last, sha, GLOVE_SHA256_HEX_CHARS) != 0)
+                return damage(c->ret, 1, NULL,
+                              "the last line of %s as it was rotated does not hash to what this file's first record "
+                              "says: it was altered or replaced",
                               last_component(c->prev_name));
         return 0;
 }
@@ -432,15 +451,6 @@ int glove_audit_log_check_begin(const char *journal, size_t journal_len, const s
         return 0;
 }
 
-/* SHA-256 of the last line of |buf|: the bytes after the last newline
- * that comes before its final byte (what the rotation recorded). */
-static void last_line_digest(const char *buf, size_t len, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
-        const char *nl = len > 1 ? memrchr(buf, '\n', len - 1) : NULL;
-        size_t start = nl ? (size_t) (nl - buf) + 1 : 0;
-
-        glove_sha256_hex(buf + start, len - start, ret);
-}
-
 int glove_audit_log_check_file(struct glove_audit_log_check *chk, const char *name, uint64_t index, const char *log,
                                size_t log_len) {
         struct ctx *c = &chk->c;
@@ -460,8 +470,8 @@ int glove_audit_log_check_file(struct glove_audit_log_check *chk, const char *na
         if (!c->prev_name)
                 return -ENOMEM;
         c->prev_index = index;
-        c->prev_size = log_len;
-        last_line_digest(log, log_len, c->prev_last);
+        c->prev_buf = log;
+        c->prev_len = log_len;
         c->ret->files++;
         return 0;
 }

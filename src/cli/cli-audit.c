@@ -258,10 +258,12 @@ static int read_log_file(const char *path, uint64_t index, int fd, char **ret, s
         return 0;
 }
 
-/* Checks the log's file |index| (0: LOG itself): 0, -EBADMSG, -EIO when
+/* Checks the log's file |index| (0: LOG itself), |buf| or, when NULL,
+ * read here and then kept in |*keep| until the next file is checked
+ * (whose first record names a place in it): 0, -EBADMSG, -EIO when
  * reported. */
 static int verify_log_file(struct glove_audit_log_check *chk, const char *path, uint64_t index, int fd,
-                           const char *buf, size_t len) {
+                           const char *buf, size_t len, char **keep) {
         _cleanup_free_ char *own = NULL;
         int r;
 
@@ -272,6 +274,8 @@ static int verify_log_file(struct glove_audit_log_check *chk, const char *path, 
                 buf = own;
         }
         r = glove_audit_log_check_file(chk, path, index, buf ? buf : "", len);
+        free(*keep);
+        *keep = TAKE_PTR(own);
         if (r < 0 && r != -EBADMSG) {
                 (void) log_error_errno(r, "cannot check %s: %m", path);
                 return -EIO;
@@ -294,7 +298,8 @@ static void log_files_done(struct log_files *f) {
 static int verify_log(const char *file, int jfd, uint64_t records, const char *log_file, bool json) {
         _cleanup_(glove_audit_log_check_freep) struct glove_audit_log_check *chk = NULL;
         _cleanup_(log_files_done) struct log_files files = {};
-        _cleanup_free_ char *journal = NULL, *note = NULL, *staged = NULL, *staged_buf = NULL, *log = NULL;
+        _cleanup_free_ char *journal = NULL, *note = NULL, *staged = NULL, *staged_buf = NULL, *log = NULL,
+                            *prev = NULL;
         _cleanup_close_ int lfd = -EBADF;
         struct glove_audit_log_report rep;
         struct glove_audit_log_id log_id;
@@ -366,11 +371,12 @@ static int verify_log(const char *file, int jfd, uint64_t records, const char *l
         glove_audit_log_id_init(&log_id, log_file, lfd);
         r = glove_audit_log_check_begin(journal, cut, &log_id, &rep, &chk);
         for (size_t i = 0; r >= 0 && i < files.n; i++)
-                r = verify_log_file(chk, files.v[i].path, files.v[i].index, -EBADF, NULL, 0);
+                r = verify_log_file(chk, files.v[i].path, files.v[i].index, -EBADF, NULL, 0, &prev);
         if (r >= 0 && staged)
-                r = verify_log_file(chk, staged, staged_index, -EBADF, staged_buf ? staged_buf : "", staged_len);
+                r = verify_log_file(chk, staged, staged_index, -EBADF, staged_buf ? staged_buf : "", staged_len,
+                                    &prev);
         if (r >= 0)
-                r = verify_log_file(chk, log_file, 0, -EBADF, log ? log : "", llen);
+                r = verify_log_file(chk, log_file, 0, -EBADF, log ? log : "", llen, &prev);
         if (r == -EIO)
                 return AUDIT_EXIT_CANNOT;
         if (r >= 0)

@@ -82,6 +82,7 @@ static char *journal_for(struct glove_audit *a, struct glove_audit *b) {
 static int check_files(const char *journal, const uint64_t *order, struct glove_audit_log_report *rep) {
         _cleanup_(glove_audit_log_check_freep) struct glove_audit_log_check *chk = NULL;
         struct glove_audit_log_file *files = NULL;
+        _cleanup_free_ char *prev = NULL;
         size_t n = 0;
         int r;
 
@@ -91,11 +92,14 @@ static int check_files(const char *journal, const uint64_t *order, struct glove_
         assert_int_equal(glove_audit_log_files(path, &files, &n), 0);
         for (size_t i = 0; r == 0 && (order ? order[i] != 0 : i < n); i++) {
                 uint64_t index = order ? order[i] : files[i].index;
-                _cleanup_free_ char *p = file_n(index), *buf = NULL;
+                _cleanup_free_ char *p = file_n(index);
+                char *buf;
                 size_t len;
 
                 buf = slurp(p, &len);
                 r = glove_audit_log_check_file(chk, p, index, buf, len);
+                free(prev); /* the file before: a file's first record names a place in it */
+                prev = buf;
         }
         glove_audit_log_files_free(files, n);
         if (r == 0 && !order) {
@@ -106,6 +110,8 @@ static int check_files(const char *journal, const uint64_t *order, struct glove_
                 if (glove_audit_log_staged(path, &staged, &index) > 0) {
                         buf = slurp(staged, &len);
                         r = glove_audit_log_check_file(chk, staged, index, buf, len);
+                        free(prev);
+                        prev = TAKE_PTR(buf);
                 }
         }
         if (r == 0) {
@@ -205,7 +211,7 @@ static void test_damage(void **state) {
         struct glove_audit *a = open_run(run_a), *b = open_run(run_b);
         _cleanup_free_ char *journal = NULL, *one = NULL, *two = NULL, *three = NULL, *saved = NULL, *buf = NULL;
         struct glove_audit_log_report rep;
-        size_t len;
+        size_t len, cut;
         FILE *f;
 
         for (int i = 0; i < 12; i++) {
@@ -264,12 +270,28 @@ static void test_damage(void **state) {
         buf[len - 3] ^= 1;
         f = fopen(two, "we");
         assert_int_equal(fwrite(buf, 1, len, f), len);
-        /* ... or a line added to its end */
+        /* ... records added to its end after the rotation (a writer that
+         * cannot look the log up by name writes on where it opened it)
+         * are read with it: a run's own are counted by its receipt */
         assert_true(fprintf(f, "{\"run\":\"11111111111111111111111111111111\",\"seq\":1,\"v\":1}\n") > 0);
         assert_int_equal(fclose(f), 0);
+        assert_int_equal(check_files(journal, NULL, &rep), 0);
+        assert_int_equal(rep.runs_unreceipted, 1);
+        f = fopen(two, "ae");
+        assert_non_null(f);
+        assert_true(fprintf(f, "{\"run\":\"%s\",\"seq\":13,\"v\":1}\n", run_a) > 0);
+        assert_int_equal(fclose(f), 0);
         assert_int_equal(check_files(journal, NULL, &rep), -EBADMSG);
-        assert_non_null(strstr(rep.reason, "cut or added to"));
-        assert_int_equal(truncate(two, (off_t) len), 0);
+        /* ... cut below what it held when rotated: its last line gone */
+        cut = (size_t) ((const char *) memrchr(buf, '\n', len - 1) - buf) + 1;
+        assert_int_equal(truncate(two, (off_t) cut), 0);
+        assert_int_equal(check_files(journal, NULL, &rep), -EBADMSG);
+        assert_string_equal(rep.file, three);
+        assert_non_null(strstr(rep.reason, "it was cut"));
+        f = fopen(two, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(buf, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
         assert_int_equal(check_files(journal, NULL, &rep), 0);
 
         /* the oldest file removed: the next one says what it continued */
