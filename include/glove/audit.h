@@ -162,7 +162,32 @@ struct glove_audit_options {
         const char *run_id;    /* GLOVE_RUN_ID_CHARS hex */
         bool raw_values;       /* record secret values themselves (policy audit.raw_values) */
         size_t raw_max_bytes;  /* cap on each raw value; longer ones are cut and marked */
+        uint64_t rotate_bytes; /* rotate the log before a write takes it past this (policy
+                                * audit.rotate_bytes); 0: GLOVE_AUDIT_ROTATE_DEFAULT_BYTES */
 };
+
+/* Rotation (docs/audit.md, "Rotation"): before a write would take the log
+ * past its size, the writer (under the log's lock) gives the file the
+ * name LOG.N, N one more than the highest such file, and starts a new
+ * LOG whose first record ("log_continued") names LOG.N, its size and the
+ * SHA-256 of its last line. Every rotated file is kept. */
+#define GLOVE_AUDIT_ROTATE_DEFAULT_BYTES ((uint64_t) 64 << 20)
+#define GLOVE_AUDIT_ROTATE_MIN_BYTES ((uint64_t) 1 << 10)
+
+/* The rotated files of the log |path| (LOG.1, LOG.2, ... whichever exist:
+ * |path| itself is not among them), by their number N (|index|), lowest
+ * first. None when the directory does not exist. */
+struct glove_audit_log_file {
+        char *path;
+        uint64_t index;
+};
+int glove_audit_log_files(const char *path, struct glove_audit_log_file **ret, size_t *ret_n);
+/* A rotation of |path| that stopped after the new file took the log's
+ * name and before the old one got its number N: 1 with the path the old
+ * file has meanwhile (its staged name, a dot file) and N; 0 when there is
+ * none. Verify reads that file as LOG.N; the next rotation renames it. */
+int glove_audit_log_staged(const char *path, char **ret_staged, uint64_t *ret_index);
+void glove_audit_log_files_free(struct glove_audit_log_file *v, size_t n);
 
 /* One decision. Strings may be NULL (then left out). A |value| is what was
  * decided about (an environment variable's value, a tool's arguments; any
@@ -181,6 +206,12 @@ struct glove_audit_event {
         const json_t *extra;   /* more members (an object), borrowed; may be NULL; Glove's own
                                 * member names win */
 };
+
+/* Sets on |into| (any object: a record, or one item of a record that
+ * carries many decisions, such as the sandbox's "vars") the members that
+ * stand for |value| as glove_audit_event.value does: value_sha256,
+ * value_bytes, and with raw_values value (and value_truncated). */
+int glove_audit_value_members(const struct glove_audit *a, json_t *into, const json_t *value);
 
 /* Opens the log for one session: O_APPEND|O_CLOEXEC|O_NOFOLLOW, a regular
  * file owned by the caller with no group/other write bits. A log that does
@@ -267,12 +298,14 @@ int glove_audit_helper_parse(const void *buf, size_t n, struct glove_audit_helpe
 /* ---- the audit log against the receipts ---- */
 
 struct glove_audit_log_report {
-        uint64_t records;          /* lines read */
+        uint64_t records;          /* lines read, in all files */
+        uint64_t files;            /* files read whole */
         uint64_t runs_checked;     /* runs with a receipt whose records were all found intact */
         uint64_t runs_unreceipted; /* runs in the log without a receipt: running, or glove killed */
         uint64_t records_unreceipted;
         /* the first problem; bad_line 0 when it concerns a run as a whole */
         bool damaged;
+        char file[512];            /* the file bad_line is in; empty for a run as a whole */
         uint64_t bad_line;
         char run[GLOVE_RUN_ID_CHARS + 1];
         char reason[512];
@@ -311,6 +344,27 @@ void glove_audit_log_id_init(struct glove_audit_log_id *ret, const char *path, i
  * -errno. Never trusts either input. */
 int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
                                  const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret);
+
+/* The same over a log in several files (docs/audit.md, "Rotation"): _begin
+ * reads the receipts; _file checks one file, |name| for messages, |index|
+ * its number N (LOG.N; 0 for LOG itself), given in order, the oldest
+ * first: each must begin with the record that continues the file given
+ * before it (its number, size and last line), except the first, which
+ * must not (a file continuing one that is not there: the log's beginning
+ * was removed); _end checks every run against its receipt. Each returns
+ * -EBADMSG with the first problem in |ret|. The |log| given to _file must
+ * stay valid until the next _file (the next file's first record names a
+ * place in it). */
+struct glove_audit_log_check;
+int glove_audit_log_check_begin(const char *journal, size_t journal_len, const struct glove_audit_log_id *log_id,
+                                struct glove_audit_log_report *ret, struct glove_audit_log_check **ret_check);
+int glove_audit_log_check_file(struct glove_audit_log_check *chk, const char *name, uint64_t index, const char *log,
+                               size_t log_len);
+int glove_audit_log_check_end(struct glove_audit_log_check *chk);
+void glove_audit_log_check_free(struct glove_audit_log_check *chk);
+static inline void glove_audit_log_check_freep(struct glove_audit_log_check **chk) {
+        glove_audit_log_check_free(*chk);
+}
 
 static inline void glove_audit_closep(struct glove_audit **a) {
         glove_audit_close(*a);

@@ -36,6 +36,9 @@ enum glove_net_mode {
 #define GLOVE_ROOT_UID_ALLOCATED 0
 #define GLOVE_DEFAULT_AUDIT_RAW_MAX 256u
 #define GLOVE_POLICY_MAX_AUDIT_RAW ((uint64_t) 64 << 10)
+/* audit.rotate_bytes: 1K to 1G (verify reads each file of the log whole) */
+#define GLOVE_POLICY_MIN_AUDIT_ROTATE ((uint64_t) 1 << 10)
+#define GLOVE_POLICY_MAX_AUDIT_ROTATE ((uint64_t) 1 << 30)
 
 struct glove_grant {
         char *path; /* absolute, normalised, expanded */
@@ -115,6 +118,7 @@ struct glove_policy {
         char *audit_path; /* the audit log; NULL until set: then <state>/audit.jsonl */
         bool audit_raw_values; /* record secret values themselves, not only their SHA-256 */
         uint64_t audit_raw_max; /* bytes kept of each raw value */
+        uint64_t audit_rotate;  /* audit.rotate_bytes: the log's size before rotation, 0 for the default (64M) */
         struct glove_mcp_policy *mcp; /* the "mcp" section, NULL without one; the sandbox ignores it */
         uint64_t wall_ms;       /* limits.wall: the wall-time watchdog, 0 for none */
         uint64_t output_limit;  /* limits.output: bytes the agent may write (terminal or pipes), 0 for none */

@@ -250,13 +250,69 @@ int journal_check_tail(int state_fd, int journal_fd, const struct glove_keyring 
         return 0;
 }
 
+/* A head this short lies in the first sector of its file, which storage
+ * writes whole: it can be overwritten in place, as PostgreSQL does with
+ * pg_control (PG_CONTROL_MAX_SAFE_SIZE), rather than replaced. */
+#define JOURNAL_HEAD_IN_PLACE_MAX ((size_t) 512)
+
+/* The head overwritten in place and synced: one fdatasync, where a
+ * replacement takes a file's fsync, a rename and the directory's fsync
+ * (docs/audit.md, "Crash behaviour"). What was there is kept in |old| for
+ * head_restore(); *|ret_written| says whether the file was touched.
+ * Anything unusual (no head, another kind of file, a second name, a head
+ * too long to lie in one sector) is -EUCLEAN, and the caller replaces the
+ * head instead. */
+static int head_overwrite(int state_fd, const char *head, size_t head_len, char *old, size_t *ret_old_len,
+                          bool *ret_written) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        ssize_t k;
+
+        *ret_written = false;
+        if (head_len > JOURNAL_HEAD_IN_PLACE_MAX)
+                return -EUCLEAN;
+        fd = openat(state_fd, GLOVE_JOURNAL_HEAD_NAME, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -EUCLEAN;
+        if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid() ||
+            st.st_size > (off_t) JOURNAL_HEAD_IN_PLACE_MAX)
+                return -EUCLEAN;
+        k = pread(fd, old, JOURNAL_HEAD_IN_PLACE_MAX, 0);
+        if (k != st.st_size)
+                return -EUCLEAN;
+        *ret_old_len = (size_t) k;
+        k = pwrite(fd, head, head_len, 0);
+        /* nothing written (a copy-on-write file system that is full):
+         * the caller replaces it, into the space reserved for that */
+        if (k < 0)
+                return -EUCLEAN;
+        *ret_written = true;
+        if (k != (ssize_t) head_len)
+                return -ENOSPC;
+        /* a head only grows (its seq gains digits), but never trust that */
+        if ((size_t) st.st_size > head_len && ftruncate(fd, (off_t) head_len) < 0)
+                return negative_errno();
+        return RET_NERRNO(fdatasync(fd));
+}
+
+/* Puts back what head_overwrite() found, as well as can be. */
+static void head_restore(int state_fd, const char *old, size_t old_len) {
+        _cleanup_close_ int fd = openat(state_fd, GLOVE_JOURNAL_HEAD_NAME,
+                                        O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+
+        if (fd < 0 || pwrite(fd, old, old_len, 0) != (ssize_t) old_len || ftruncate(fd, (off_t) old_len) < 0 ||
+            fdatasync(fd) < 0)
+                log_debug("Cannot put the receipt journal's head back: %m");
+}
+
 int journal_append_record(int state_fd, int journal_fd, const struct journal_tail *tail,
                           const struct glove_key *key, const json_t *members,
                           struct glove_journal_reservation *res, char **ret_line, char *err, size_t errlen) {
         _cleanup_free_ char *line = NULL, *head = NULL;
         DECLARE_STATE_PATH(state_fd);
-        char mac[GLOVE_MAC_HEX_CHARS + 1];
-        size_t len, head_len;
+        char mac[GLOVE_MAC_HEX_CHARS + 1], old_head[JOURNAL_HEAD_IN_PLACE_MAX];
+        size_t len, head_len, old_head_len = 0;
+        bool head_written = false;
         struct stat before;
         ssize_t k;
         int r;
@@ -294,14 +350,22 @@ int journal_append_record(int state_fd, int journal_fd, const struct journal_tai
                 r = k < 0 ? negative_errno() : -ENOSPC;
         else
                 r = RET_NERRNO(fdatasync(journal_fd));
-        if (r >= 0) {
+        if (r < 0)
+                goto undo;
+        r = head_overwrite(state_fd, head, head_len, old_head, &old_head_len, &head_written);
+        if (r < 0 && head_written) {
+                head_restore(state_fd, old_head, old_head_len);
+                goto undo;
+        }
+        if (r < 0) {
+                /* replaced instead: into the space reserved for it, when
+                 * there is some */
                 r = res && res->head_fd >= 0 && !res->head_used
                             ? journal_head_replace_reserved(state_fd, res, head, head_len)
                             : audit_write_file_atomic(state_fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, true);
                 if (r < 0)
                         goto undo;
-        } else
-                goto undo;
+        }
 
         if (ret_line) {
                 line[len] = 0;

@@ -14,9 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit-log.h"
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "buf-util.h"
+#include "log.h"
 #include "macro.h"
 #include "time-util.h"
 
@@ -36,6 +38,7 @@ struct glove_audit {
         size_t later_len, later_cap;
         uint64_t later_n;
         int spare_fd;       /* space held for the end's records: a file without a name */
+        uint64_t rotate_bytes; /* rotated before a write takes it past this */
 };
 
 /* Opens the log (creating it 0600 when |create|) and checks it. */
@@ -43,7 +46,8 @@ static int open_checked(const char *path, bool create, int *ret_fd, char *err, s
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+        /* read too: a rotation reads the last line */
+        fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
         if (fd < 0) {
                 int r = negative_errno();
                 if (r != -ENOENT || create)
@@ -114,6 +118,7 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
         a->raw_values = opts->raw_values;
         a->raw_max = opts->raw_max_bytes;
         a->spare_fd = -EBADF;
+        a->rotate_bytes = opts->rotate_bytes > 0 ? opts->rotate_bytes : GLOVE_AUDIT_ROTATE_DEFAULT_BYTES;
         a->fd = TAKE_FD(fd);
         *ret = a;
         return 0;
@@ -214,7 +219,7 @@ static int set_str(json_t *o, const char *k, const char *v) {
         return v ? json_object_set_new(o, k, glove_json_string_lossy(v, strlen(v))) : 0;
 }
 
-static int add_value(const struct glove_audit *a, json_t *rec, const json_t *value) {
+int glove_audit_value_members(const struct glove_audit *a, json_t *rec, const json_t *value) {
         _cleanup_free_ char *text = NULL;
         char digest[GLOVE_SHA256_HEX_CHARS + 1];
         const char *raw;
@@ -261,7 +266,7 @@ static int build(struct glove_audit *a, const struct glove_audit_event *e, uint6
             set_str(rec, "reason", e->reason) < 0 || set_str(rec, "subject", e->subject) < 0)
                 return -ENOMEM;
         if (e->value) {
-                r = add_value(a, rec, e->value);
+                r = glove_audit_value_members(a, rec, e->value);
                 if (r < 0)
                         return r;
         }
@@ -269,12 +274,63 @@ static int build(struct glove_audit *a, const struct glove_audit_event *e, uint6
         return 0;
 }
 
-static int write_locked(int fd, const char *buf, size_t len) {
-        size_t done = 0;
-        int r = 0;
+/* Takes the lock on the file |a->path| names now: a rotation by another
+ * writer gave the file this one had open another name, and whoever
+ * locked that file after it must write to the new one. */
+static int lock_current(struct glove_audit *a, struct stat *ret_st) {
+        for (unsigned attempt = 0; attempt < 8; attempt++) {
+                struct stat named;
+                int r, k;
 
-        if (flock(fd, LOCK_EX) < 0)
-                return negative_errno();
+                r = ensure_open(a);
+                if (r < 0)
+                        return r;
+                while (flock(a->fd, LOCK_EX) < 0)
+                        if (errno != EINTR)
+                                return negative_errno();
+                if (fstat(a->fd, ret_st) < 0) {
+                        r = negative_errno();
+                        (void) flock(a->fd, LOCK_UN);
+                        return r;
+                }
+                k = fstatat(AT_FDCWD, a->path, &named, AT_SYMLINK_NOFOLLOW);
+                if (k < 0 && errno != ENOENT)
+                        /* a writer that gave up the right to look the log
+                         * up (proxy mode's proxy) writes where it opened
+                         * it; a rotation lets the old file grow by that
+                         * much (docs/audit.md, "Rotation") */
+                        return 0;
+                if (k == 0 && named.st_dev == ret_st->st_dev && named.st_ino == ret_st->st_ino)
+                        return 0;
+                /* rotated (or removed) meanwhile: the log is the file its
+                 * name leads to now */
+                a->fd = safe_close(a->fd);
+        }
+        return -EBUSY;
+}
+
+/* Writes |buf| at the end of the log under its lock, rotating it first
+ * when |buf| would take it past its size (once: a write longer than that
+ * goes whole into the new file). */
+static int write_locked(struct glove_audit *a, const char *buf, size_t len) {
+        struct stat st;
+        size_t done = 0;
+        int fd, r;
+
+        r = lock_current(a, &st);
+        if (r < 0)
+                return r;
+        if (st.st_size > 0 && (uint64_t) st.st_size + len > a->rotate_bytes) {
+                r = audit_log_rotate(a->path, a->fd);
+                if (r < 0)
+                        /* the log grows on: a record matters more than its file's size */
+                        log_debug_errno(r, "Cannot rotate the audit log %s: %m", a->path);
+                (void) flock(a->fd, LOCK_UN);
+                r = lock_current(a, &st);
+                if (r < 0)
+                        return r;
+        }
+        fd = a->fd;
         while (done < len) {
                 ssize_t n = write(fd, buf + done, len - done);
                 if (n < 0 && errno == EINTR)
@@ -289,8 +345,6 @@ static int write_locked(int fd, const char *buf, size_t len) {
          * Under the lock nobody else wrote since, so the file ends with
          * exactly the |done| bytes of ours. */
         if (r < 0 && done > 0) {
-                struct stat st;
-
                 if (fstat(fd, &st) < 0 || st.st_size < (off_t) done || ftruncate(fd, st.st_size - (off_t) done) < 0)
                         r = -EIO; /* and the log now ends in a partial line; readers say so */
         }
@@ -352,9 +406,7 @@ static int write_with_later(struct glove_audit *a, size_t len, uint64_t n) {
         size_t kept = a->later_len - len;
         int r;
 
-        r = ensure_open(a);
-        if (r >= 0)
-                r = write_locked(a->fd, a->later, a->later_len);
+        r = write_locked(a, a->later, a->later_len);
         if (r < 0) {
                 a->later_len = kept;
                 return r;
@@ -380,10 +432,7 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
                 r = later_add(a, text, len);
                 return r < 0 ? r : write_with_later(a, len, 1);
         }
-        r = ensure_open(a);
-        if (r < 0)
-                return r;
-        r = write_locked(a->fd, text, len);
+        r = write_locked(a, text, len);
         if (r < 0)
                 return r;
         crypto_hash_sha256_update(&a->digest, (const unsigned char *) text, len);

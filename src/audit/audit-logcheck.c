@@ -108,6 +108,14 @@ struct ctx {
         struct runs *rs;
         const struct glove_audit_log_id *log_id;
         struct glove_audit_log_report *ret;
+        /* the file being read, and the one before it (docs/audit.md,
+         * "Rotation"): |prev_name| NULL until one was read */
+        const char *name;
+        uint64_t index;
+        char *prev_name;
+        uint64_t prev_index;
+        const char *prev_buf; /* the caller's, valid until the next file */
+        size_t prev_len;
         /* the last audit.path looked up, and the answer: receipts mostly
          * name one log, and it need not be looked up every time */
         char *last_path;
@@ -116,6 +124,7 @@ struct ctx {
 
 static void ctx_done(struct ctx *c) {
         free(c->last_path);
+        free(c->prev_name);
 }
 
 /* The directory |path| lies in, looked up. */
@@ -286,6 +295,74 @@ static int vouch(struct ctx *c, const struct run_state *by, const json_t *v, uin
         return 0;
 }
 
+static bool is_continued(const json_t *rec) {
+        const char *component = json_string_value(json_object_get(rec, "component"));
+        const char *event = json_string_value(json_object_get(rec, "event"));
+
+        return json_is_object(rec) && !json_object_get(rec, "run") && component && event &&
+               strcmp(component, "glove") == 0 && strcmp(event, "log_continued") == 0;
+}
+
+/* SHA-256 of the last line of |buf|: the bytes after the last newline
+ * that comes before its final byte (what the rotation recorded). */
+static void last_line_digest(const char *buf, size_t len, char ret[GLOVE_SHA256_HEX_CHARS + 1]) {
+        const char *nl = len > 1 ? memrchr(buf, '\n', len - 1) : NULL;
+        size_t start = nl ? (size_t) (nl - buf) + 1 : 0;
+
+        glove_sha256_hex(buf + start, len - start, ret);
+}
+
+/* The first record of a file that continues the one read before it:
+ * that one's number, size and last line. Files are named by their last
+ * component: the report's file:line names the directory. */
+static int check_continued(struct ctx *c, const json_t *rec) {
+        const json_t *index = json_object_get(rec, "prev_index"), *size = json_object_get(rec, "prev_bytes");
+        const char *last = json_string_value(json_object_get(rec, "prev_last_sha256"));
+        const char *prev = json_string_value(json_object_get(rec, "prev_file"));
+        char sha[GLOVE_SHA256_HEX_CHARS + 1];
+        uint64_t want;
+
+        if (!json_is_integer(index) || json_integer_value(index) < 1 || !json_is_integer(size) || !last ||
+            strlen(last) != GLOVE_SHA256_HEX_CHARS || !prev)
+                return damage(c->ret, 1, NULL, "not a record: a malformed log_continued record");
+        want = (uint64_t) json_integer_value(index);
+        if ((c->index > 0 && want >= c->index) || (c->prev_name && want < c->prev_index))
+                return damage(c->ret, 1, NULL,
+                              "it continues file %llu of the log (%s), which cannot come before it: files were "
+                              "renamed or reordered",
+                              (unsigned long long) want, prev);
+        if (!c->prev_name)
+                return damage(c->ret, 1, NULL,
+                              "it continues %s, which is missing: the files of the log up to that one were removed "
+                              "(this is the oldest file left)",
+                              prev);
+        if (want > c->prev_index)
+                return damage(c->ret, 1, NULL,
+                              "it continues file %llu of the log (%s), but the file before it is %s: a file in "
+                              "between was removed",
+                              (unsigned long long) want, prev, last_component(c->prev_name));
+        /* The file as it was rotated: a writer that cannot look the log
+         * up by its name (proxy mode's proxy) may have added records
+         * after, which were checked with it as its own. */
+        if (json_integer_value(size) < 1 || (uint64_t) json_integer_value(size) > c->prev_len)
+                return damage(c->ret, 1, NULL,
+                              "%s holds %zu bytes, but this file's first record says it held %lld when it was "
+                              "rotated: it was cut",
+                              last_component(c->prev_name), c->prev_len, (long long) json_integer_value(size));
+        if (c->prev_buf[json_integer_value(size) - 1] != '\n')
+                return damage(c->ret, 1, NULL,
+                              "%s has no line ending at byte %lld, where this file's first record says it ended "
+                              "when it was rotated: it was altered",
+                              last_component(c->prev_name), (long long) json_integer_value(size));
+        last_line_digest(c->prev_buf, (size_t) json_integer_value(size), sha);
+        if (sodium_memcmp(last, sha, GLOVE_SHA256_HEX_CHARS) != 0)
+                return damage(c->ret, 1, NULL,
+                              "the last line of %s as it was rotated does not hash to what this file's first record "
+                              "says: it was altered or replaced",
+                              last_component(c->prev_name));
+        return 0;
+}
+
 static int log_line(const char *line, size_t len, uint64_t n, bool complete, void *userdata) {
         struct ctx *c = userdata;
         _cleanup_json_ json_t *rec = NULL;
@@ -294,11 +371,21 @@ static int log_line(const char *line, size_t len, uint64_t n, bool complete, voi
         json_int_t seq;
         char why[256] = "";
 
-        c->ret->records = n;
+        c->ret->records++;
         if (!complete)
                 return damage(c->ret, n, NULL, "truncated: the last line has no newline (a write cut short?)");
         if (glove_json_parse(line, len, NULL, &rec, why, sizeof(why)) < 0)
                 return damage(c->ret, n, NULL, "not a record: %s", why);
+        if (is_continued(rec)) {
+                if (n > 1)
+                        return damage(c->ret, n, NULL,
+                                      "a log_continued record that does not begin its file: lines were moved");
+                return check_continued(c, rec);
+        }
+        if (n == 1 && c->prev_name)
+                return damage(c->ret, 1, NULL,
+                              "it does not begin with the record that continues %s: files were renamed or replaced",
+                              last_component(c->prev_name));
         run = json_string_value(json_object_get(rec, "run"));
         seq = json_is_integer(json_object_get(rec, "seq")) ? json_integer_value(json_object_get(rec, "seq")) : 0;
         if (!json_is_object(rec) || !is_run_id(run) || seq < 1)
@@ -329,26 +416,73 @@ static int log_line(const char *line, size_t len, uint64_t n, bool complete, voi
         return 0;
 }
 
-int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
-                                 const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret) {
-        _cleanup_(runs_done) struct runs rs = {};
-        _cleanup_(ctx_done) struct ctx c = { .rs = &rs, .log_id = log_id, .ret = ret };
+struct glove_audit_log_check {
+        struct runs rs;
+        struct ctx c;
+};
+
+void glove_audit_log_check_free(struct glove_audit_log_check *chk) {
+        if (!chk)
+                return;
+        runs_done(&chk->rs);
+        ctx_done(&chk->c);
+        free(chk);
+}
+
+int glove_audit_log_check_begin(const char *journal, size_t journal_len, const struct glove_audit_log_id *log_id,
+                                struct glove_audit_log_report *ret, struct glove_audit_log_check **ret_check) {
+        _cleanup_(glove_audit_log_check_freep) struct glove_audit_log_check *chk = NULL;
         int r;
 
         *ret = (struct glove_audit_log_report) {};
         if (glove_crypto_init() < 0)
                 return -EIO;
-        rs.index = json_object();
-        if (!rs.index)
+        chk = calloc(1, sizeof(*chk));
+        if (!chk)
                 return -ENOMEM;
-        r = each_line(journal, journal_len, receipt_line, &c);
+        chk->c = (struct ctx) { .rs = &chk->rs, .log_id = log_id, .ret = ret };
+        chk->rs.index = json_object();
+        if (!chk->rs.index)
+                return -ENOMEM;
+        r = each_line(journal, journal_len, receipt_line, &chk->c);
         if (r < 0)
                 return r;
-        r = each_line(log, log_len, log_line, &c);
+        *ret_check = TAKE_PTR(chk);
+        return 0;
+}
+
+int glove_audit_log_check_file(struct glove_audit_log_check *chk, const char *name, uint64_t index, const char *log,
+                               size_t log_len) {
+        struct ctx *c = &chk->c;
+        int r;
+
+        c->name = name;
+        c->index = index;
+        (void) snprintf(c->ret->file, sizeof(c->ret->file), "%s", name);
+        if (log_len == 0 && c->prev_name)
+                return damage(c->ret, 1, NULL, "it is empty: it does not begin with the record that continues %s",
+                              last_component(c->prev_name));
+        r = each_line(log, log_len, log_line, c);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < rs.n; i++) {
-                struct run_state *s = &rs.v[i];
+        free(c->prev_name);
+        c->prev_name = strdup(name);
+        if (!c->prev_name)
+                return -ENOMEM;
+        c->prev_index = index;
+        c->prev_buf = log;
+        c->prev_len = log_len;
+        c->ret->files++;
+        return 0;
+}
+
+int glove_audit_log_check_end(struct glove_audit_log_check *chk) {
+        struct glove_audit_log_report *ret = chk->c.ret;
+        struct runs *rs = &chk->rs;
+
+        ret->file[0] = 0;
+        for (size_t i = 0; i < rs->n; i++) {
+                struct run_state *s = &rs->v[i];
                 unsigned char d[crypto_hash_sha256_BYTES];
                 char hex[GLOVE_SHA256_HEX_CHARS + 1];
 
@@ -371,4 +505,18 @@ int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *jo
                 ret->runs_checked++;
         }
         return 0;
+}
+
+int glove_audit_log_check_buffer(const char *log, size_t log_len, const char *journal, size_t journal_len,
+                                 const struct glove_audit_log_id *log_id, struct glove_audit_log_report *ret) {
+        _cleanup_(glove_audit_log_check_freep) struct glove_audit_log_check *chk = NULL;
+        int r;
+
+        r = glove_audit_log_check_begin(journal, journal_len, log_id, ret, &chk);
+        if (r < 0)
+                return r;
+        r = glove_audit_log_check_file(chk, log_id && log_id->path ? log_id->path : "the log", 0, log, log_len);
+        if (r < 0)
+                return r;
+        return glove_audit_log_check_end(chk);
 }

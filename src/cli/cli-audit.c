@@ -55,7 +55,8 @@ static void help_verify(FILE *f) {
                 "\n"
                 "  --log[=LOG]   then check the audit log (default: audit.jsonl in the state\n"
                 "                directory) against the receipts: each run's records complete,\n"
-                "                in order, unaltered (their count and SHA-256 are in its receipt)\n"
+                "                in order, unaltered (their count and SHA-256 are in its receipt);\n"
+                "                its rotated files LOG.1, LOG.2... first, each chained to the last\n"
                 "  --json        print the report as one JSON object\n"
                 "  -h, --help    this text\n"
                 "\n"
@@ -229,14 +230,81 @@ static int read_whole(int fd, size_t max, char **ret, size_t *ret_len) {
 
 #define AUDIT_LOG_CHECK_MAX ((size_t) 1 << 30)
 
-/* The audit log against the receipts of the journal's first |records|
- * records (the ones verify_fd checked; appends may have come since). */
+/* Reads the log's file |path| whole (from |fd|, or opened when |fd| is
+ * -EBADF); a LOG (|index| 0) that does not exist is empty. -EIO when
+ * reported. */
+static int read_log_file(const char *path, uint64_t index, int fd, char **ret, size_t *ret_len) {
+        _cleanup_close_ int own = -EBADF;
+        int r;
+
+        *ret = NULL;
+        *ret_len = 0;
+        if (fd < 0) {
+                r = open_regular(AT_FDCWD, path, false, &own);
+                if (r == -ENOENT && index == 0)
+                        return 0; /* no run recorded anything yet; receipts that say otherwise show it */
+                if (r < 0) {
+                        log_error("cannot read %s: %s", path, open_error(r));
+                        return -EIO;
+                }
+                fd = own;
+        }
+        r = read_whole(fd, AUDIT_LOG_CHECK_MAX, ret, ret_len);
+        if (r < 0) {
+                (void) log_error_errno(r, "cannot read %s: %m%s", path,
+                                       r == -EFBIG ? " (over 1 GiB: lower the policy's audit.rotate_bytes)" : "");
+                return -EIO;
+        }
+        return 0;
+}
+
+/* Checks the log's file |index| (0: LOG itself), |buf| or, when NULL,
+ * read here and then kept in |*keep| until the next file is checked
+ * (whose first record names a place in it): 0, -EBADMSG, -EIO when
+ * reported. */
+static int verify_log_file(struct glove_audit_log_check *chk, const char *path, uint64_t index, int fd,
+                           const char *buf, size_t len, char **keep) {
+        _cleanup_free_ char *own = NULL;
+        int r;
+
+        if (!buf) {
+                r = read_log_file(path, index, fd, &own, &len);
+                if (r < 0)
+                        return r;
+                buf = own;
+        }
+        r = glove_audit_log_check_file(chk, path, index, buf ? buf : "", len);
+        free(*keep);
+        *keep = TAKE_PTR(own);
+        if (r < 0 && r != -EBADMSG) {
+                (void) log_error_errno(r, "cannot check %s: %m", path);
+                return -EIO;
+        }
+        return r;
+}
+
+struct log_files {
+        struct glove_audit_log_file *v;
+        size_t n;
+};
+
+static void log_files_done(struct log_files *f) {
+        glove_audit_log_files_free(f->v, f->n);
+}
+
+/* The audit log, in all its files, against the receipts of the journal's
+ * first |records| records (the ones verify_fd checked; appends may have
+ * come since). */
 static int verify_log(const char *file, int jfd, uint64_t records, const char *log_file, bool json) {
-        _cleanup_free_ char *journal = NULL, *log = NULL;
+        _cleanup_(glove_audit_log_check_freep) struct glove_audit_log_check *chk = NULL;
+        _cleanup_(log_files_done) struct log_files files = {};
+        _cleanup_free_ char *journal = NULL, *note = NULL, *staged = NULL, *staged_buf = NULL, *log = NULL,
+                            *prev = NULL;
         _cleanup_close_ int lfd = -EBADF;
         struct glove_audit_log_report rep;
         struct glove_audit_log_id log_id;
-        size_t jlen, llen, cut = 0;
+        uint64_t staged_index = 0;
+        size_t jlen, cut = 0, staged_len = 0, llen = 0;
         int r;
 
         if (flock(jfd, LOCK_SH) < 0 || read_whole(jfd, AUDIT_LOG_CHECK_MAX, &journal, &jlen) < 0) {
@@ -248,41 +316,91 @@ static int verify_log(const char *file, int jfd, uint64_t records, const char *l
                 const char *nl = memchr(journal + cut, '\n', jlen - cut);
                 cut = nl ? (size_t) (nl - journal) + 1 : jlen;
         }
-        r = open_regular(AT_FDCWD, log_file, false, &lfd);
-        if (r == -ENOENT) {
-                llen = 0; /* no run recorded anything yet; receipts that say otherwise show it */
-        } else if (r < 0) {
-                log_error("cannot read %s: %s", log_file, open_error(r));
-                return AUDIT_EXIT_CANNOT;
-        } else {
-                r = read_whole(lfd, AUDIT_LOG_CHECK_MAX, &log, &llen);
+        /* The list of files, an interrupted rotation's staged file and
+         * the log itself are read under the log's lock, so that no
+         * rotation comes in between (the rotated files never change):
+         * the lock of the file the name leads to once locked. */
+        for (unsigned attempt = 0;; attempt++) {
+                struct stat st, named;
+
+                lfd = safe_close(lfd);
+                r = open_regular(AT_FDCWD, log_file, false, &lfd);
+                if (r == -ENOENT)
+                        break;
                 if (r < 0) {
-                        (void) log_error_errno(r, "cannot read %s: %m%s", log_file,
-                                               r == -EFBIG ? " (over 1 GiB: rotate the audit log)" : "");
+                        log_error("cannot read %s: %s", log_file, open_error(r));
                         return AUDIT_EXIT_CANNOT;
                 }
+                if (flock(lfd, LOCK_SH) < 0 || fstat(lfd, &st) < 0) {
+                        log_error("cannot lock %s: %s", log_file, strerror(errno));
+                        return AUDIT_EXIT_CANNOT;
+                }
+                if ((stat(log_file, &named) == 0 && named.st_dev == st.st_dev && named.st_ino == st.st_ino) ||
+                    attempt >= 8)
+                        break;
         }
+        r = glove_audit_log_files(log_file, &files.v, &files.n);
+        if (r < 0) {
+                (void) log_error_errno(r, "cannot list the rotated files of %s: %m", log_file);
+                return AUDIT_EXIT_CANNOT;
+        }
+        /* A rotation that stopped after the new file took the log's name
+         * leaves the old one under its staged name: it is read as the
+         * file it is about to become. */
+        r = glove_audit_log_staged(log_file, &staged, &staged_index);
+        if (r < 0) {
+                (void) log_error_errno(r, "cannot read %s: %m", log_file);
+                return AUDIT_EXIT_CANNOT;
+        }
+        if (r > 0) {
+                if (asprintf(&note, "a rotation was interrupted: %s is %s.%llu until the next rotation names it",
+                             staged, log_file, (unsigned long long) staged_index) < 0) {
+                        note = NULL;
+                        return log_oom();
+                }
+                if (read_log_file(staged, staged_index, -EBADF, &staged_buf, &staged_len) < 0)
+                        return AUDIT_EXIT_CANNOT;
+        }
+        if (lfd >= 0 && read_log_file(log_file, 0, lfd, &log, &llen) < 0)
+                return AUDIT_EXIT_CANNOT;
+        if (lfd >= 0)
+                (void) flock(lfd, LOCK_UN);
+
         /* receipts name the log they wrote to by path; the check compares
          * that with this one by identity */
         glove_audit_log_id_init(&log_id, log_file, lfd);
-        r = glove_audit_log_check_buffer(log ? log : "", llen, journal, cut, &log_id, &rep);
+        r = glove_audit_log_check_begin(journal, cut, &log_id, &rep, &chk);
+        for (size_t i = 0; r >= 0 && i < files.n; i++)
+                r = verify_log_file(chk, files.v[i].path, files.v[i].index, -EBADF, NULL, 0, &prev);
+        if (r >= 0 && staged)
+                r = verify_log_file(chk, staged, staged_index, -EBADF, staged_buf ? staged_buf : "", staged_len,
+                                    &prev);
+        if (r >= 0)
+                r = verify_log_file(chk, log_file, 0, -EBADF, log ? log : "", llen, &prev);
+        if (r == -EIO)
+                return AUDIT_EXIT_CANNOT;
+        if (r >= 0)
+                r = glove_audit_log_check_end(chk);
         if (r < 0 && r != -EBADMSG) {
                 (void) log_error_errno(r, "cannot check %s: %m", log_file);
                 return AUDIT_EXIT_CANNOT;
         }
         if (json) {
-                json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I}", "file", file, "log", log_file, "ok", r == 0,
-                                      "receipts", (json_int_t) records, "log_records", (json_int_t) rep.records,
-                                      "runs_checked", (json_int_t) rep.runs_checked, "runs_without_receipt",
+                json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "file", file, "log", log_file, "ok",
+                                      r == 0, "receipts", (json_int_t) records, "log_records", (json_int_t) rep.records,
+                                      "log_files", (json_int_t) rep.files, "runs_checked",
+                                      (json_int_t) rep.runs_checked, "runs_without_receipt",
                                       (json_int_t) rep.runs_unreceipted, "records_without_receipt",
                                       (json_int_t) rep.records_unreceipted);
                 char *text;
 
                 if (!o)
                         return log_oom();
-                if (r < 0 && json_object_set_new(o, "damage", json_pack("{s:I,s:s,s:s}", "line",
-                                                                        (json_int_t) rep.bad_line, "run", rep.run,
-                                                                        "reason", rep.reason)) < 0) {
+                if ((r < 0 && json_object_set_new(o, "damage", json_pack("{s:s,s:I,s:s,s:s}", "file",
+                                                                         rep.file[0] ? rep.file : log_file, "line",
+                                                                         (json_int_t) rep.bad_line, "run", rep.run,
+                                                                         "reason", rep.reason)) < 0) ||
+                    (note && json_object_set_new(o, "note", json_string(note)) < 0)) {
                         json_decref(o);
                         return log_oom();
                 }
@@ -292,17 +410,23 @@ static int verify_log(const char *file, int jfd, uint64_t records, const char *l
                         return log_oom();
                 (void) printf("%s\n", text);
                 free(text);
-        } else if (r == 0)
-                (void) printf("ok: %llu record%s in the journal; audit log %s: %llu record%s, %llu run%s match%s "
-                              "their receipts%s\n",
+        } else if (r == 0) {
+                char in_files[64] = "";
+
+                if (rep.files > 1)
+                        (void) snprintf(in_files, sizeof(in_files), " in %llu files", (unsigned long long) rep.files);
+                (void) printf("ok: %llu record%s in the journal; audit log %s: %llu record%s%s, %llu run%s match%s "
+                              "their receipts%s%s%s\n",
                               (unsigned long long) records, records == 1 ? "" : "s", log_file,
-                              (unsigned long long) rep.records, rep.records == 1 ? "" : "s",
+                              (unsigned long long) rep.records, rep.records == 1 ? "" : "s", in_files,
                               (unsigned long long) rep.runs_checked, rep.runs_checked == 1 ? "" : "s",
                               rep.runs_checked == 1 ? "es" : "",
                               rep.runs_unreceipted ? " (and runs without a receipt yet: running, or glove was killed)"
-                                                   : "");
-        else if (rep.bad_line > 0)
-                (void) printf("%s:%llu: %s\n", log_file, (unsigned long long) rep.bad_line, rep.reason);
+                                                   : "",
+                              note ? "; " : "", note ? note : "");
+        } else if (rep.bad_line > 0)
+                (void) printf("%s:%llu: %s\n", rep.file[0] ? rep.file : log_file, (unsigned long long) rep.bad_line,
+                              rep.reason);
         else
                 (void) printf("%s: %s\n", log_file, rep.reason);
         return finish_output(r == 0 ? 0 : AUDIT_EXIT_DAMAGE);
@@ -630,11 +754,61 @@ static const char *const log_known[] = {
         "value_sha256", "value_bytes", "value", "value_truncated",
 };
 
-static void show_log_record(const json_t *rec) {
-        const char *run = str_member(rec, "run"), *sha = str_member(rec, "value_sha256"), *name;
+/* Records that carry many decisions (docs/audit.md): the member holding
+ * them, and in each item (an object) the member naming its subject; NULL
+ * for a list of subjects. show prints one line per decision, as if each
+ * were a record of its own. */
+static const struct {
+        const char *event, *member, *subject;
+} log_lists[] = {
+        { "path", "grants", "path" },
+        { "path", "readonly", NULL },
+        { "path", "placeholders", NULL },
+        { "path", "watched", NULL },
+        { "env", "vars", "name" },
+        { "env", "absent", NULL },
+};
+
+static bool is_log_list(const json_t *rec, const char *name) {
+        const char *event = str_member(rec, "event");
+
+        for (size_t i = 0; i < ELEMENTSOF(log_lists); i++)
+                if (event && strcmp(event, log_lists[i].event) == 0 && strcmp(name, log_lists[i].member) == 0 &&
+                    json_is_array(json_object_get(rec, name)))
+                        return true;
+        return false;
+}
+
+/* The members of |o| that are not |skip| or in log_known, sorted, as
+ * " name=value". */
+static void put_other_members(const json_t *o, const json_t *rec_for_lists, const char *skip) {
+        const char *name, **rest;
         const json_t *v;
-        const char **rest;
         size_t n_rest = 0;
+
+        rest = calloc(json_object_size(o) + 1, sizeof(*rest));
+        json_object_foreach((json_t *) o, name, v) {
+                if (!rest)
+                        break;
+                if (in_list(name, log_known, ELEMENTSOF(log_known)) || (skip && strcmp(name, skip) == 0) ||
+                    (rec_for_lists && is_log_list(rec_for_lists, name)))
+                        continue;
+                rest[n_rest++] = name;
+        }
+        if (n_rest > 0)
+                qsort(rest, n_rest, sizeof(*rest), cmp_str);
+        for (size_t i = 0; i < n_rest; i++) {
+                (void) putchar(' ');
+                put_safe(rest[i], strlen(rest[i]));
+                (void) putchar('=');
+                put_value(json_object_get(o, rest[i]));
+        }
+        free(rest);
+}
+
+/* ts, run, component, event, decision */
+static void put_log_header(const json_t *rec) {
+        const char *run = str_member(rec, "run");
 
         put_member_word(rec, "ts", "", "");
         if (run) {
@@ -644,34 +818,72 @@ static void show_log_record(const json_t *rec) {
         put_member_word(rec, "component", " ", "");
         put_member_word(rec, "event", " ", "");
         put_member_word(rec, "decision", " ", "");
-        put_member_word(rec, "subject", " ", "");
-        put_member_word(rec, "rule", " (", ")");
-        put_member_word(rec, "reason", " ", "");
+}
+
+/* a value's digest, size, raw value */
+static void put_log_value(const json_t *o) {
+        const char *sha = str_member(o, "value_sha256");
+
         if (sha) {
                 (void) fputs(" value_sha256=", stdout);
                 put_abbreviated(sha, 12);
         }
-        put_member_word(rec, "value_bytes", " value_bytes=", "");
-        put_member_word(rec, "value", " value=", "");
-        if (json_is_true(json_object_get(rec, "value_truncated")))
+        put_member_word(o, "value_bytes", " value_bytes=", "");
+        put_member_word(o, "value", " value=", "");
+        if (json_is_true(json_object_get(o, "value_truncated")))
                 (void) fputs(" (truncated)", stdout);
+}
 
-        rest = calloc(json_object_size(rec) + 1, sizeof(*rest));
-        json_object_foreach((json_t *) rec, name, v) {
-                if (!rest)
-                        break;
-                if (!in_list(name, log_known, ELEMENTSOF(log_known)))
-                        rest[n_rest++] = name;
-        }
-        if (n_rest > 0)
-                qsort(rest, n_rest, sizeof(*rest), cmp_str);
-        for (size_t i = 0; i < n_rest; i++) {
+/* One line per decision of a record that carries many. */
+static void show_log_list(const json_t *rec, const char *member, const char *subject) {
+        const json_t *item;
+        size_t i;
+
+        json_array_foreach(json_object_get(rec, member), i, item) {
+                const json_t *rule = json_is_object(item) && json_object_get(item, "rule")
+                                             ? json_object_get(item, "rule")
+                                             : json_object_get(rec, "rule");
+
+                put_log_header(rec);
                 (void) putchar(' ');
-                put_safe(rest[i], strlen(rest[i]));
-                (void) putchar('=');
-                put_value(json_object_get(rec, rest[i]));
+                if (json_is_object(item) && subject && json_object_get(item, subject))
+                        put_value(json_object_get(item, subject));
+                else
+                        put_value(item);
+                if (rule) {
+                        (void) fputs(" (", stdout);
+                        put_value(rule);
+                        (void) putchar(')');
+                }
+                (void) putchar(' ');
+                put_safe(member, strlen(member));
+                if (json_is_object(item)) {
+                        put_log_value(item);
+                        put_other_members(item, NULL, subject);
+                }
+                put_other_members(rec, rec, NULL);
+                (void) putchar('\n');
         }
-        free(rest);
+}
+
+static void show_log_record(const json_t *rec) {
+        const char *event = str_member(rec, "event");
+        bool listed = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(log_lists); i++)
+                if (event && strcmp(event, log_lists[i].event) == 0 &&
+                    json_is_array(json_object_get(rec, log_lists[i].member))) {
+                        show_log_list(rec, log_lists[i].member, log_lists[i].subject);
+                        listed = true;
+                }
+        if (listed)
+                return;
+        put_log_header(rec);
+        put_member_word(rec, "subject", " ", "");
+        put_member_word(rec, "rule", " (", ")");
+        put_member_word(rec, "reason", " ", "");
+        put_log_value(rec);
+        put_other_members(rec, NULL, NULL);
         (void) putchar('\n');
 }
 

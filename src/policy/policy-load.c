@@ -237,10 +237,21 @@ static int load_transcript_tail(void *target, const void *ctx, const json_t *v, 
         return policy_relocate(glove_policy_set_transcript_tail(target, tail, err, errlen), at, err, errlen);
 }
 
+static int store_rotate(void *target, uint64_t bytes, char *err, size_t errlen) {
+        struct glove_policy *p = target;
+
+        if (bytes < GLOVE_POLICY_MIN_AUDIT_ROTATE || bytes > GLOVE_POLICY_MAX_AUDIT_ROTATE)
+                return policy_error(err, errlen, EINVAL, NULL, "must be %ju to %ju bytes",
+                                    (uintmax_t) GLOVE_POLICY_MIN_AUDIT_ROTATE, (uintmax_t) GLOVE_POLICY_MAX_AUDIT_ROTATE);
+        p->audit_rotate = bytes;
+        return 0;
+}
+
 static const struct policy_field audit_fields[] = {
         { .key = "path", .type = POLICY_FIELD_STRING, .store = store_audit_path },
         { .key = "raw_max_bytes", .type = POLICY_FIELD_SIZE, .store_u64 = store_raw_max },
         { .key = "raw_values", .type = POLICY_FIELD_BOOL, .offset = offsetof(struct glove_policy, audit_raw_values) },
+        { .key = "rotate_bytes", .type = POLICY_FIELD_SIZE, .store_u64 = store_rotate },
         { .key = "transcript_tail", .type = POLICY_FIELD_CUSTOM, .load = load_transcript_tail },
         {},
 };

@@ -520,6 +520,11 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 json_decref(doc);
                 return -ENOMEM;
         }
+        if (p->audit_rotate > 0 && json_object_set_new(json_object_get(doc, "audit"), "rotate_bytes",
+                                                       json_integer((json_int_t) p->audit_rotate)) < 0) {
+                json_decref(doc);
+                return -ENOMEM;
+        }
         if (p->n_net_allow > 0) {
                 json_t *allow = json_array();
 

@@ -89,108 +89,144 @@ static int record_start(const struct plan *plan, const struct glove_sandbox_opti
         });
 }
 
-/* One path decision; |extra| may be NULL. */
-static int path_record(struct glove_audit *a, const char *decision, const char *rule, const char *reason,
-                       const char *path, json_t *extra) {
-        return append(a, &(struct glove_audit_event) {
-                .component = "sandbox",
-                .event = "path",
-                .decision = decision,
-                .rule = rule,
-                .reason = reason,
-                .subject = path,
-                .extra = extra,
-        });
+/* Appends |path| to the array |key| of |o|, made on first use. */
+static int add_to_list(json_t *o, const char *key, const char *path) {
+        json_t *list = json_object_get(o, key);
+
+        if (!list) {
+                list = json_array();
+                if (!list || json_object_set_new(o, key, list) < 0)
+                        return -ENOMEM;
+        }
+        return json_array_append_new(list, glove_json_string_lossy(path, strlen(path))) < 0 ? -ENOMEM : 0;
 }
 
-static int protected_path(struct glove_audit *a, const char *path, const char *reason) {
-        return path_record(a, "deny", "protect", reason, path, NULL);
-}
-
+/* Every grant and recreated symlink in one record ("grants", in mount
+ * order), and every protected path in another ("readonly", "placeholders",
+ * "watched"): they take effect together, and one record each keeps a run's
+ * share of the log small (docs/audit.md). */
 static int record_paths(const struct plan *plan, struct glove_audit *a) {
+        _cleanup_json_ json_t *grants = json_array(), *allowed = NULL, *protected = json_object();
         int r;
 
+        if (!grants || !protected)
+                return -ENOMEM;
         for (size_t i = 0; i < plan->n_grants; i++) {
                 const struct glove_grant *g = plan->grants[i].g;
-                _cleanup_json_ json_t *extra = NULL;
+                json_t *item = json_pack("{s:o,s:s,s:s}", "path", glove_json_string_lossy(g->path, strlen(g->path)),
+                                         "access", glove_grant_kind_to_string(g->kind), "rule", g->origin);
 
-                extra = g->kind == GLOVE_GRANT_TMPFS
-                                ? json_pack("{s:s,s:I}", "access", "tmpfs", "size", (json_int_t) g->size)
-                                : json_pack("{s:s}", "access", glove_grant_kind_to_string(g->kind));
-                if (!extra)
+                if (!item || (g->kind == GLOVE_GRANT_TMPFS &&
+                              json_object_set_new(item, "size", json_integer((json_int_t) g->size)) < 0) ||
+                    json_array_append_new(grants, item) < 0)
                         return -ENOMEM;
-                r = path_record(a, "allow", g->origin,
-                                g->kind == GLOVE_GRANT_RO      ? "granted read-only"
-                                : g->kind == GLOVE_GRANT_TMPFS ? "empty private tmpfs; nothing reaches the host"
-                                                               : "granted read-write (live)",
-                                g->path, extra);
-                if (r < 0)
-                        return r;
         }
         for (size_t i = 0; i < plan->n_syms; i++) {
-                _cleanup_json_ json_t *extra = json_pack("{s:s,s:s}", "access", "symlink", "target",
-                                                         plan->syms[i].target);
-                if (!extra)
+                json_t *item = json_pack("{s:o,s:s,s:s,s:o}", "path",
+                                         glove_json_string_lossy(plan->syms[i].path, strlen(plan->syms[i].path)),
+                                         "access", "symlink", "rule", "symlinks", "target",
+                                         glove_json_string_lossy(plan->syms[i].target, strlen(plan->syms[i].target)));
+
+                if (!item || json_array_append_new(grants, item) < 0)
                         return -ENOMEM;
-                r = path_record(a, "allow", "symlinks", "host symlink recreated inside", plan->syms[i].path, extra);
-                if (r < 0)
-                        return r;
         }
+        allowed = json_pack("{s:O}", "grants", grants);
+        if (!allowed)
+                return -ENOMEM;
+        r = append(a, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "path",
+                .decision = "allow",
+                .reason = "granted: ro read-only, rw read-write (live), tmpfs an empty private tmpfs (nothing "
+                          "reaches the host), symlink a host symlink recreated inside",
+                .extra = allowed,
+        });
+        if (r < 0)
+                return r;
+
         for (size_t i = 0; i < plan->n_prot; i++)
                 /* ancestors pinned in place are not decisions of their own */
                 if (plan->prot[i].readonly) {
-                        r = protected_path(a, plan->prot[i].path, "protected: read-only inside a writable grant");
+                        r = add_to_list(protected, "readonly", plan->prot[i].path);
                         if (r < 0)
                                 return r;
                 }
         for (size_t i = 0; i < plan->n_placeholders; i++) {
-                r = protected_path(a, plan->placeholders[i].path,
-                                   "protected and absent: covered by a read-only empty directory for the run");
+                r = add_to_list(protected, "placeholders", plan->placeholders[i].path);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < plan->n_missing; i++) {
-                r = protected_path(a, plan->missing[i].path,
-                                   "protected and absent: if the agent creates it, it is reported (git control "
-                                   "files are moved aside) after the run");
+                r = add_to_list(protected, "watched", plan->missing[i].path);
                 if (r < 0)
                         return r;
         }
-        return 0;
+        if (json_object_size(protected) == 0)
+                return 0;
+        return append(a, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "path",
+                .decision = "deny",
+                .rule = "protect",
+                .reason = "protected inside writable grants: readonly bound read-only; placeholders absent, covered "
+                          "by read-only empty directories for the run; watched absent, reported after the run if "
+                          "the agent creates them (git control files are moved aside)",
+                .extra = protected,
+        });
 }
 
+/* The variables the agent gets, with their rules and value digests, in
+ * one record ("vars"); the "pass" names not set on the host in one
+ * ("absent"); and the host variables withheld in one ("names"). */
 static int record_env(const struct plan *plan, const struct glove_sandbox_options *opts) {
         const struct glove_policy *pol = plan->policy;
+        _cleanup_json_ json_t *vars = json_array(), *absent = json_array();
         int r;
 
+        if (!vars || !absent)
+                return -ENOMEM;
         /* what the agent gets */
         for (char **e = plan->envp; e && *e; e++) {
                 const char *eq = strchr(*e, '=');
                 _cleanup_json_ json_t *value = NULL;
                 _cleanup_free_ char *name = NULL;
+                json_t *item;
                 const char *rule;
 
                 if (!eq)
                         continue;
                 name = strndup(*e, (size_t) (eq - *e));
-                value = json_string(eq + 1);
                 if (!name)
                         return -ENOMEM;
+                value = json_string(eq + 1);
                 if (!value) /* not UTF-8: recorded as its bytes in hex */
                         value = hex_value(eq + 1);
                 if (!value)
                         return -ENOMEM;
-                rule = env_set_has(pol, name)                         ? "environment.set"
+                item = json_object();
+                if (!item || json_array_append_new(vars, item) < 0)
+                        return -ENOMEM;
+                rule = env_set_has(pol, name)                                   ? "environment.set"
                        : strv_contains_n(pol->env_pass, pol->n_env_pass, name) ? "environment.pass"
-                                                                        : "built-in";
+                                                                                : "built-in";
+                if (json_object_set_new(item, "name", glove_json_string_lossy(name, strlen(name))) < 0 ||
+                    json_object_set_new(item, "rule", json_string(rule)) < 0)
+                        return -ENOMEM;
+                r = glove_audit_value_members(opts->audit, item, value);
+                if (r < 0)
+                        return r;
+        }
+        if (json_array_size(vars) > 0) {
+                _cleanup_json_ json_t *extra = json_pack("{s:O}", "vars", vars);
+
+                if (!extra)
+                        return -ENOMEM;
                 r = append(opts->audit, &(struct glove_audit_event) {
                         .component = "sandbox",
                         .event = "env",
                         .decision = "allow",
-                        .rule = rule,
-                        .reason = "set in the agent's environment",
-                        .subject = name,
-                        .value = value,
+                        .reason = "set in the agent's environment (values by digest)",
+                        .extra = extra,
                 });
                 if (r < 0)
                         return r;
@@ -202,15 +238,21 @@ static int record_env(const struct plan *plan, const struct glove_sandbox_option
 
                 for (char *const *e = opts->host_env; e && *e && !found; e++)
                         found = strncmp(*e, pol->env_pass[i], n) == 0 && (*e)[n] == '=';
-                if (found)
-                        continue;
+                if (!found && json_array_append_new(absent, glove_json_string_lossy(pol->env_pass[i], n)) < 0)
+                        return -ENOMEM;
+        }
+        if (json_array_size(absent) > 0) {
+                _cleanup_json_ json_t *extra = json_pack("{s:O}", "absent", absent);
+
+                if (!extra)
+                        return -ENOMEM;
                 r = append(opts->audit, &(struct glove_audit_event) {
                         .component = "sandbox",
                         .event = "env",
                         .decision = "info",
                         .rule = "environment.pass",
                         .reason = "not set on the host, so not set inside",
-                        .subject = pol->env_pass[i],
+                        .extra = extra,
                 });
                 if (r < 0)
                         return r;
@@ -318,10 +360,10 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 .subject = opts->argv && opts->argv[0] ? opts->argv[0] : NULL,
                 .extra = extra,
         });
-        /* Not synced here: the receipt, appended right after and synced,
-         * is what makes the session's end durable; a write error still
-         * shows. */
-        return r;
+        /* Durable before the receipt that counts it: a receipt on disk
+         * whose run's last record is not would read, after a crash, as a
+         * record deleted (docs/audit.md, "What a crash can lose"). */
+        return r < 0 ? r : glove_audit_sync(opts->audit);
 }
 
 static bool applied(const struct glove_session_result *res, uint32_t bits) {

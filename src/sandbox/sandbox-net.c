@@ -213,6 +213,7 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
                         .path = glove_audit_path(opts->audit),
                         .raw_values = plan->policy->audit_raw_values,
                         .raw_max_bytes = plan->policy->audit_raw_max,
+                        .rotate_bytes = plan->policy->audit_rotate,
                 };
                 args.session_run = glove_audit_run_id(opts->audit);
                 extra = net_audit_extra(plan);

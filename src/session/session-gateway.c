@@ -129,6 +129,7 @@ int session_gateway_start(struct session_gateway *rs, const struct glove_policy 
                         .path = p->audit_path,
                         .raw_values = p->audit_raw_values,
                         .raw_max_bytes = p->audit_raw_max,
+                        .rotate_bytes = p->audit_rotate,
                 },
                 .component = "mcp",
                 .start_event = "gateway_start",

@@ -59,6 +59,7 @@ static int launch(void *userdata, const struct glove_mcp_server *server, const i
         sp.audit_path = l->policy->audit_path;
         sp.audit_raw_values = l->policy->audit_raw_values;
         sp.audit_raw_max = l->policy->audit_raw_max;
+        sp.audit_rotate = l->policy->audit_rotate;
         if (glove_policy_to_json(&sp, &doc) < 0 || glove_json_canonical(doc, &text, NULL) < 0) {
                 (void) snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
@@ -84,6 +85,7 @@ static int launch(void *userdata, const struct glove_mcp_server *server, const i
                         .run_id = run,
                         .raw_values = sp.audit_raw_values,
                         .raw_max_bytes = sp.audit_raw_max,
+                        .rotate_bytes = sp.audit_rotate,
                 },
                 .name = name,
         }, &proc);

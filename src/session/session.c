@@ -241,6 +241,7 @@ static int audit_open(struct glove_session *s, const char *run_id, struct glove_
                 .run_id = run_id,
                 .raw_values = s->policy->audit_raw_values,
                 .raw_max_bytes = s->policy->audit_raw_max,
+                .rotate_bytes = s->policy->audit_rotate,
         }, ret, err, sizeof(err));
         if (r < 0)
                 return glove_error_set(&s->error, r, "audit", "%s", err[0] ? err : strerror(-r));

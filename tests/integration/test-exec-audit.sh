@@ -96,24 +96,29 @@ for id in $IDS; do
     check "$id: the receipt has times, CPU figures and the audit record count" \
         eval '[ "$(field "$r" start.mono_ns)" -le "$(field "$r" end.mono_ns)" ] && [ "$(field "$r" resources.max_rss_kib)" -gt 0 ] &&
               [ "$(field "$r" audit.records)" = "$(audit_query "$id" "$run_id" True)" ] && [ "$(field "$r" audit.path)" = "$state/audit.jsonl" ]'
-    check "$id: the audit log has the run's start, its end, the workspace grant and the network decision" \
+    check "$id: the audit log has the run's start, its end, the workspace grant, a protected path and the network decision" \
         eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_start\" and r[\"seq\"] == 1")" = 1 ] &&
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"session_end\" and r[\"end_reason\"] == \"exit\"")" = 1 ] &&
-              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"subject\"] == \"$ws\" and r[\"decision\"] == \"allow\" and r[\"access\"] == \"rw\"")" = 1 ] &&
-              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"subject\"] == \"$ws/.git/hooks\" and r[\"decision\"] == \"deny\"")" = 1 ] &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"decision\"] == \"allow\" and [g[\"access\"] for g in r[\"grants\"] if g[\"path\"] == \"$ws\"] == [\"rw\"]")" = 1 ] &&
+              [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"path\" and r[\"decision\"] == \"deny\" and r[\"rule\"] == \"protect\" and \"$ws/.git/hooks\" in r[\"watched\"]")" = 1 ] &&
               [ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"network\" and r[\"decision\"] == \"deny\"")" = 1 ]'
     check "$id: an environment value is recorded as the SHA-256 of its canonical form, never in the clear" \
-        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r.get(\"subject\") == \"GLOVE_SECRET\" and r[\"value_sha256\"] == \"$(sha256 "\"hunter2-value\"")\" and \"value\" not in r")" = 1 ] &&
+        eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"allow\" and [(v[\"rule\"], v[\"value_sha256\"], \"value\" in v) for v in r[\"vars\"] if v[\"name\"] == \"GLOVE_SECRET\"] == [(\"environment.set\", \"$(sha256 "\"hunter2-value\"")\", False)]")" = 1 ] &&
               ! grep -q hunter2 "$state/audit.jsonl"'
     check "$id: withheld host variables are recorded by name, in one record, and only those" \
         eval '[ "$(audit_query "$id" "$run_id" "r[\"event\"] == \"env\" and r[\"decision\"] == \"deny\" and \"XDG_RUNTIME_DIR\" in r[\"names\"] and \"HOME\" not in r[\"names\"] and r[\"count\"] == len(r[\"names\"])")" = 1 ]'
+    show=$(cd "$T" && as "$id" "$GLOVE" audit show --log --run "$run_id" 2>&1)
+    check "$id: audit show --log prints each decision of a record that carries many on a line of its own" \
+        eval 'printf "%s\n" "$show" | grep -q " run=${run_id:0:8}.* sandbox path allow $ws ([^)]*) grants access=rw\$" &&
+              printf "%s\n" "$show" | grep -q " sandbox path deny $ws/.git/hooks (protect) watched\$" &&
+              printf "%s\n" "$show" | grep -q " sandbox env allow GLOVE_SECRET (environment.set) vars value_sha256=[0-9a-f]*.* value_bytes=15\$"'
     check "$id: the journal verifies" verify_ok "$id"
 
     # --- raw values, when asked for ---
     run "$id" "$ws" --audit-raw-values 4 --setenv GLOVE_SECRET=hunter2-value -- true
     run_id=$(field "$(last_receipt "$id")" run)
     check "$id: --audit-raw-values keeps the value, cut to the cap" \
-        eval 'rc_is 0 && [ "$(audit_query "$id" "$run_id" "r.get(\"subject\") == \"GLOVE_SECRET\" and r.get(\"value\") == \"hunt\" and r.get(\"value_truncated\") is True")" = 1 ]'
+        eval 'rc_is 0 && [ "$(audit_query "$id" "$run_id" "[(v.get(\"value\"), v.get(\"value_truncated\")) for v in r.get(\"vars\", []) if v[\"name\"] == \"GLOVE_SECRET\"] == [(\"hunt\", True)]")" = 1 ]'
 
     # --- endings ---
     run "$id" "$ws" -- sh -c 'exit 3'
@@ -213,6 +218,46 @@ for id in $IDS; do
     check "$id: an audit log elsewhere is used and named in the receipt" \
         eval 'rc_is 0 && [ "$(field "$r" audit.path)" = "$T/alt-audit-$id/audit.jsonl" ] &&
               [ "$(wc -l <"$T/alt-audit-$id/audit.jsonl")" = "$(field "$r" audit.records)" ]'
+
+    # --- rotation (docs/audit.md, "Rotation"): a tiny audit.rotate_bytes ---
+    rot="$T/rot-$id"
+    mkdir -p "$rot" && chmod 0700 "$rot"
+    printf '{"version": 1, "base": "default", "audit": {"path": "%s", "rotate_bytes": 2048}}\n' "$rot/audit.jsonl" >"$T/rot-$id.json"
+    chmod 0600 "$T/rot-$id.json"
+    [ "$id" = nobody ] && chown 65534:65534 "$rot" "$T/rot-$id.json"
+    for _ in 1 2 3; do run "$id" "$ws" --policy "$T/rot-$id.json" -- true; done
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: a log past audit.rotate_bytes is rotated into numbered files, and verify --log checks them all" \
+        eval 'rc_is 0 && [ -f "$rot/audit.jsonl.3" ] && [ "$VRC" = 0 ] &&
+              [[ "$VOUT" == *" records in "[0-9]*" files, "*" runs match their receipts"* ]] &&
+              head -n 1 "$rot/audit.jsonl.2" | grep -q "\"event\":\"log_continued\".*\"prev_file\":\"audit.jsonl.1\""'
+    mv "$rot/audit.jsonl.2" "$T/rot-saved-$id"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a file in the middle removed is found, by the file that continued it" \
+        eval '[ "$VRC" = 1 ] && [[ "$VOUT" == "$rot/audit.jsonl.3:1: "*"a file in between was removed"* ]]'
+    mv "$rot/audit.jsonl.1" "$rot/audit.jsonl.2"
+    mv "$T/rot-saved-$id" "$rot/audit.jsonl.1"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... two files swapped are found" \
+        eval '[ "$VRC" = 1 ] && [[ "$VOUT" == "$rot/audit.jsonl.1:1: "*"renamed or reordered"* ]]'
+    mv "$rot/audit.jsonl.1" "$T/rot-saved-$id"
+    mv "$rot/audit.jsonl.2" "$rot/audit.jsonl.1"
+    mv "$T/rot-saved-$id" "$rot/audit.jsonl.2"
+    cp -p "$rot/audit.jsonl.2" "$T/rot-saved-$id"
+    sed -i '2s/"seq":/"seq":0/' "$rot/audit.jsonl.2"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a record edited in a rotated file is found" eval '[ "$VRC" = 1 ] && [[ "$VOUT" == *"audit.jsonl.2:2: "* ]]'
+    cp -p "$T/rot-saved-$id" "$rot/audit.jsonl.2"
+    last=$(find "$rot" -maxdepth 1 -name 'audit.jsonl.[0-9]*' -printf '%f\n' | sed 's/^audit\.jsonl\.//' | sort -n | tail -n 1)
+    staged=$(head -n 1 "$rot/audit.jsonl" | "$PY" -c 'import json, sys; print(json.loads(sys.stdin.readline())["prev_staged"])')
+    mv "$rot/audit.jsonl.$last" "$rot/$staged"
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... a rotation stopped before the old file got its number: verify reads it and says so" \
+        eval '[ "$VRC" = 0 ] && [[ "$VOUT" == *"a rotation was interrupted: $rot/$staged is $rot/audit.jsonl.$last "* ]]'
+    run "$id" "$ws" --policy "$T/rot-$id.json" -- true
+    verify "$id" --log="$rot/audit.jsonl"
+    check "$id: ... and the next run's rotation gives it its number" \
+        eval 'rc_is 0 && [ "$VRC" = 0 ] && [[ "$VOUT" != *"interrupted"* ]] && [ -f "$rot/audit.jsonl.$last" ] && [ ! -e "$rot/$staged" ]'
 
     # --- not set up ---
     fresh="$T/fresh-$id"

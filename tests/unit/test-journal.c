@@ -440,6 +440,7 @@ static void test_reserve(void **state) {
         struct glove_journal_reservation *a = NULL, *b = NULL;
         char run_a[GLOVE_RUN_ID_CHARS + 1], run_b[GLOVE_RUN_ID_CHARS + 1], err[1024] = "";
         _cleanup_json_ json_t *rec = session_receipt(7);
+        struct stat head_before, head_after;
         off_t size0, size1, size2;
         int r;
 
@@ -457,19 +458,32 @@ static void test_reserve(void **state) {
         assert_int_equal(spares(s), 2);
         verify_ok(s, 4);
 
+        /* the head is overwritten in place: a's spare stays unused */
+        assert_int_equal(fstatat(s->fd, GLOVE_JOURNAL_HEAD_NAME, &head_before, 0), 0);
+        assert_int_equal(glove_journal_append_reserved(s->fd, a, rec, NULL, err, sizeof(err)), 0);
+        assert_int_equal(spares(s), 2);
+        assert_int_equal(fstatat(s->fd, GLOVE_JOURNAL_HEAD_NAME, &head_after, 0), 0);
+        assert_int_equal(head_after.st_ino, head_before.st_ino);
+        verify_ok(s, 5);
+        /* a head it must not overwrite (here: with a second name) is
+         * replaced, by the spare */
+        assert_int_equal(linkat(s->fd, GLOVE_JOURNAL_HEAD_NAME, s->fd, "head.link", 0), 0);
         assert_int_equal(glove_journal_append_reserved(s->fd, a, rec, NULL, err, sizeof(err)), 0);
         assert_int_equal(spares(s), 1); /* a's spare is the head now */
-        verify_ok(s, 5);
+        assert_int_equal(fstatat(s->fd, GLOVE_JOURNAL_HEAD_NAME, &head_after, 0), 0);
+        assert_int_equal(head_after.st_nlink, 1);
+        assert_int_equal(unlinkat(s->fd, "head.link", 0), 0);
+        verify_ok(s, 6);
         glove_journal_reservation_free(a); /* b still runs: nothing given back */
         assert_true(past_end(s, NULL) >= (off_t) GLOVE_RECEIPT_MAX_BYTES + 1);
         append_ok(s, 8);
         assert_true(past_end(s, &size2) >= (off_t) GLOVE_RECEIPT_MAX_BYTES + 1);
         assert_true(size2 > size1);
-        verify_ok(s, 6);
+        verify_ok(s, 7);
         glove_journal_reservation_free(b); /* the last one out */
         assert_true(past_end(s, NULL) < 4096);
         assert_int_equal(spares(s), 0);
-        verify_ok(s, 6);
+        verify_ok(s, 7);
 }
 
 /* Receipts where "mac" also appears inside values, nested objects and

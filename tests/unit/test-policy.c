@@ -949,7 +949,7 @@ static void test_terminal_section(void **state) {
 }
 
 static void test_audit_section(void **state) {
-        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL, *d = NULL;
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL, *d = NULL, *r = NULL;
         _cleanup_json_ json_t *j = NULL;
         _cleanup_free_ char *s = NULL;
         char err[512] = "";
@@ -967,6 +967,13 @@ static void test_audit_section(void **state) {
         assert_int_equal(glove_policy_to_json(p, &j), 0);
         assert_int_equal(glove_json_canonical(json_object_get(j, "audit"), &s, NULL), 0);
         assert_string_equal(s, "{\"path\":\"/home/u/logs/glove.jsonl\",\"raw_max_bytes\":1024,\"raw_values\":true}");
+        /* audit.rotate_bytes: 0 (the audit log's default) until set, then in the effective policy */
+        assert_int_equal(d->audit_rotate, 0);
+        r = load_ok("{\"version\":1,\"audit\":{\"rotate_bytes\":\"16M\"}}");
+        assert_int_equal(r->audit_rotate, 16 << 20);
+        json_decref(j);
+        assert_int_equal(glove_policy_to_json(r, &j), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "audit"), "rotate_bytes")), 16 << 20);
 
         check_refused("{\"version\":1,\"audit\":{\"path\":\"logs/a.jsonl\"}}", -EINVAL, "/audit/path: *");
         check_refused("{\"version\":1,\"audit\":{\"path\":\"/var/../etc/x\"}}", -EINVAL, "/audit/path: *");
@@ -976,6 +983,9 @@ static void test_audit_section(void **state) {
         check_refused("{\"version\":1,\"audit\":{\"raw_max_bytes\":0}}", -EINVAL, "/audit/raw_max_bytes: *");
         check_refused("{\"version\":1,\"audit\":{\"raw_max_bytes\":\"1M\"}}", -EINVAL,
                       "/audit/raw_max_bytes: must be at most 65536 bytes");
+        check_refused("{\"version\":1,\"audit\":{\"rotate_bytes\":512}}", -EINVAL,
+                      "/audit/rotate_bytes: must be 1024 to 1073741824 bytes");
+        check_refused("{\"version\":1,\"audit\":{\"rotate_bytes\":\"2G\"}}", -EINVAL, "/audit/rotate_bytes: *");
         check_refused("{\"version\":1,\"audit\":{\"secret\":1}}", -EINVAL, "/audit/secret: *");
         check_refused("{\"version\":1,\"audit\":[]}", -EINVAL, "/audit: must be an object");
 
