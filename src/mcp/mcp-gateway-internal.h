@@ -81,6 +81,17 @@ struct held {
         int64_t up_id;
 };
 
+/* How a call ended, waiting to go on record after the round's writes, so
+ * that building its record is not on the answer's way to the agent. Put on
+ * record before any other record is built, so records keep the order of
+ * the events they tell of. */
+struct outcome {
+        struct pending p;       /* taken out of the list: owned */
+        const char *outcome;    /* static */
+        size_t bytes;
+        int64_t latency_ms;
+};
+
 /* A listing gathered from every server whose resources or prompts pass. */
 struct fan {
         bool used;
@@ -141,6 +152,8 @@ struct gateway {
         size_t n_held;
         struct pending *pending;
         size_t n_pending;
+        struct outcome *outcomes; /* GW_MAX_PENDING of them */
+        size_t n_outcomes;
         char **envps[GLOVE_MCP_MAX_SERVERS];
 };
 
@@ -200,6 +213,12 @@ int gw_audit(struct gateway *g, const struct glove_audit_event *e);
 int gw_audit_later(struct gateway *g, const struct glove_audit_event *e);
 /* How call |p| ended, with the |bytes| of its answer. */
 int gw_audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes);
+/* The same for a call answered in this round (takes |p|'s contents): its
+ * record is built after the round's writes (gw_outcomes_record), or before
+ * the next record if one comes first. */
+void gw_audit_outcome_soon(struct gateway *g, struct pending *p, const char *outcome, size_t bytes);
+/* The outcomes that wait, on record (kept for later, as every outcome). */
+void gw_outcomes_record(struct gateway *g);
 /* Calls past their deadline: answered with a timeout, cancelled upstream. */
 int gw_expire(struct gateway *g);
 /* The round's decisions on record in one write; if that fails, the calls

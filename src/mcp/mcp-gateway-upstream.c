@@ -303,8 +303,7 @@ static int upstream_answer(struct gateway *g, size_t k, struct glove_mcp_message
          * the call; the outcome follows it */
         pending_take(g, (size_t) i, &done);
         r = gw_to_agent_sized(g, done.conn, out, &bytes);
-        (void) gw_audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
-        pending_done(&done);
+        gw_audit_outcome_soon(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
         return r;
 }
 
