@@ -549,6 +549,8 @@ void gw_done(struct gateway *g) {
         free(g->pending);
         free(g->held);
         free(g->outcomes);
+        mcp_view_done(&g->view);
+        free(g->piece);
         for (size_t i = 0; i < g->n_ups; i++) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
                 outq_free(&g->ups[i].out);
