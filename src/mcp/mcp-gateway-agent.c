@@ -19,12 +19,9 @@
 #include "mcp-tools.h"
 #include "mcp-upstream.h"
 
-/* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
- * size of what is sent): queued, written at the end of the round. One that
- * lets too much pile up is closed; with glove mcp's single connection that
- * ends the gateway. */
-/* What queueing for connection |c| returned (|r|): one that let too much
- * pile up is closed. */
+/* What queueing for connection |c| returned (|r|): one that lets too much
+ * pile up is closed; with glove mcp's single connection that ends the
+ * gateway. */
 static int to_agent_queued(struct gateway *g, size_t c, int r) {
         if (r == -ENOMEM)
                 return r;
@@ -35,6 +32,8 @@ static int to_agent_queued(struct gateway *g, size_t c, int r) {
         return 0;
 }
 
+/* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
+ * size of what is sent): queued, written at the end of the round. */
 int gw_to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_bytes) {
         int r = 0;
 
