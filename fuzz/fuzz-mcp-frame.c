@@ -8,7 +8,9 @@
  * Both must see the same frames, refusals and partial tail. Every frame is
  * decoded; what is accepted must encode to one line that decodes again to
  * an equal message with the very same encoding, and what is refused must
- * carry a JSON-RPC error that can be sent back. */
+ * carry a JSON-RPC error that can be sent back. The gateway's one pass
+ * (mcp-message.h) must take the same decision on every frame and, on what
+ * it accepts, hold the same canonical text. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "glove/json.h"
 #include "glove/mcp.h"
 #include "macro.h"
+#include "mcp-message.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -96,6 +99,20 @@ static void check_message(const struct glove_mcp_message *m) {
                 abort();
 }
 
+/* The one pass against the decoder's decision |r| and message |m|. */
+static void check_view(const char *frame, size_t len, int r, const struct glove_mcp_message *m) {
+        static struct mcp_view v; /* kept from frame to frame, as the gateway keeps it */
+        _cleanup_free_ char *text = NULL;
+        size_t text_len = 0;
+
+        if (mcp_view_decode(&v, frame, len, NULL) != r)
+                abort();
+        if (r >= 0 && (v.kind != m->kind || glove_json_canonical(m->root, &text, &text_len) < 0 ||
+                       text_len != v.doc.text_len || memcmp(text, v.doc.text, text_len) != 0))
+                abort();
+        mcp_view_trim(&v, 1 << 16);
+}
+
 static void decode_frame(const char *frame, size_t len) {
         _cleanup_mcp_message_ struct glove_mcp_message *m = NULL, *again = NULL;
         _cleanup_mcp_decode_error_ struct glove_mcp_decode_error e = {};
@@ -105,6 +122,7 @@ static void decode_frame(const char *frame, size_t len) {
         int r;
 
         r = glove_mcp_decode(frame, len, NULL, &m, &e);
+        check_view(frame, len, r, m);
         if (r == -EBADMSG) {
                 if (m)
                         abort();

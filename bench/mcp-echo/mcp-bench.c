@@ -3,6 +3,7 @@
  * The load generator bench/mcp-echo/run builds and drives (bench/README.md).
  *
  *   mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR] [--window W]
+ *             [--window-calls N]
  *             -- NAME[:TOOL[,TOOL...]] CMD [ARGS...] [--- NAME... CMD...]...
  *
  * Starts every CMD as an MCP stdio server, initializes it and checks that
@@ -16,9 +17,10 @@
  * stops. Prints one JSON object: per peer calls/s (sequential: 1 / mean),
  * p50, p90, p99, max, mean in µs, and the peak RSS (VmHWM) of the process
  * CMD started. With --raw, every latency goes to DIR/NAME.txt. With
- * --window W, each peer then gets N more calls with W in flight at once
- * (a new one written as each answer comes), one peer after the other:
- * "pipelined_calls_per_s", the throughput when the client does not wait.
+ * --window W, each peer then gets N more calls (--window-calls, default
+ * --calls) with W in flight at once (a new one written as each answer
+ * comes), one peer after the other: "pipelined_calls_per_s", the
+ * throughput when the client does not wait.
  *
  * C, not node, so that the client costs next to nothing and the same for
  * every peer. No Glove code: it measures Glove from outside.
@@ -327,7 +329,7 @@ static double pct(const double *sorted, long n, double q) {
 }
 
 int main(int argc, char *argv[]) {
-        long calls = 20000, warmup = 1000, size = 64, window = 0;
+        long calls = 20000, warmup = 1000, size = 64, window = 0, window_calls = 0;
         const char *raw = NULL;
         Peer peers[MAX_PEERS] = { 0 };
         int npeers = 0, i;
@@ -345,6 +347,8 @@ int main(int argc, char *argv[]) {
                         raw = argv[++i];
                 else if (strcmp(argv[i], "--window") == 0)
                         window = parse_count(argv[++i], "--window");
+                else if (strcmp(argv[i], "--window-calls") == 0)
+                        window_calls = parse_count(argv[++i], "--window-calls");
                 else
                         die("unknown option %s", argv[i]);
         }
@@ -421,7 +425,8 @@ int main(int argc, char *argv[]) {
         }
         double wall_s = (now_us() - wall0) / 1e6;
         for (i = 0; window > 0 && i < npeers; i++)
-                pipelined(&peers[i], 100 + warmup + calls, calls, window, req, req_cap, message);
+                pipelined(&peers[i], 100 + warmup + calls, window_calls ? window_calls : calls, window, req, req_cap,
+                          message);
 
         json_t *res = json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "calls", (json_int_t) calls, "warmup",
                                 (json_int_t) warmup, "message_bytes", (json_int_t) size, "window", (json_int_t) window,

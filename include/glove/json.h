@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define GLOVE_JSON_DEFAULT_MAX_BYTES ((size_t) 1 << 20)
 #define GLOVE_JSON_DEFAULT_MAX_DEPTH 64u
@@ -41,6 +42,74 @@ int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len);
  * encode many values into one buffer. On failure *len is unchanged and
  * *buf and *cap may have moved (still the caller's to free). */
 int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, size_t *cap);
+
+/* ---- One pass over the text, no tree (json-stream.c) ----
+ *
+ * glove_json_decode() accepts exactly what glove_json_parse() accepts under
+ * the same limits and fails with the same error (-EINVAL, -E2BIG, -ELOOP;
+ * or -ENOMEM). For an accepted text it gives, instead of a tree, the bytes
+ * glove_json_canonical() makes of the parsed value and a flat index of the
+ * values in canonical order (members sorted), so a caller finds members
+ * and takes their canonical bytes without building a tree. fuzz-json-stream
+ * holds the two paths to the same decision and the same bytes on every
+ * input. */
+
+struct glove_json_token {
+        json_type type;
+        size_t span;        /* this token and all below it: its next sibling is at index + span */
+        size_t off, len;    /* its canonical text: doc->text + off */
+        size_t member_off;  /* an object member's: where its "key": starts in doc->text; else off */
+        size_t key, key_len; /* an object member's key, decoded: doc->strings + key, NUL-terminated */
+        size_t str, str_len; /* JSON_STRING: the value decoded, doc->strings + str, NUL-terminated */
+        json_int_t integer; /* JSON_INTEGER */
+        double real;        /* JSON_REAL */
+};
+
+struct json_stream_member;
+struct json_stream_frame;
+
+/* Start from {}; one document may be decoded into it after another (its
+ * buffers are kept), and glove_json_doc_done() frees it. The root is token
+ * 0. After a failed decode it holds no document (n_tokens is 0). */
+struct glove_json_doc {
+        char *text; /* the canonical encoding, NUL-terminated */
+        size_t text_len;
+        char *strings; /* decoded keys and string values */
+        struct glove_json_token *tokens;
+        size_t n_tokens;
+
+        /* the decoder's own */
+        unsigned max_depth;
+        size_t text_cap, strings_len, strings_cap, tokens_cap;
+        struct json_stream_member *members;
+        size_t members_cap;
+        struct json_stream_frame *frames;
+        size_t frames_cap;
+        char *tmp;
+        size_t tmp_cap;
+        struct glove_json_token *tmp_tokens;
+        size_t tmp_tokens_cap;
+};
+
+/* Decodes |len| bytes at |buf| (need not be NUL-terminated) into |doc|.
+ * Returns 0, or -EINVAL/-E2BIG/-ELOOP/-ENOMEM and, when |errbuf| is given,
+ * a one-line reason with the byte position. */
+int glove_json_decode(struct glove_json_doc *doc, const char *buf, size_t len, const struct glove_json_limits *limits,
+                      char *errbuf, size_t errlen);
+void glove_json_doc_done(struct glove_json_doc *doc);
+
+/* The index of the value of member |key| of the object at token |obj|, or
+ * -ENOENT (also when |obj| is no object). */
+ssize_t glove_json_doc_get(const struct glove_json_doc *doc, size_t obj, const char *key);
+/* Token |i|'s decoded string (NUL-terminated, *ret_len bytes when given),
+ * or NULL when it is no string. Owned by |doc|. */
+const char *glove_json_doc_string(const struct glove_json_doc *doc, size_t i, size_t *ret_len);
+/* A jansson tree of token |i|'s subtree (a new reference in *ret), for a
+ * consumer that really needs one. */
+int glove_json_doc_tree(const struct glove_json_doc *doc, size_t i, json_t **ret);
+/* Whether |len| bytes at |buf| are exactly the canonical encoding: if not,
+ * *ret_at (when given) gets the first byte where they differ. */
+bool glove_json_doc_is_text(const struct glove_json_doc *doc, const char *buf, size_t len, size_t *ret_at);
 
 /* A JSON string of |len| bytes at |s| that need not be UTF-8 (names from
  * the host: paths, variable names): each byte that is not part of a valid

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit-log.h"
+#include "audit-sha256.h"
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "buf-util.h"
@@ -411,7 +412,7 @@ static int write_with_later(struct glove_audit *a, size_t len, uint64_t n) {
                 a->later_len = kept;
                 return r;
         }
-        crypto_hash_sha256_update(&a->digest, (const unsigned char *) a->later, a->later_len);
+        audit_sha256_update(&a->digest, (const unsigned char *) a->later, a->later_len);
         a->seq += a->later_n + n;
         a->later_n = 0;
         a->later_len = 0;
@@ -435,7 +436,7 @@ int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e)
         r = write_locked(a, text, len);
         if (r < 0)
                 return r;
-        crypto_hash_sha256_update(&a->digest, (const unsigned char *) text, len);
+        audit_sha256_update(&a->digest, (const unsigned char *) text, len);
         a->seq++;
         return 0;
 }

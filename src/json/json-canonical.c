@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "glove/json.h"
+#include "json-internal.h"
 #include "buf-util.h"
 #include "macro.h"
 
@@ -40,10 +41,7 @@ static int put(struct canon *c, const char *s, size_t n) {
         return 0;
 }
 
-/* Length of the valid UTF-8 sequence at |s| (at most |n| bytes), 0 if
- * there is none: overlong forms, surrogates and values past U+10FFFF are
- * invalid, as jansson holds them to be. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
+size_t json_utf8_seq(const unsigned char *s, size_t n) {
         uint32_t cp;
         size_t k;
 
@@ -89,7 +87,7 @@ static int put_string(struct canon *c, const char *str, size_t n) {
                         continue;
                 }
                 if (b >= 0x80) {
-                        size_t k = utf8_seq(s + i, n - i);
+                        size_t k = json_utf8_seq(s + i, n - i);
                         if (k == 0)
                                 return -EINVAL;
                         i += k, run += k;
@@ -138,7 +136,7 @@ static int put_integer(struct canon *c, json_int_t v) {
 }
 
 static int put_real(struct canon *c, const json_t *v) {
-        _cleanup_free_ char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+        _cleanup_free_ char *s = json_dumps(v, JSON_CANONICAL_DUMP_FLAGS);
 
         return s ? put(c, s, strlen(s)) : -EINVAL;
 }

@@ -10,12 +10,29 @@
 #include <unistd.h>
 
 #include "glove/json.h"
+#include "json-internal.h"
 #include "macro.h"
+
+size_t json_limit_bytes(const struct glove_json_limits *limits) {
+        return limits && limits->max_bytes ? limits->max_bytes : GLOVE_JSON_DEFAULT_MAX_BYTES;
+}
+
+unsigned json_limit_depth(const struct glove_json_limits *limits) {
+        return limits && limits->max_depth ? limits->max_depth : GLOVE_JSON_DEFAULT_MAX_DEPTH;
+}
+
+int json_check_size(size_t len, size_t max_bytes, char *errbuf, size_t errlen) {
+        if (len <= max_bytes)
+                return 0;
+        if (errbuf)
+                (void) snprintf(errbuf, errlen, "document is %zu bytes, more than the limit of %zu", len, max_bytes);
+        return -E2BIG;
+}
 
 /* jansson has a compile-time nesting limit (2048) only; ours is far lower
  * and must be enforced before jansson recurses. A byte scan that knows about
  * strings is enough: brackets inside strings do not nest. */
-static int check_depth(const char *buf, size_t len, unsigned max_depth, size_t *ret_pos) {
+int json_check_depth(const char *buf, size_t len, unsigned max_depth, char *errbuf, size_t errlen) {
         struct glove_json_scan sc = {};
         unsigned depth = 0;
 
@@ -26,7 +43,9 @@ static int check_depth(const char *buf, size_t len, unsigned max_depth, size_t *
                         continue;
                 if (c == '[' || c == '{') {
                         if (++depth > max_depth) {
-                                *ret_pos = i;
+                                if (errbuf)
+                                        (void) snprintf(errbuf, errlen, "nesting deeper than %u at byte %zu",
+                                                        max_depth, i);
                                 return -ELOOP;
                         }
                 } else if ((c == ']' || c == '}') && depth > 0)
@@ -37,25 +56,16 @@ static int check_depth(const char *buf, size_t len, unsigned max_depth, size_t *
 
 int glove_json_parse(const char *buf, size_t len, const struct glove_json_limits *limits, json_t **ret,
                      char *errbuf, size_t errlen) {
-        size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : GLOVE_JSON_DEFAULT_MAX_BYTES;
-        unsigned max_depth = limits && limits->max_depth ? limits->max_depth : GLOVE_JSON_DEFAULT_MAX_DEPTH;
         json_error_t error;
         json_t *v;
-        size_t pos;
         int r;
 
-        if (len > max_bytes) {
-                if (errbuf)
-                        (void) snprintf(errbuf, errlen, "document is %zu bytes, more than the limit of %zu", len,
-                                        max_bytes);
-                return -E2BIG;
-        }
-        r = check_depth(buf, len, max_depth, &pos);
-        if (r < 0) {
-                if (errbuf)
-                        (void) snprintf(errbuf, errlen, "nesting deeper than %u at byte %zu", max_depth, pos);
+        r = json_check_size(len, json_limit_bytes(limits), errbuf, errlen);
+        if (r < 0)
                 return r;
-        }
+        r = json_check_depth(buf, len, json_limit_depth(limits), errbuf, errlen);
+        if (r < 0)
+                return r;
         /* JSON_REJECT_DUPLICATES applies to every object at every level;
          * without JSON_ALLOW_NUL a \u0000 is refused; jansson always
          * refuses invalid UTF-8, lone surrogates and out-of-range numbers. */
@@ -72,7 +82,7 @@ int glove_json_parse(const char *buf, size_t len, const struct glove_json_limits
 
 int glove_json_parse_file(int dirfd, const char *path, const struct glove_json_limits *limits, json_t **ret,
                           char *errbuf, size_t errlen) {
-        size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : GLOVE_JSON_DEFAULT_MAX_BYTES;
+        size_t max_bytes = json_limit_bytes(limits);
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         struct stat st;

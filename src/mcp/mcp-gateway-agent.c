@@ -19,10 +19,21 @@
 #include "mcp-tools.h"
 #include "mcp-upstream.h"
 
+/* What queueing for connection |c| returned (|r|): one that lets too much
+ * pile up is closed; with glove mcp's single connection that ends the
+ * gateway. */
+static int to_agent_queued(struct gateway *g, size_t c, int r) {
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                gw_close_conn(g, c, false);
+                return g->o->listen_fd >= 0 ? 0 : -EPIPE;
+        }
+        return 0;
+}
+
 /* To an agent connection (takes |msg|; *ret_bytes, if given, gets the
- * size of what is sent): queued, written at the end of the round. One that
- * lets too much pile up is closed; with glove mcp's single connection that
- * ends the gateway. */
+ * size of what is sent): queued, written at the end of the round. */
 int gw_to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_bytes) {
         int r = 0;
 
@@ -31,13 +42,24 @@ int gw_to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_byte
         if (g->conns[c].open)
                 r = outq_push_json(&g->conns[c].out, msg, GW_AGENT_QUEUE_MAX, ret_bytes);
         json_decref(msg);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                gw_close_conn(g, c, false);
-                return g->o->listen_fd >= 0 ? 0 : -EPIPE;
+        return to_agent_queued(g, c, r);
+}
+
+int gw_to_agent_text(struct gateway *g, size_t c, const struct iovec *iov, size_t n, size_t *ret_bytes) {
+        int r = 0;
+
+        *ret_bytes = 0;
+        if (g->conns[c].open) {
+                for (size_t i = 0; i < n; i++)
+                        *ret_bytes += iov[i].iov_len;
+                r = outq_pushv(&g->conns[c].out, iov, n, GW_AGENT_QUEUE_MAX);
         }
-        return 0;
+        return to_agent_queued(g, c, r);
+}
+
+int gw_piece(struct gateway *g, const json_t *v, size_t *ret_len) {
+        *ret_len = 0;
+        return glove_json_canonical_append(v, &g->piece, ret_len, &g->piece_cap);
 }
 
 int gw_to_agent(struct gateway *g, size_t c, json_t *msg) {
@@ -177,13 +199,75 @@ int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_m
         return held ? gw_to_upstream_held(g, k, req, up_id) : gw_to_upstream(g, k, req);
 }
 
+/* A tools/call of the agent's, with its tool's |name| and |args| (an
+ * object), and what the policy said of them (|r|, |v|: from
+ * glove_mcp_check_call()): put on record. 1 when it is to be forwarded to
+ * upstream *ret_k as *ret_tool (there is room in flight); else it was
+ * answered. */
+static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name, const json_t *args, int r,
+                       struct glove_mcp_verdict *v, size_t *ret_k, const char **ret_tool) {
+        const char *server = NULL, *upstream_tool = NULL;
+        _cleanup_json_ json_t *extra = NULL;
+        size_t k;
+
+        /* allowed by the policy, but its server must be up and list it */
+        if (r >= 0 && v->allowed && mcp_tools_route(g->tools, name, &server, &upstream_tool) < 0) {
+                v->allowed = false;
+                v->decision = GLOVE_MCP_DENY_TOOL;
+                (void) snprintf(v->reason, sizeof(v->reason), "the tool is not offered now (its server is down, or "
+                                                             "does not list it)");
+        }
+        extra = json_pack("{s:s*,s:s*}", "server", server, "upstream_tool", upstream_tool);
+        /* on record before the round's writes (gw_commit_held): the request is
+         * held back until then, and taken back if the record fails */
+        r = r < 0 ? r
+                  : gw_audit_later(g, &(struct glove_audit_event) {
+                            .event = "tools/call",
+                            .decision = v->allowed ? "allow" : "deny",
+                            .rule = v->rule,
+                            .reason = v->allowed ? "allowed by the policy" : v->reason,
+                            .subject = name,
+                            .value = args,
+                            .extra = extra,
+                    });
+        if (r < 0) {
+                if (!g->audit_said)
+                        glove_warning_add(g->w, "Cannot write the audit log: %s; calls are denied until it can be written",
+                                          strerror(-r));
+                g->audit_said = true;
+                return gw_audit_denied(g, c, id);
+        }
+        if (!v->allowed && v->decision == GLOVE_MCP_DENY_ARGUMENTS) {
+                _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
+                                                          v->reason, "isError", 1);
+                if (!result)
+                        return -ENOMEM;
+                return gw_agent_result(g, c, id, result);
+        }
+        if (!v->allowed) {
+                char msg[GLOVE_MCP_TOOL_NAME_MAX + 64];
+                (void) snprintf(msg, sizeof(msg), "Unknown tool: %.*s", GLOVE_MCP_TOOL_NAME_MAX, name);
+                return gw_agent_error(g, c, id, GLOVE_JSONRPC_INVALID_PARAMS, msg);
+        }
+
+        for (k = 0; k < g->n_ups && strcmp(g->ups[k].cfg->id, server) != 0; k++)
+                ;
+        if (k == g->n_ups || !g->ups[k].u)
+                return gw_agent_error(g, c, id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
+        if (g->n_pending >= GW_MAX_PENDING)
+                return gw_agent_error(g, c, id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
+        *ret_k = k;
+        *ret_tool = upstream_tool;
+        return 1;
+}
+
 static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m) {
         const char *name = json_string_value(json_object_get(m->params, "name"));
         const json_t *args = json_object_get(m->params, "arguments"), *token = NULL;
-        const char *server = NULL, *upstream_tool = NULL;
+        const char *upstream_tool = NULL;
+        _cleanup_json_ json_t *empty = NULL, *params = NULL;
         struct glove_mcp_verdict v = {};
-        _cleanup_json_ json_t *empty = NULL, *extra = NULL, *params = NULL;
-        size_t k;
+        size_t k = 0;
         int r;
 
         if (!name)
@@ -197,52 +281,9 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
 
         r = glove_mcp_check_call(g->o->policy, name, args, &v);
-        /* allowed by the policy, but its server must be up and list it */
-        if (r >= 0 && v.allowed && mcp_tools_route(g->tools, name, &server, &upstream_tool) < 0) {
-                v.allowed = false;
-                v.decision = GLOVE_MCP_DENY_TOOL;
-                (void) snprintf(v.reason, sizeof(v.reason), "the tool is not offered now (its server is down, or "
-                                                             "does not list it)");
-        }
-        extra = json_pack("{s:s*,s:s*}", "server", server, "upstream_tool", upstream_tool);
-        /* on record before the round's writes (gw_commit_held): the request is
-         * held back until then, and taken back if the record fails */
-        r = r < 0 ? r
-                  : gw_audit_later(g, &(struct glove_audit_event) {
-                            .event = "tools/call",
-                            .decision = v.allowed ? "allow" : "deny",
-                            .rule = v.rule,
-                            .reason = v.allowed ? "allowed by the policy" : v.reason,
-                            .subject = name,
-                            .value = args,
-                            .extra = extra,
-                    });
-        if (r < 0) {
-                if (!g->audit_said)
-                        glove_warning_add(g->w, "Cannot write the audit log: %s; calls are denied until it can be written",
-                                          strerror(-r));
-                g->audit_said = true;
-                return gw_audit_denied(g, c, m->id);
-        }
-        if (!v.allowed && v.decision == GLOVE_MCP_DENY_ARGUMENTS) {
-                _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
-                                                          v.reason, "isError", 1);
-                if (!result)
-                        return -ENOMEM;
-                return gw_agent_result(g, c, m->id, result);
-        }
-        if (!v.allowed) {
-                char msg[GLOVE_MCP_TOOL_NAME_MAX + 64];
-                (void) snprintf(msg, sizeof(msg), "Unknown tool: %.*s", GLOVE_MCP_TOOL_NAME_MAX, name);
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, msg);
-        }
-
-        for (k = 0; k < g->n_ups && strcmp(g->ups[k].cfg->id, server) != 0; k++)
-                ;
-        if (k == g->n_ups || !g->ups[k].u)
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "the MCP server is down");
-        if (g->n_pending >= GW_MAX_PENDING)
-                return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INTERNAL_ERROR, "too many calls in flight");
+        r = call_decide(g, c, m->id, name, args, r, &v, &k, &upstream_tool);
+        if (r <= 0)
+                return r;
         /* only what was checked goes on: the name, the arguments, and a
          * progress token of ours (params.task and the rest of _meta stay) */
         params = json_pack("{s:s,s:O}", "name", upstream_tool, "arguments", args);
@@ -365,6 +406,120 @@ void gw_close_conn(struct gateway *g, size_t c, bool drain) {
                 safe_close(cn->in_fd);
 }
 
+/* The agent's id (a string or an integer) as a value of its own. */
+static json_t *view_id(const struct mcp_view *v) {
+        const struct glove_json_token *t = &v->doc.tokens[v->id];
+
+        if (t->type == JSON_INTEGER)
+                return json_integer(t->integer);
+        return json_stringn(v->doc.strings + t->str, t->str_len);
+}
+
+/* A JSON string of |s| that needs no escape, written as it is; anything
+ * else goes through the canonical writer into g->piece. */
+static int name_text(struct gateway *g, const char *s, struct iovec ret[3], size_t *ret_n) {
+        _cleanup_json_ json_t *str = NULL;
+        size_t len = 0;
+        int r;
+
+        for (const char *p = s; *p; p++)
+                if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x80 || *p == '"' || *p == '\\') {
+                        str = json_string(s);
+                        if (!str)
+                                return -ENOMEM;
+                        r = gw_piece(g, str, &len);
+                        if (r < 0)
+                                return r;
+                        ret[0] = (struct iovec) { g->piece, len };
+                        *ret_n = 1;
+                        return 0;
+                }
+        ret[0] = IOV_LITERAL("\"");
+        ret[1] = (struct iovec) { (char *) s, strlen(s) };
+        ret[2] = IOV_LITERAL("\"");
+        *ret_n = 3;
+        return 0;
+}
+
+/* A tools/call through the one pass (mcp-message.h): the agent's frame is
+ * checked and its arguments, already in canonical text, are forwarded
+ * without a tree of the message; only the arguments get one, for the
+ * policy's rules and the audit record. Returns 1 when it was handled, 0
+ * for a frame that takes the tree path: anything but a tools/call that
+ * can be forwarded as it is, and every frame to refuse or to answer with
+ * an error, which that path answers as it always has. */
+static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_t len) {
+        const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_AGENT };
+        struct mcp_view *v = &g->view;
+        _cleanup_json_ json_t *id = NULL, *args = NULL;
+        struct glove_mcp_verdict verdict = {};
+        const char *name, *upstream_tool = NULL, *args_text = "{}";
+        size_t args_len = 2, k = 0, n_name = 0;
+        ssize_t name_tok, args_tok, meta;
+        struct iovec iov[9];
+        char up_id_text[24];
+        int64_t up_id;
+        int r;
+
+        r = mcp_view_decode(v, frame, len, &limits);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || v->kind != GLOVE_MCP_REQUEST || !g->conns[c].init_answered || v->params < 0 ||
+            !mcp_view_string_is(v, v->method, "tools/call"))
+                return 0;
+        name_tok = glove_json_doc_get(&v->doc, (size_t) v->params, "name");
+        name = name_tok >= 0 ? glove_json_doc_string(&v->doc, (size_t) name_tok, NULL) : NULL;
+        args_tok = glove_json_doc_get(&v->doc, (size_t) v->params, "arguments");
+        meta = glove_json_doc_get(&v->doc, (size_t) v->params, "_meta");
+        /* a progress token is the tree path's to replace */
+        if (!name || (args_tok >= 0 && v->doc.tokens[args_tok].type != JSON_OBJECT) ||
+            (meta >= 0 && glove_json_doc_get(&v->doc, (size_t) meta, "progressToken") >= 0))
+                return 0;
+        id = view_id(v);
+        if (!id)
+                return -ENOMEM;
+        if (id_in_flight(g, c, id))
+                return 0;
+        if (args_tok >= 0) {
+                r = glove_json_doc_tree(&v->doc, (size_t) args_tok, &args);
+                if (r < 0)
+                        return r == -ENOMEM ? r : 0;
+                args_text = mcp_view_text(v, args_tok, &args_len);
+        } else {
+                args = json_object();
+                if (!args)
+                        return -ENOMEM;
+        }
+
+        /* The tree of the arguments has their members in canonical order,
+         * the tree path's in the agent's: the same verdict when the call
+         * is allowed (every member passes in any order), but a denial
+         * names the first member that fails. So only an allowed call goes
+         * on here; the tree path decides the others as it always has. */
+        r = glove_mcp_check_call(g->o->policy, name, args, &verdict);
+        if (r < 0 || !verdict.allowed)
+                return 0;
+        r = call_decide(g, c, id, name, args, r, &verdict, &k, &upstream_tool);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        up_id = g->ups[k].u->next_id++;
+        (void) snprintf(up_id_text, sizeof(up_id_text), "%lld", (long long) up_id);
+        /* the canonical text of {"id", "jsonrpc", "method", "params":
+         * {"arguments", "name"}}, keys in order, as the tree path writes it */
+        iov[0] = IOV_LITERAL("{\"id\":");
+        iov[1] = (struct iovec) { up_id_text, strlen(up_id_text) };
+        iov[2] = IOV_LITERAL(",\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"arguments\":");
+        iov[3] = (struct iovec) { (char *) args_text, args_len };
+        iov[4] = IOV_LITERAL(",\"name\":");
+        r = name_text(g, upstream_tool, iov + 5, &n_name);
+        if (r < 0)
+                return r;
+        iov[5 + n_name] = IOV_LITERAL("}}\n");
+        pending_call_add(g, c, k, up_id, id, NULL, name);
+        r = gw_to_upstream_text_held(g, k, iov, 6 + n_name, up_id);
+        return r < 0 ? r : 1;
+}
+
 /* Returns 1 when the connection's input ended. */
 int gw_read_agent(struct gateway *g, size_t c) {
         const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_AGENT };
@@ -393,6 +548,11 @@ int gw_read_agent(struct gateway *g, size_t c) {
                 }
                 if (r < 0)
                         break; /* a partial line at the end: the agent is gone */
+                r = agent_call_fast(g, c, frame, len);
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        continue;
                 r = glove_mcp_decode(frame, len, &limits, &m, &e);
                 if (r == -ENOMEM)
                         return r;
@@ -408,6 +568,7 @@ int gw_read_agent(struct gateway *g, size_t c) {
                 if (r < 0)
                         return r;
         }
+        mcp_view_trim(&g->view, GW_VIEW_KEEP);
         return !g->conns[c].open || glove_mcp_reader_at_end(g->conns[c].reader) ? 1 : 0;
 }
 

@@ -17,11 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "glove/audit.h"
 #include "glove/mcp-policy.h"
 #include "glove/mcp.h"
 #include "mcp-catalog.h"
+#include "mcp-message.h"
 #include "mcp-upstream.h"
 
 #define GW_MAX_PENDING 1024            /* calls in flight from one agent */
@@ -37,6 +39,9 @@
  * record waits at most this long to go out in one write with the next
  * call's decision (glove_audit_append_later). */
 #define GW_AUDIT_LATER_MS 5
+
+/* what the one-pass decoder may keep of a large message's buffers */
+#define GW_VIEW_KEEP ((size_t) 256 << 10)
 
 #define GW_MAX_FANS 64                 /* resources/prompts listings in flight at once */
 #define GW_NO_CONN SIZE_MAX            /* a listing the gateway asked for itself (its routes) */
@@ -79,6 +84,17 @@ struct held {
         uint64_t gen;           /* the upstream's life it was queued in */
         uint64_t from, to;      /* stream positions in its queue */
         int64_t up_id;
+};
+
+/* How a call ended, waiting to go on record after the round's writes, so
+ * that building its record is not on the answer's way to the agent. Put on
+ * record before any other record is built, so records keep the order of
+ * the events they tell of. */
+struct outcome {
+        struct pending p;       /* taken out of the list: owned */
+        const char *outcome;    /* static */
+        size_t bytes;
+        int64_t latency_ms;
 };
 
 /* A listing gathered from every server whose resources or prompts pass. */
@@ -141,7 +157,15 @@ struct gateway {
         size_t n_held;
         struct pending *pending;
         size_t n_pending;
+        struct outcome *outcomes; /* GW_MAX_PENDING of them */
+        size_t n_outcomes;
         char **envps[GLOVE_MCP_MAX_SERVERS];
+        /* the frame being handled, decoded in one pass (mcp-message.h),
+         * and scratch for a piece of canonical text: both used only while
+         * one frame is handled */
+        struct mcp_view view;
+        char *piece;
+        size_t piece_cap;
 };
 
 /* ---- the queues (mcp-gateway-queue.c) ---- */
@@ -151,6 +175,11 @@ size_t outq_size(const struct outq *q);
 uint64_t outq_pos(const struct outq *q);
 /* Appends |n| bytes; -ENOBUFS when that would make more than |max| wait. */
 int outq_push(struct outq *q, const char *s, size_t n, size_t max);
+/* A piece of a frame that is a string literal. */
+#define IOV_LITERAL(s) ((struct iovec) { .iov_base = (char *) (s), .iov_len = sizeof(s) - 1 })
+
+/* Appends the |n| pieces of one frame, all or nothing. */
+int outq_pushv(struct outq *q, const struct iovec *iov, size_t n, size_t max);
 /* Encodes |msg| (borrowed) as one frame and appends it; *ret_bytes, if
  * given, gets its size. */
 int outq_push_json(struct outq *q, const json_t *msg, size_t max, size_t *ret_bytes);
@@ -173,6 +202,7 @@ void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_id, json
                       const char *what);
 /* The entry of upstream |k| waiting for the answer with |id|, or -1. */
 ssize_t pending_find(const struct gateway *g, size_t k, const json_t *id);
+ssize_t pending_find_id(const struct gateway *g, size_t k, int64_t up_id);
 /* Takes entry |i| out of the list into *ret (the last entry takes its
  * place): the caller owns what it holds. */
 void pending_take(struct gateway *g, size_t i, struct pending *ret);
@@ -200,6 +230,12 @@ int gw_audit(struct gateway *g, const struct glove_audit_event *e);
 int gw_audit_later(struct gateway *g, const struct glove_audit_event *e);
 /* How call |p| ended, with the |bytes| of its answer. */
 int gw_audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes);
+/* The same for a call answered in this round (takes |p|'s contents): its
+ * record is built after the round's writes (gw_outcomes_record), or before
+ * the next record if one comes first. */
+void gw_audit_outcome_soon(struct gateway *g, struct pending *p, const char *outcome, size_t bytes);
+/* The outcomes that wait, on record (kept for later, as every outcome). */
+void gw_outcomes_record(struct gateway *g);
 /* Calls past their deadline: answered with a timeout, cancelled upstream. */
 int gw_expire(struct gateway *g);
 /* The round's decisions on record in one write; if that fails, the calls
@@ -215,6 +251,9 @@ int gw_write_queues(struct gateway *g);
  * the round. *ret_bytes, if given, gets the size of what is sent. */
 int gw_to_agent_sized(struct gateway *g, size_t c, json_t *msg, size_t *ret_bytes);
 int gw_to_agent(struct gateway *g, size_t c, json_t *msg);
+/* The same for a frame of canonical text in |n| pieces (the newline
+ * included); *ret_bytes gets its size. */
+int gw_to_agent_text(struct gateway *g, size_t c, const struct iovec *iov, size_t n, size_t *ret_bytes);
 int gw_agent_error(struct gateway *g, size_t c, json_t *id, int code, const char *message);
 int gw_agent_result(struct gateway *g, size_t c, json_t *id, json_t *result);
 /* The answer to a request whose decision could not be put on record. */
@@ -239,6 +278,9 @@ int gw_conn_open(struct gateway *g, size_t c, int in_fd, int out_fd, bool owned)
 void gw_close_conn(struct gateway *g, size_t c, bool drain);
 /* 1 when the connection's input ended. */
 int gw_read_agent(struct gateway *g, size_t c);
+/* The canonical text of |v| (a string or an integer: an id) in g->piece,
+ * its length in *ret_len. */
+int gw_piece(struct gateway *g, const json_t *v, size_t *ret_len);
 int gw_accept_conn(struct gateway *g);
 
 /* ---- the upstream side (mcp-gateway-upstream.c) ---- */
@@ -256,6 +298,8 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why);
 int gw_to_upstream(struct gateway *g, size_t k, json_t *msg);
 /* ... a call's request, held back until its decision is on record. */
 int gw_to_upstream_held(struct gateway *g, size_t k, json_t *msg, int64_t up_id);
+/* ... the same as a frame of canonical text in |n| pieces. */
+int gw_to_upstream_text_held(struct gateway *g, size_t k, const struct iovec *iov, size_t n, int64_t up_id);
 /* Asks upstream |k| (up; the caller checked) for a page of |method| after
  * |cursor| (NULL: the first), under a new id of Glove's, in flight as |p|
  * (its kind and fan) until its server's init_timeout. */

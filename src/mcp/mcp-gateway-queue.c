@@ -20,25 +20,46 @@ uint64_t outq_pos(const struct outq *q) {
         return q->done + outq_size(q);
 }
 
-int outq_push(struct outq *q, const char *s, size_t n, size_t max) {
+/* Room for |n| more bytes. */
+static int outq_room(struct outq *q, size_t n, size_t max) {
         if (outq_size(q) + n > max)
                 return -ENOBUFS;
         if (outq_size(q) == 0)
                 q->since = now_monotonic_ms();
         if (q->end + n > q->cap) {
-                int r;
-
                 if (q->start > 0) { /* compact first */
                         memmove(q->buf, q->buf + q->start, outq_size(q));
                         q->end -= q->start;
                         q->start = 0;
                 }
-                r = buf_reserve(&q->buf, &q->cap, q->end + n);
-                if (r < 0)
-                        return r;
+                return buf_reserve(&q->buf, &q->cap, q->end + n);
         }
+        return 0;
+}
+
+int outq_push(struct outq *q, const char *s, size_t n, size_t max) {
+        int r = outq_room(q, n, max);
+
+        if (r < 0)
+                return r;
         memcpy(q->buf + q->end, s, n);
         q->end += n;
+        return 0;
+}
+
+int outq_pushv(struct outq *q, const struct iovec *iov, size_t n, size_t max) {
+        size_t total = 0;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                total += iov[i].iov_len;
+        r = outq_room(q, total, max);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                memcpy(q->buf + q->end, iov[i].iov_base, iov[i].iov_len);
+                q->end += iov[i].iov_len;
+        }
         return 0;
 }
 
@@ -126,13 +147,15 @@ void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_id, json
         };
 }
 
-ssize_t pending_find(const struct gateway *g, size_t k, const json_t *id) {
-        if (!json_is_integer(id))
-                return -1;
+ssize_t pending_find_id(const struct gateway *g, size_t k, int64_t up_id) {
         for (size_t i = 0; i < g->n_pending; i++)
-                if (g->pending[i].upstream == k && g->pending[i].up_id == json_integer_value(id))
+                if (g->pending[i].upstream == k && g->pending[i].up_id == up_id)
                         return (ssize_t) i;
         return -1;
+}
+
+ssize_t pending_find(const struct gateway *g, size_t k, const json_t *id) {
+        return json_is_integer(id) ? pending_find_id(g, k, json_integer_value(id)) : -1;
 }
 
 void pending_take(struct gateway *g, size_t i, struct pending *ret) {

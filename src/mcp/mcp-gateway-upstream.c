@@ -181,11 +181,9 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why) {
         return 0;
 }
 
-/* To upstream |k| (takes |msg|): queued, written at the end of the round. */
-int gw_to_upstream(struct gateway *g, size_t k, json_t *msg) {
-        int r = outq_push_json(&g->ups[k].out, msg, GW_UPSTREAM_QUEUE_MAX, NULL);
-
-        json_decref(msg);
+/* What queueing for upstream |k| returned (|r|): a server whose queue
+ * would pass GW_UPSTREAM_QUEUE_MAX is down. */
+static int to_upstream_queued(struct gateway *g, size_t k, int r) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -193,8 +191,18 @@ int gw_to_upstream(struct gateway *g, size_t k, json_t *msg) {
         return 0;
 }
 
-/* A call's request, held back until its decision is on record. */
-int gw_to_upstream_held(struct gateway *g, size_t k, json_t *msg, int64_t up_id) {
+/* To upstream |k| (takes |msg|): queued, written at the end of the round. */
+int gw_to_upstream(struct gateway *g, size_t k, json_t *msg) {
+        int r = outq_push_json(&g->ups[k].out, msg, GW_UPSTREAM_QUEUE_MAX, NULL);
+
+        json_decref(msg);
+        return to_upstream_queued(g, k, r);
+}
+
+/* A call's request, held back until its decision is on record: |msg|
+ * (taken), or else the frame in |n| pieces at |iov|. */
+static int to_upstream_held(struct gateway *g, size_t k, json_t *msg, const struct iovec *iov, size_t n,
+                            int64_t up_id) {
         uint64_t from = outq_pos(&g->ups[k].out), gen = g->ups[k].gen;
         int r;
 
@@ -202,12 +210,23 @@ int gw_to_upstream_held(struct gateway *g, size_t k, json_t *msg, int64_t up_id)
                 json_decref(msg);
                 return -ENOBUFS;
         }
-        r = gw_to_upstream(g, k, msg);
+        if (msg)
+                r = gw_to_upstream(g, k, msg);
+        else
+                r = to_upstream_queued(g, k, outq_pushv(&g->ups[k].out, iov, n, GW_UPSTREAM_QUEUE_MAX));
         if (r >= 0 && g->ups[k].u && g->ups[k].gen == gen)
                 g->held[g->n_held++] = (struct held) {
                         .upstream = k, .gen = gen, .from = from, .to = outq_pos(&g->ups[k].out), .up_id = up_id,
                 };
         return r;
+}
+
+int gw_to_upstream_held(struct gateway *g, size_t k, json_t *msg, int64_t up_id) {
+        return to_upstream_held(g, k, msg, NULL, 0, up_id);
+}
+
+int gw_to_upstream_text_held(struct gateway *g, size_t k, const struct iovec *iov, size_t n, int64_t up_id) {
+        return to_upstream_held(g, k, NULL, iov, n, up_id);
 }
 
 int gw_cancel_upstream(struct gateway *g, size_t k, int64_t up_id, const char *reason, bool quiet) {
@@ -303,8 +322,7 @@ static int upstream_answer(struct gateway *g, size_t k, struct glove_mcp_message
          * the call; the outcome follows it */
         pending_take(g, (size_t) i, &done);
         r = gw_to_agent_sized(g, done.conn, out, &bytes);
-        (void) gw_audit_outcome(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
-        pending_done(&done);
+        gw_audit_outcome_soon(g, &done, m->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
         return r;
 }
 
@@ -397,6 +415,63 @@ static int from_upstream(struct gateway *g, size_t k, struct glove_mcp_message *
         }
 }
 
+/* An answer to a call, through the one pass (mcp-message.h): its result
+ * or error, already in canonical text, goes to the agent under the agent's
+ * own id without a tree. Returns 1 when it was handled, 0 for a frame
+ * that takes the tree path: anything but an answer to a call (or one
+ * dropped as nobody waits for it), and every frame to refuse. */
+static int upstream_answer_fast(struct gateway *g, size_t k, const char *frame, size_t len) {
+        const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM };
+        struct mcp_view *v = &g->view;
+        const struct glove_json_token *id;
+        struct pending done;
+        struct iovec iov[5];
+        size_t id_len = 0, body_len, bytes = 0;
+        const char *body;
+        ssize_t i;
+        int r;
+
+        r = mcp_view_decode(v, frame, len, &limits);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || (v->kind != GLOVE_MCP_RESULT && v->kind != GLOVE_MCP_ERROR))
+                return 0;
+        id = &v->doc.tokens[v->id];
+        i = id->type == JSON_INTEGER ? pending_find_id(g, k, id->integer) : -1;
+        if (i < 0)
+                return 1; /* late (timed out, cancelled) or never asked: dropped */
+        if (g->pending[i].kind != PENDING_CALL)
+                return 0;
+        r = gw_piece(g, g->pending[i].agent_id, &id_len);
+        if (r < 0)
+                return r;
+        /* the canonical text of {"id", "jsonrpc", "result"} or {"error",
+         * "id", "jsonrpc"}, keys in order: the error object the decoder
+         * checked has only code, message and data, as the tree path
+         * rebuilds it */
+        if (v->kind == GLOVE_MCP_RESULT) {
+                body = mcp_view_text(v, v->result, &body_len);
+                iov[0] = IOV_LITERAL("{\"id\":");
+                iov[1] = (struct iovec) { g->piece, id_len };
+                iov[2] = IOV_LITERAL(",\"jsonrpc\":\"2.0\",\"result\":");
+                iov[3] = (struct iovec) { (char *) body, body_len };
+                iov[4] = IOV_LITERAL("}\n");
+        } else {
+                body = mcp_view_text(v, v->error, &body_len);
+                iov[0] = IOV_LITERAL("{\"error\":");
+                iov[1] = (struct iovec) { (char *) body, body_len };
+                iov[2] = IOV_LITERAL(",\"id\":");
+                iov[3] = (struct iovec) { g->piece, id_len };
+                iov[4] = IOV_LITERAL(",\"jsonrpc\":\"2.0\"}\n");
+        }
+        /* the answer first: only the decision had to be on record before
+         * the call; the outcome follows it */
+        pending_take(g, (size_t) i, &done);
+        r = gw_to_agent_text(g, done.conn, iov, ELEMENTSOF(iov), &bytes);
+        gw_audit_outcome_soon(g, &done, v->kind == GLOVE_MCP_RESULT ? "result" : "error", bytes);
+        return r < 0 ? r : 1;
+}
+
 int gw_read_upstream(struct gateway *g, size_t k) {
         struct gw_upstream *up = &g->ups[k];
         const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_UPSTREAM };
@@ -417,17 +492,21 @@ int gw_read_upstream(struct gateway *g, size_t k) {
                 if (r < 0)
                         return gw_upstream_died(g, k, r == -E2BIG ? "it sent a message over 16 MiB"
                                                                   : "its output ended in the middle of a message");
-                r = glove_mcp_decode(frame, len, &limits, &m, &e);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return gw_upstream_died(g, k, "it wrote something that is not a JSON-RPC message");
-                r = from_upstream(g, k, m);
+                r = upstream_answer_fast(g, k, frame, len);
+                if (r == 0) {
+                        r = glove_mcp_decode(frame, len, &limits, &m, &e);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                return gw_upstream_died(g, k, "it wrote something that is not a JSON-RPC message");
+                        r = from_upstream(g, k, m);
+                }
                 if (r < 0)
                         return r;
                 if (!up->u)
                         return 0; /* died while handling it */
         }
+        mcp_view_trim(&g->view, GW_VIEW_KEEP);
         if (glove_mcp_reader_at_end(up->u->reader))
                 return gw_upstream_died(g, k, "it closed its output");
         return 0;

@@ -29,13 +29,48 @@
 
 /* ---- audit records ---- */
 
-static int audit_record(struct gateway *g, const struct glove_audit_event *e, bool later) {
+static int audit_append(struct gateway *g, const struct glove_audit_event *e, bool later) {
         struct glove_audit_event ev = *e;
 
-        if (!g->o->audit)
-                return 0;
         ev.component = ev.component ?: "mcp";
         return later ? glove_audit_append_later(g->o->audit, &ev) : glove_audit_append(g->o->audit, &ev);
+}
+
+static int outcome_append(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes,
+                          int64_t latency_ms) {
+        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:I,s:s}", "outcome", outcome, "latency_ms",
+                                                 (json_int_t) latency_ms, "result_bytes", (json_int_t) bytes,
+                                                 "server", g->ups[p->upstream].cfg->id);
+
+        if (!extra)
+                return -ENOMEM;
+        return audit_append(g, &(struct glove_audit_event) {
+                /* a read or a get forwarded like a call: its own method */
+                .event = p->tool && strchr(p->tool, '/') ? p->tool : "tools/call",
+                .decision = "info",
+                .reason = "the call ended",
+                .subject = p->tool,
+                .extra = extra,
+        }, true);
+}
+
+void gw_outcomes_record(struct gateway *g) {
+        for (size_t i = 0; i < g->n_outcomes; i++) {
+                struct outcome *o = &g->outcomes[i];
+
+                if (g->o->audit)
+                        (void) outcome_append(g, &o->p, o->outcome, o->bytes, o->latency_ms);
+                pending_done(&o->p);
+        }
+        g->n_outcomes = 0;
+}
+
+/* Every record goes through here: the outcomes that wait go first. */
+static int audit_record(struct gateway *g, const struct glove_audit_event *e, bool later) {
+        gw_outcomes_record(g);
+        if (!g->o->audit)
+                return 0;
+        return audit_append(g, e, later);
 }
 
 int gw_audit(struct gateway *g, const struct glove_audit_event *e) {
@@ -47,20 +82,25 @@ int gw_audit_later(struct gateway *g, const struct glove_audit_event *e) {
 }
 
 int gw_audit_outcome(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes) {
-        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:I,s:s}", "outcome", outcome, "latency_ms",
-                                                 (json_int_t) (now_monotonic_ms() - p->start_ms), "result_bytes",
-                                                 (json_int_t) bytes, "server", g->ups[p->upstream].cfg->id);
+        gw_outcomes_record(g);
+        if (!g->o->audit)
+                return 0;
+        return outcome_append(g, p, outcome, bytes, now_monotonic_ms() - p->start_ms);
+}
 
-        if (!extra)
-                return -ENOMEM;
-        return gw_audit_later(g, &(struct glove_audit_event) {
-                /* a read or a get forwarded like a call: its own method */
-                .event = p->tool && strchr(p->tool, '/') ? p->tool : "tools/call",
-                .decision = "info",
-                .reason = "the call ended",
-                .subject = p->tool,
-                .extra = extra,
-        });
+void gw_audit_outcome_soon(struct gateway *g, struct pending *p, const char *outcome, size_t bytes) {
+        if (g->n_outcomes == GW_MAX_PENDING) { /* one per call taken out of the list: cannot happen */
+                (void) gw_audit_outcome(g, p, outcome, bytes);
+                pending_done(p);
+                return;
+        }
+        g->outcomes[g->n_outcomes++] = (struct outcome) {
+                .p = *p,
+                .outcome = outcome,
+                .bytes = bytes,
+                .latency_ms = now_monotonic_ms() - p->start_ms,
+        };
+        *p = (struct pending) {};
 }
 
 /* ---- the round ---- */
@@ -251,10 +291,12 @@ int gw_init(struct gateway *g, const struct glove_mcp_gateway_options *o, struct
         g->ups = calloc(p->n_servers, sizeof(*g->ups));
         g->pending = calloc(GW_MAX_PENDING, sizeof(*g->pending));
         g->held = calloc(GW_MAX_PENDING, sizeof(*g->held));
-        if (!g->ups || !g->pending || !g->held) {
+        g->outcomes = calloc(GW_MAX_PENDING, sizeof(*g->outcomes));
+        if (!g->ups || !g->pending || !g->held || !g->outcomes) {
                 free(g->ups);
                 free(g->pending);
                 free(g->held);
+                free(g->outcomes);
                 return glove_error_set(e, -ENOMEM, "mcp", "Out of memory");
         }
         (void) signal(SIGPIPE, SIG_IGN);
@@ -437,6 +479,10 @@ static int round_end(struct gateway *g) {
                 r = gw_commit_held(g);
         if (r >= 0)
                 r = gw_write_queues(g);
+        /* the outcomes of the calls just answered, now that the answers are
+         * on their way (they go out with the next decision, or on their own
+         * after GW_AUDIT_LATER_MS) */
+        gw_outcomes_record(g);
         return r;
 }
 
@@ -493,6 +539,7 @@ static int serve(struct gateway *g, struct glove_error *e) {
 void gw_done(struct gateway *g) {
         /* what was decided goes on record before the agents get their
          * last answers; requests held back this round are never sent */
+        gw_outcomes_record(g);
         if (g->o->audit && glove_audit_flush(g->o->audit) < 0 && !g->audit_said)
                 glove_warning_add(g->w, "cannot write the last records to the audit log");
         for (size_t c = 0; c < GW_MAX_CONNS; c++)
@@ -501,6 +548,9 @@ void gw_done(struct gateway *g) {
                 pending_drop(g, g->n_pending - 1);
         free(g->pending);
         free(g->held);
+        free(g->outcomes);
+        mcp_view_done(&g->view);
+        free(g->piece);
         for (size_t i = 0; i < g->n_ups; i++) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
                 outq_free(&g->ups[i].out);

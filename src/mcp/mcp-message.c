@@ -12,6 +12,7 @@
 #include "glove/json.h"
 #include "glove/mcp.h"
 #include "macro.h"
+#include "mcp-message.h"
 
 struct glove_mcp_message *glove_mcp_message_free(struct glove_mcp_message *m) {
         if (m) {
@@ -103,13 +104,12 @@ static bool id_valid_type(const json_t *id) {
         return json_is_string(id) || json_is_integer(id);
 }
 
-static bool id_in_range(const json_t *id) {
-        json_int_t i;
-
-        if (!json_is_integer(id))
-                return true;
-        i = json_integer_value(id);
+static bool id_integer_in_range(json_int_t i) {
         return i >= -GLOVE_MCP_MAX_INTEGER_ID && i <= GLOVE_MCP_MAX_INTEGER_ID;
+}
+
+static bool id_in_range(const json_t *id) {
+        return !json_is_integer(id) || id_integer_in_range(json_integer_value(id));
 }
 
 /* The id to answer a refused message with: only when exactly one top-level
@@ -175,22 +175,28 @@ static bool member_known(const char *key) {
         return false;
 }
 
+static bool error_member_known(const char *key) {
+        return strcmp(key, "code") == 0 || strcmp(key, "message") == 0 || strcmp(key, "data") == 0;
+}
+
+static bool error_code_in_range(json_int_t c) {
+        return c >= INT_MIN && c <= INT_MAX;
+}
+
 static bool error_object_valid(json_t *err) {
         json_t *code, *message, *child;
         const char *key;
-        json_int_t c;
 
         if (!json_is_object(err))
                 return false;
         json_object_foreach(err, key, child)
-                if (strcmp(key, "code") != 0 && strcmp(key, "message") != 0 && strcmp(key, "data") != 0)
+                if (!error_member_known(key))
                         return false;
         code = json_object_get(err, "code");
         message = json_object_get(err, "message");
         if (!json_is_integer(code) || !json_is_string(message))
                 return false;
-        c = json_integer_value(code);
-        return c >= INT_MIN && c <= INT_MAX;
+        return error_code_in_range(json_integer_value(code));
 }
 
 int glove_mcp_decode(const char *line, size_t len, const struct glove_json_limits *limits,
@@ -309,6 +315,167 @@ int glove_mcp_decode(const char *line, size_t len, const struct glove_json_limit
         m->root = TAKE_PTR(root);
         *ret = TAKE_PTR(m);
         return 0;
+}
+
+/* ---- one pass, without a tree (mcp-message.h) ----
+ *
+ * The same checks as glove_mcp_decode() above, on the index of the text
+ * glove_json_decode() made: what that accepts, glove_json_parse() accepts
+ * (fuzz-json-stream holds them together), so a refusal here is one there. */
+
+static const char *view_key(const struct mcp_view *v, size_t i) {
+        return v->doc.strings + v->doc.tokens[i].key;
+}
+
+static json_type view_type(const struct mcp_view *v, ssize_t i) {
+        return v->doc.tokens[i].type;
+}
+
+/* Only a key with a byte that fold_unit() changes can fold onto another:
+ * two keys without one are their own folded forms, and exact duplicates
+ * were refused already. */
+static bool key_may_fold(const char *k) {
+        for (; *k; k++)
+                if ((*k >= 'A' && *k <= 'Z') || (unsigned char) *k == 0xC5 || (unsigned char) *k == 0xE2)
+                        return true;
+        return false;
+}
+
+/* check_key_case() over every object of the document. */
+static int view_check_key_case(struct mcp_view *v) {
+        const struct glove_json_doc *d = &v->doc;
+
+        for (size_t o = 0; o < d->n_tokens; o++) {
+                size_t end = o + d->tokens[o].span, n = 0;
+                bool may_fold = false;
+
+                if (d->tokens[o].type != JSON_OBJECT)
+                        continue;
+                for (size_t i = o + 1; i < end; i += d->tokens[i].span) {
+                        n++;
+                        may_fold = may_fold || key_may_fold(view_key(v, i));
+                }
+                if (n < 2 || !may_fold)
+                        continue;
+                if (n > v->keys_cap) {
+                        const char **k = reallocarray(v->keys, n, sizeof(*k));
+                        if (!k)
+                                return -ENOMEM;
+                        v->keys = k;
+                        v->keys_cap = n;
+                }
+                n = 0;
+                for (size_t i = o + 1; i < end; i += d->tokens[i].span)
+                        v->keys[n++] = view_key(v, i);
+                qsort(v->keys, n, sizeof(*v->keys), fold_comparep);
+                for (size_t i = 1; i < n; i++)
+                        if (fold_compare(v->keys[i - 1], v->keys[i]) == 0)
+                                return -EBADMSG;
+        }
+        return 0;
+}
+
+bool mcp_view_string_is(const struct mcp_view *v, ssize_t i, const char *want) {
+        size_t len;
+        const char *s = i >= 0 ? glove_json_doc_string(&v->doc, (size_t) i, &len) : NULL;
+
+        return s && len == strlen(want) && memcmp(s, want, len) == 0;
+}
+
+static bool view_error_valid(const struct mcp_view *v, ssize_t err) {
+        ssize_t code, message;
+
+        if (view_type(v, err) != JSON_OBJECT)
+                return false;
+        for (size_t i = (size_t) err + 1; i < (size_t) err + v->doc.tokens[err].span; i += v->doc.tokens[i].span)
+                if (!error_member_known(view_key(v, i)))
+                        return false;
+        code = glove_json_doc_get(&v->doc, (size_t) err, "code");
+        message = glove_json_doc_get(&v->doc, (size_t) err, "message");
+        return code >= 0 && message >= 0 && view_type(v, code) == JSON_INTEGER &&
+               view_type(v, message) == JSON_STRING && error_code_in_range(v->doc.tokens[code].integer);
+}
+
+/* The root's members, each known and at most once (the decoder refused
+ * duplicates). */
+static int view_members(struct mcp_view *v) {
+        const struct glove_json_doc *d = &v->doc;
+
+        for (size_t i = 1; i < d->tokens[0].span; i += d->tokens[i].span) {
+                const char *key = view_key(v, i);
+
+                if (strcmp(key, "id") == 0)
+                        v->id = (ssize_t) i;
+                else if (strcmp(key, "method") == 0)
+                        v->method = (ssize_t) i;
+                else if (strcmp(key, "params") == 0)
+                        v->params = (ssize_t) i;
+                else if (strcmp(key, "result") == 0)
+                        v->result = (ssize_t) i;
+                else if (strcmp(key, "error") == 0)
+                        v->error = (ssize_t) i;
+                else if (!member_known(key))
+                        return -EBADMSG;
+        }
+        return 0;
+}
+
+int mcp_view_decode(struct mcp_view *v, const char *line, size_t len, const struct glove_json_limits *limits) {
+        ssize_t jsonrpc;
+        int r;
+
+        v->id = v->method = v->params = v->result = v->error = -1;
+        /* glove_mcp_decode() refuses a raw NUL before parsing; the parsers
+         * lose one right after a number */
+        if (memchr(line, 0, len))
+                return -EBADMSG;
+        r = glove_json_decode(&v->doc, line, len, limits, NULL, 0);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || v->doc.tokens[0].type != JSON_OBJECT)
+                return -EBADMSG;
+        r = view_check_key_case(v);
+        if (r < 0)
+                return r;
+        r = view_members(v);
+        if (r < 0)
+                return r;
+        jsonrpc = glove_json_doc_get(&v->doc, 0, "jsonrpc");
+        if (!mcp_view_string_is(v, jsonrpc, "2.0"))
+                return -EBADMSG;
+        if (v->id >= 0 && view_type(v, v->id) != JSON_STRING &&
+            !(view_type(v, v->id) == JSON_INTEGER && id_integer_in_range(v->doc.tokens[v->id].integer)))
+                return -EBADMSG;
+        if (v->method >= 0) {
+                if (view_type(v, v->method) != JSON_STRING || v->doc.tokens[v->method].str_len == 0 ||
+                    v->result >= 0 || v->error >= 0 || (v->params >= 0 && view_type(v, v->params) != JSON_OBJECT))
+                        return -EBADMSG;
+                v->kind = v->id >= 0 ? GLOVE_MCP_REQUEST : GLOVE_MCP_NOTIFICATION;
+                return 0;
+        }
+        if (v->params >= 0 || (v->result >= 0) == (v->error >= 0) || v->id < 0)
+                return -EBADMSG;
+        if (v->result >= 0) {
+                if (view_type(v, v->result) != JSON_OBJECT)
+                        return -EBADMSG;
+                v->kind = GLOVE_MCP_RESULT;
+                return 0;
+        }
+        if (!view_error_valid(v, v->error))
+                return -EBADMSG;
+        v->kind = GLOVE_MCP_ERROR;
+        return 0;
+}
+
+void mcp_view_trim(struct mcp_view *v, size_t keep) {
+        if (v->doc.text_cap > keep || v->doc.strings_cap > keep || v->doc.tokens_cap * sizeof(*v->doc.tokens) > keep)
+                glove_json_doc_done(&v->doc);
+}
+
+void mcp_view_done(struct mcp_view *v) {
+        glove_json_doc_done(&v->doc);
+        free(v->keys);
+        *v = (struct mcp_view) {};
 }
 
 int glove_mcp_encode(const json_t *msg, char **ret, size_t *ret_len) {

@@ -17,6 +17,7 @@
 #include "glove/json.h"
 #include "glove/mcp.h"
 #include "macro.h"
+#include "mcp-message.h"
 
 /* ---- the frame reader ---- */
 
@@ -729,6 +730,136 @@ static void test_stream_of_attempts(void **state) {
         assert_int_equal(i, ELEMENTSOF(want));
 }
 
+/* ---- the one pass (mcp-message.h) against the decoder ---- */
+
+/* The member |i| of |v| (-1: absent) is |want| (NULL: absent). */
+static void check_view_member(const struct mcp_view *v, ssize_t i, const json_t *want) {
+        _cleanup_free_ char *text = NULL;
+        const char *got;
+        size_t len;
+
+        if (!want) {
+                assert_int_equal(i, -1);
+                return;
+        }
+        assert_true(i >= 0);
+        assert_int_equal(glove_json_canonical(want, &text, NULL), 0);
+        got = mcp_view_text(v, i, &len);
+        assert_int_equal(len, strlen(text));
+        assert_memory_equal(got, text, len);
+}
+
+/* mcp_view_decode() and glove_mcp_decode() take the same decision on
+ * |len| bytes at |buf|, and what both accept is the same message with the
+ * same canonical text. */
+static void check_view(struct mcp_view *v, const char *buf, size_t len, const struct glove_json_limits *limits) {
+        _cleanup_mcp_message_ struct glove_mcp_message *m = NULL;
+        _cleanup_mcp_decode_error_ struct glove_mcp_decode_error e = {};
+        _cleanup_free_ char *encoded = NULL;
+        size_t encoded_len = 0;
+        int r, want;
+
+        want = glove_mcp_decode(buf, len, limits, &m, &e);
+        r = mcp_view_decode(v, buf, len, limits);
+        if (r != want)
+                fail_msg("%.*s: one pass %d, the decoder %d", (int) (len > 200 ? 200 : len), buf, r, want);
+        if (r < 0)
+                return;
+        assert_int_equal(v->kind, m->kind);
+        assert_int_equal(glove_mcp_encode(m->root, &encoded, &encoded_len), 0);
+        assert_int_equal(v->doc.text_len + 1, encoded_len);
+        assert_memory_equal(v->doc.text, encoded, v->doc.text_len);
+        check_view_member(v, v->id, m->id);
+        check_view_member(v, v->method, json_object_get(m->root, "method"));
+        check_view_member(v, v->params, m->params);
+        check_view_member(v, v->result, m->result);
+        check_view_member(v, v->error, json_object_get(m->root, "error"));
+        if (m->method)
+                assert_true(mcp_view_string_is(v, v->method, m->method));
+        else
+                assert_false(mcp_view_string_is(v, v->method, ""));
+}
+
+static void test_view_agrees(void **state) {
+        static const char *const frames[] = {
+                (CALL_PREFIX "{\"name\":\"echo\",\"arguments\":{\"message\":\"hi\"}}}"),
+                /* members out of order, blanks, escapes, reals: re-encoded */
+                ("{ \"params\": {\"name\":\"e\\u0063ho\", \"arguments\":{\"z\":1.5e3,\"a\":[true,null,\"\\/\"]}},"
+                 " \"method\":\"tools/call\", \"id\":\"x\\\"y\", \"jsonrpc\":\"2.0\" }\r"),
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":-9007199254740991,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"message\":\"no\",\"code\":-32000,\"data\":{\"b\":1,\"a\":2}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1,\"message\":\"\"}}",
+                /* refused, each for one reason of the decoder's */
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1,\"a\":2}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":{\"Key\":1,\"kEY\":2}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":[{\"\\u017f\":1,\"s\":2}]}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"\\u212a\":1,\"K\":2}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"Ab\":1,\"ab\":2,\"c\":3}}",
+                "{\"jsonrpc\":\"2.0\",\"ID\":1,\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"extra\":1}",
+                "{\"jsonrpc\":\"2.1\",\"id\":1,\"method\":\"m\"}",
+                "{\"jsonrpc\":2,\"id\":1,\"method\":\"m\"}",
+                "{\"id\":1,\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":9007199254740992,\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"m\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"result\":{}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[]}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"m\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1}",
+                "{\"jsonrpc\":\"2.0\",\"result\":{}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[]}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"m\",\"more\":1}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1.5,\"message\":\"m\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":2147483648,\"message\":\"m\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":null}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"bad\"}",
+                "[{\"jsonrpc\":\"2.0\",\"method\":\"m\"}]",
+                "\"just a string\"",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"s\":\"\\u0000\"}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"s\":\"\\ud800\"}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"s\":\"\xc3\x28\"}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"n\":1e400}}",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\"} trailing",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"a\":[[[[[[[[[[1]]]]]]]]]]}}",
+        };
+        /* the one pass loses what follows a raw NUL after a number; the
+         * decoder refuses a raw NUL anywhere */
+        static const char nul[] = "{\"jsonrpc\":\"2.0\",\"id\":1\0,\"method\":\"m\"}";
+        const struct glove_json_limits shallow = { .max_depth = 8 }, small = { .max_bytes = 40 };
+        struct mcp_view v = {};
+
+        (void) state;
+        /* one view for all, as the gateway keeps one */
+        for (size_t i = 0; i < ELEMENTSOF(frames); i++) {
+                check_view(&v, frames[i], strlen(frames[i]), NULL);
+                check_view(&v, frames[i], strlen(frames[i]), &shallow);
+                check_view(&v, frames[i], strlen(frames[i]), &small);
+        }
+        check_view(&v, nul, sizeof(nul) - 1, NULL);
+        /* a large message, then its buffers given back */
+        {
+                _cleanup_free_ char *big = NULL;
+                size_t n = 300000;
+
+                assert_true(asprintf(&big, "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"s\":\"%0*d\"}}",
+                                     (int) n, 0) > 0);
+                check_view(&v, big, strlen(big), &(struct glove_json_limits) { .max_bytes = 1 << 20 });
+                mcp_view_trim(&v, 1 << 16);
+                assert_null(v.doc.text);
+                check_view(&v, frames[0], strlen(frames[0]), NULL);
+                mcp_view_trim(&v, 1 << 16);
+                assert_non_null(v.doc.text);
+        }
+        mcp_view_done(&v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reader_split_points),
@@ -745,6 +876,7 @@ int main(void) {
                 cmocka_unit_test(test_encode),
                 cmocka_unit_test(test_builders),
                 cmocka_unit_test(test_stream_of_attempts),
+                cmocka_unit_test(test_view_agrees),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,9 @@
  * with two fake servers (aa and bb, python scripts that answer "echo" and
  * never answer "hold") and the agent on two pipes, driven one step at a
  * time: a server that dies with calls in flight, a call past its deadline,
- * the bound on calls in flight, an agent whose queue overflows, and an
- * audit log that fails while calls are held back. */
+ * the bound on calls in flight, an agent whose queue overflows, an audit
+ * log that fails while calls are held back, and calls and answers that go
+ * through the one pass, which must send what the tree path sends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,7 +36,8 @@
 extern char **environ;
 
 /* Logs every line it reads to stderr (the server's log), answers
- * initialize, tools/list and tools/call "echo"; "hold" is never answered;
+ * initialize, tools/list and tools/call "echo" (with the "result" or the
+ * "error" its arguments give, if any); "hold" is never answered;
  * "relist" is not either, but the server says its tools changed and lists
  * a tool without a name from then on. */
 static const char fake[] =
@@ -56,7 +58,11 @@ static const char fake[] =
         "        bad = True\n"
         "        send({'jsonrpc': '2.0', 'method': 'notifications/tools/list_changed'})\n"
         "    elif meth == 'tools/call' and m['params']['name'] == 'echo':\n"
-        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'content': [{'type': 'text', 'text': 'ok'}]}})\n";
+        "        a = m['params'].get('arguments', {})\n"
+        "        if 'error' in a:\n"
+        "            send({'jsonrpc': '2.0', 'error': a['error'], 'id': m['id']})\n"
+        "        else:\n"
+        "            send({'jsonrpc': '2.0', 'id': m['id'], 'result': a.get('result', {'content': [{'type': 'text', 'text': 'ok'}]})})\n";
 
 static char dir[64], script[96];
 
@@ -110,7 +116,7 @@ static void gw_start(struct gw_test *t) {
                              "{\"version\":1,\"mcp\":{\"servers\":{"
                              "\"aa\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false},"
                              "\"bb\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false}},"
-                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{},\"aa_relist\":{},\"bb_hold\":{},\"bb_echo\":{}}}}",
+                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{\"additional_arguments\":true},\"aa_relist\":{},\"bb_hold\":{},\"bb_echo\":{}}}}",
                              script, script) > 0);
         assert_int_equal(glove_json_parse(text, strlen(text), NULL, &doc, err, sizeof(err)), 0);
         *t = (struct gw_test) {};
@@ -481,6 +487,123 @@ static void test_audit_fails(void **state) {
 }
 
 /* The token a server gets instead of the agent's, and back. */
+/* The bytes the agent has been sent since last asked. */
+static char *agent_recv_raw(struct gw_test *t) {
+        static char buf[1 << 16];
+        size_t n = 0;
+        ssize_t r;
+
+        while ((r = read(t->agent_out[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+                n += (size_t) r;
+        buf[n] = 0;
+        return buf;
+}
+
+/* The last line server |k| read (the fake logs each one). */
+static char *upstream_last_line(struct gw_test *t, size_t k) {
+        static char buf[1 << 16];
+        char name[16], *last;
+        ssize_t n;
+        int fd;
+
+        (void) snprintf(name, sizeof(name), "%s.log", t->g.ups[k].cfg->id);
+        fd = openat(t->dir_fd, name, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        n = read(fd, buf, sizeof(buf) - 1);
+        safe_close(fd);
+        assert_true(n > 0 && buf[n - 1] == '\n');
+        buf[n - 1] = 0;
+        last = strrchr(buf, '\n');
+        return last ? last + 1 : buf;
+}
+
+/* |m| as the tree path encodes it, newline and all. */
+static char *encoded(json_t *m) {
+        char *text = NULL;
+
+        assert_non_null(m);
+        assert_int_equal(glove_mcp_encode(m, &text, NULL), 0);
+        json_decref(m);
+        return text;
+}
+
+static json_t *parsed(const char *text) {
+        json_t *v = NULL;
+
+        assert_int_equal(glove_json_parse(text, strlen(text), NULL, &v, NULL, 0), 0);
+        return v;
+}
+
+/* The agent calls aa_echo with |args| (JSON text) as |id| (JSON text):
+ * the server gets the request the tree path would have built, and the
+ * agent the answer the tree path would have built from what the server
+ * sent. */
+static void one_pass_call(struct gw_test *t, const char *id, const char *args) {
+        _cleanup_json_ json_t *agent_id = parsed(id), *a = parsed(args), *sent = NULL;
+        _cleanup_free_ char *line = NULL, *want_up = NULL, *want_agent = NULL;
+        json_t *m = NULL, *params;
+
+        assert_true(asprintf(&line, "{\"params\": {\"arguments\": %s, \"name\": \"aa_echo\", \"task\": {}},"
+                                    " \"method\": \"tools/call\", \"id\": %s, \"jsonrpc\": \"2.0\"}", args, id) > 0);
+        assert_int_equal(agent_send(t, line), 0);
+        upstream_wait(t, 0);
+
+        /* only the name and the arguments go on, under Glove's id */
+        sent = parsed(upstream_last_line(t, 0));
+        params = json_pack("{s:s,s:O}", "name", "echo", "arguments", a);
+        assert_int_equal(glove_mcp_request(json_object_get(sent, "id"), "tools/call", params, &m), 0);
+        json_decref(params);
+        want_up = encoded(m);
+        assert_int_equal(strlen(upstream_last_line(t, 0)) + 1, strlen(want_up));
+        assert_memory_equal(upstream_last_line(t, 0), want_up, strlen(want_up) - 1);
+
+        /* the server's answer, as Python wrote it, re-encoded */
+        if (json_object_get(a, "error")) {
+                const json_t *e = json_object_get(a, "error");
+                assert_int_equal(glove_mcp_error_response(agent_id, (int) json_integer_value(json_object_get(e, "code")),
+                                                          json_string_value(json_object_get(e, "message")),
+                                                          json_object_get(e, "data"), &m),
+                                 0);
+        } else {
+                _cleanup_json_ json_t *ok = parsed("{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}");
+                json_t *result = json_object_get(a, "result");
+                assert_int_equal(glove_mcp_result_response(agent_id, result ? result : ok, &m), 0);
+        }
+        want_agent = encoded(m);
+        assert_string_equal(agent_recv_raw(t), want_agent);
+}
+
+static void test_one_pass(void **state) {
+        _cleanup_json_ json_t *got = NULL;
+        struct gw_test t;
+        const char *text;
+
+        (void) state;
+        gw_start(&t);
+        initialize(&t);
+        one_pass_call(&t, "5", "{\"z\": {\"b\": [1, 2.5, \"\\u00e9\\/\"], \"a\": null}, \"result\": {\"content\": "
+                               "[{\"type\": \"text\", \"text\": \"x\\ty\"}], \"isError\": false}}");
+        one_pass_call(&t, "\"a\\\"b\\u2028\"", "{}");
+        one_pass_call(&t, "-9007199254740991", "{\"error\": {\"message\": \"m\\u00e9\", \"code\": -32001, "
+                                                "\"data\": {\"y\": 1, \"x\": [true]}}}");
+        one_pass_call(&t, "6", "{\"error\": {\"code\": 1, \"message\": \"\"}}");
+
+        /* A denial names the first argument that fails in the agent's
+         * order, not in canonical order: bb_echo takes no arguments. */
+        assert_int_equal(agent_send(&t, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
+                                        "{\"name\":\"bb_echo\",\"arguments\":{\"zz\":1,\"aa\":2}}}"),
+                         0);
+        got = agent_recv(&t);
+        assert_int_equal(json_array_size(got), 1);
+        text = json_string_value(json_object_get(
+                json_array_get(json_object_get(json_object_get(json_array_get(got, 0), "result"), "content"), 0),
+                "text"));
+        assert_non_null(text);
+        assert_non_null(strstr(text, "\"zz\""));
+        assert_null(strstr(text, "\"aa\""));
+        gw_stop(&t);
+}
+
 static void test_progress_token(void **state) {
         char tok[GW_PROGRESS_TOKEN_MAX];
         int64_t id = -1;
@@ -513,6 +636,7 @@ int main(void) {
                 cmocka_unit_test(test_too_many),
                 cmocka_unit_test(test_agent_overflows),
                 cmocka_unit_test(test_audit_fails),
+                cmocka_unit_test(test_one_pass),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
