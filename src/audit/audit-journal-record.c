@@ -218,11 +218,18 @@ static const struct {
 #undef NAME
 
 static void find_members(const struct glove_json_doc *doc, ssize_t ret[_MEMBER_MAX]) {
-        for (size_t m = 0; m < _MEMBER_MAX; m++)
+        unsigned member_lengths = 0; /* bit n: some name is n bytes long */
+
+        for (size_t m = 0; m < _MEMBER_MAX; m++) {
                 ret[m] = -1;
+                member_lengths |= 1u << member_names[m].len;
+        }
         for (size_t i = 1; i < doc->tokens[0].span; i += doc->tokens[i].span) {
                 const struct glove_json_token *t = &doc->tokens[i];
 
+                /* most members are none of these: their length says so */
+                if (t->key_len > 8 || !((1u << t->key_len) & member_lengths))
+                        continue;
                 for (size_t m = 0; m < _MEMBER_MAX; m++)
                         if (t->key_len == member_names[m].len &&
                             memcmp(doc->strings + t->key, member_names[m].name, t->key_len) == 0) {

@@ -50,7 +50,8 @@ struct decoder {
         size_t errlen;
 };
 
-static int fail(struct decoder *d, size_t at, const char *format, ...) _printf_(3, 4);
+/* cold: off the paths a good text takes */
+static int fail(struct decoder *d, size_t at, const char *format, ...) _printf_(3, 4) __attribute__((cold));
 static int fail(struct decoder *d, size_t at, const char *format, ...) {
         va_list ap;
         int n;
@@ -131,16 +132,16 @@ static int text_room(struct decoder *d, size_t more) {
         return reserve((void **) &doc->text, &doc->text_cap, need, 1);
 }
 
-static void put(struct decoder *d, const char *s, size_t n) {
+static inline void put(struct decoder *d, const char *s, size_t n) {
         memcpy(d->doc->text + d->doc->text_len, s, n);
         d->doc->text_len += n;
 }
 
-static void putc_text(struct decoder *d, char c) {
+static inline void putc_text(struct decoder *d, char c) {
         d->doc->text[d->doc->text_len++] = c;
 }
 
-static int new_token(struct decoder *d, json_type type, size_t *ret) {
+static inline int new_token(struct decoder *d, json_type type, size_t *ret) {
         struct glove_json_doc *doc = d->doc;
         int r;
 
@@ -405,15 +406,20 @@ static int scan_number(struct decoder *d) {
                 d->i++;
                 if (d->i < d->len && is_digit(in[d->i]))
                         return fail(d, at, "a number with a leading zero");
-        } else
+        } else {
+                size_t first = d->i;
+
+                /* 19 digits fit in 64 bits whatever they are: the check
+                 * for more is needed only from the 20th on */
                 while (d->i < d->len && is_digit(in[d->i])) {
                         unsigned digit = (unsigned) (in[d->i] - '0');
-                        if (m > (UINT64_MAX - digit) / 10)
+                        if (d->i - first >= 19 && m > (UINT64_MAX - digit) / 10)
                                 overflow = true;
                         else
                                 m = m * 10 + digit;
                         d->i++;
                 }
+        }
         if (d->i < d->len && in[d->i] == '.') {
                 real = true;
                 d->i++;
@@ -626,7 +632,7 @@ static int scan_value(struct decoder *d) {
 }
 
 /* Token |tok|'s value is complete; the top of the stack is what holds it. */
-static void value_done(struct decoder *d, size_t tok) {
+static inline void value_done(struct decoder *d, size_t tok) {
         struct glove_json_doc *doc = d->doc;
         struct glove_json_token *t = &doc->tokens[tok];
 
