@@ -485,7 +485,8 @@ static int key_cmp(const void *a, const void *b) {
  * byte. */
 static inline int key_before(const char *strings, const struct json_stream_member *x,
                              const struct json_stream_member *y) {
-        const unsigned char *a = (const unsigned char *) strings + x->key, *b = (const unsigned char *) strings + y->key;
+        const unsigned char *a = (const unsigned char *) strings + x->key;
+        const unsigned char *b = (const unsigned char *) strings + y->key;
         int c;
 
         /* each key is NUL-terminated: the first bytes are there to compare */
