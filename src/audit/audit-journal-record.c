@@ -268,8 +268,12 @@ static bool member_hex(const struct glove_json_doc *doc, ssize_t i, size_t n, ch
                 uint8_t v = (uint8_t) (hex_value_1[s[k]] - 1);
 
                 bad |= v;
-                if (ret_bin && k % 2 == 1)
-                        ret_bin[k / 2] = (uint8_t) ((hex_value_1[s[k - 1]] - 1) << 4 | v);
+                if (!ret_bin)
+                        continue;
+                if (k % 2 == 0)
+                        ret_bin[k / 2] = (uint8_t) ((v & 0x0F) << 4);
+                else
+                        ret_bin[k / 2] |= (uint8_t) (v & 0x0F);
         }
         if (bad & 0xF0)
                 return false;
