@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,8 +180,7 @@ int journal_head_make(uint64_t seq, const char *mac, const struct glove_key *key
 /* ---- parsing one record ---- */
 
 void journal_record_done(struct journal_record *rec) {
-        if (rec->obj)
-                json_decref(rec->obj);
+        glove_json_doc_done(&rec->doc);
         *rec = (struct journal_record) {};
 }
 
@@ -193,137 +193,228 @@ static bool get_hex(json_t *obj, const char *name, size_t n, char *ret) {
         return true;
 }
 
+/* The members a record's checks look at, found in one walk over its
+ * top-level members. */
+enum {
+        MEMBER_V,
+        MEMBER_SEQ,
+        MEMBER_PREV,
+        MEMBER_KEY,
+        MEMBER_MAC,
+        MEMBER_KIND,
+        MEMBER_NEXT_KEY,
+        _MEMBER_MAX,
+};
+
+#define NAME(s) { s, sizeof(s) - 1 }
+static const struct {
+        const char *name;
+        size_t len;
+} member_names[_MEMBER_MAX] = {
+        [MEMBER_V] = NAME("v"),      [MEMBER_SEQ] = NAME("seq"),   [MEMBER_PREV] = NAME("prev"),
+        [MEMBER_KEY] = NAME("key"),  [MEMBER_MAC] = NAME("mac"),   [MEMBER_KIND] = NAME("kind"),
+        [MEMBER_NEXT_KEY] = NAME("next_key"),
+};
+#undef NAME
+
+static void find_members(const struct glove_json_doc *doc, ssize_t ret[_MEMBER_MAX]) {
+        unsigned member_lengths = 0; /* bit n: some name is n bytes long */
+
+        for (size_t m = 0; m < _MEMBER_MAX; m++) {
+                ret[m] = -1;
+                member_lengths |= 1u << member_names[m].len;
+        }
+        for (size_t i = 1; i < doc->tokens[0].span; i += doc->tokens[i].span) {
+                const struct glove_json_token *t = &doc->tokens[i];
+
+                /* most members are none of these: their length says so */
+                if (t->key_len > 8 || !((1u << t->key_len) & member_lengths))
+                        continue;
+                for (size_t m = 0; m < _MEMBER_MAX; m++)
+                        if (t->key_len == member_names[m].len &&
+                            memcmp(doc->strings + t->key, member_names[m].name, t->key_len) == 0) {
+                                ret[m] = (ssize_t) i;
+                                break;
+                        }
+        }
+}
+
+static bool member_integer(const struct glove_json_doc *doc, ssize_t i, json_int_t *ret) {
+        if (i < 0 || doc->tokens[i].type != JSON_INTEGER)
+                return false;
+        *ret = doc->tokens[i].integer;
+        return true;
+}
+
+/* One more than the value of a digit of lower-case hex, as Glove writes
+ * them; 0 for any other byte (so that the value, less one, is 0xFF). */
+static const uint8_t hex_value_1[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+        ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
+
+/* Member |i|'s value when it is a string of |n| lower-case hex digits
+ * (as audit_is_hex() holds them): into |ret| (|n| + 1 bytes) and, when
+ * |ret_bin| is given, as the n / 2 bytes it spells (|n| even). */
+static bool member_hex(const struct glove_json_doc *doc, ssize_t i, size_t n, char *ret, uint8_t *ret_bin) {
+        const unsigned char *s;
+        size_t len;
+        uint8_t bad = 0;
+
+        s = i < 0 ? NULL : (const unsigned char *) glove_json_doc_string(doc, (size_t) i, &len);
+        if (!s || len != n)
+                return false;
+        for (size_t k = 0; k < n; k++) {
+                uint8_t v = (uint8_t) (hex_value_1[s[k]] - 1);
+
+                bad |= v;
+                if (!ret_bin)
+                        continue;
+                if (k % 2 == 0)
+                        ret_bin[k / 2] = (uint8_t) ((v & 0x0F) << 4);
+                else
+                        ret_bin[k / 2] |= (uint8_t) (v & 0x0F);
+        }
+        if (bad & 0xF0)
+                return false;
+        memcpy(ret, s, n + 1);
+        return true;
+}
+
 /* Parses a line into |rec| and checks its form (not its MAC). On damage
  * returns it with a reason in |why| (without the damage's name). Returns
- * a negative errno for a failure of our own (ENOMEM). */
+ * a negative errno for a failure of our own (ENOMEM). One pass over the
+ * line: the decoder checks it and gives its canonical text and an index
+ * of its members, no tree. */
 int journal_record_parse(const char *line, size_t len, struct journal_record *rec, char *why, size_t whylen) {
         const struct glove_json_limits limits = { .max_bytes = GLOVE_RECEIPT_MAX_BYTES };
-        _cleanup_free_ char *canon = NULL;
+        struct glove_json_doc doc = rec->doc;
+        ssize_t m[_MEMBER_MAX];
         char perr[256];
-        json_t *v;
-        size_t clen;
         json_int_t i;
+        size_t at;
         int r;
 
-        *rec = (struct journal_record) {};
+        *rec = (struct journal_record) { .doc = doc, .mac_tok = -1 };
         if (len > GLOVE_RECEIPT_MAX_BYTES)
                 return audit_fail(why, whylen, JOURNAL_TOO_LONG,
                                   "the line is longer than %zu bytes, so it is no record Glove wrote",
                                   GLOVE_RECEIPT_MAX_BYTES);
         if (len == 0)
                 return audit_fail(why, whylen, JOURNAL_NOT_JSON, "an empty line: Glove never writes one");
-        r = glove_json_parse(line, len, &limits, &rec->obj, perr, sizeof(perr));
+        r = glove_json_decode(&rec->doc, line, len, &limits, NULL, 0);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
+        if (r < 0) {
+                _cleanup_json_ json_t *v = NULL;
+
+                /* the reason in jansson's words, as before the decoder
+                 * (which refuses exactly what this refuses) */
+                r = glove_json_parse(line, len, &limits, &v, perr, sizeof(perr));
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
+                        (void) snprintf(perr, sizeof(perr), "refused by the decoder");
                 return audit_fail(why, whylen, JOURNAL_NOT_JSON,
                                   "not JSON (%s): the line was edited or overwritten", perr);
-        if (!json_is_object(rec->obj))
+        }
+        if (rec->doc.tokens[0].type != JSON_OBJECT)
                 return audit_fail(why, whylen, JOURNAL_NOT_JSON, "not a JSON object: the line was edited");
-        v = json_object_get(rec->obj, "seq");
-        if (json_is_integer(v) && json_integer_value(v) > 0)
-                rec->seq = (uint64_t) json_integer_value(v);
+        find_members(&rec->doc, m);
+        if (member_integer(&rec->doc, m[MEMBER_SEQ], &i) && i > 0)
+                rec->seq = (uint64_t) i;
 
-        r = glove_json_canonical(rec->obj, &canon, &clen);
-        if (r < 0)
-                return r;
-        if (clen != len || memcmp(canon, line, len) != 0) {
-                size_t at = 0;
-                while (at < len && at < clen && canon[at] == line[at])
-                        at++;
+        if (!glove_json_doc_is_text(&rec->doc, line, len, &at))
                 return audit_fail(why, whylen, JOURNAL_NOT_CANONICAL,
                                   "byte %zu of the line is not what Glove writes (every record is canonical "
                                   "JSON): the record was edited",
                                   at);
-        }
 
         rec->line = line;
         rec->len = len;
 
-        v = json_object_get(rec->obj, "v");
-        if (!json_is_integer(v) || json_integer_value(v) != JOURNAL_RECORD_VERSION)
+        if (!member_integer(&rec->doc, m[MEMBER_V], &i) || i != JOURNAL_RECORD_VERSION)
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
                                   "\"v\" is missing or not %d: not a receipt this Glove can check",
                                   JOURNAL_RECORD_VERSION);
-        v = json_object_get(rec->obj, "seq");
-        if (!json_is_integer(v) || (i = json_integer_value(v)) <= 0)
+        if (!member_integer(&rec->doc, m[MEMBER_SEQ], &i) || i <= 0)
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"seq\" is missing or not a positive integer");
-        if (!get_hex(rec->obj, "prev", GLOVE_MAC_HEX_CHARS, rec->prev))
+        if (!member_hex(&rec->doc, m[MEMBER_PREV], GLOVE_MAC_HEX_CHARS, rec->prev, NULL))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"prev\" is missing or not %d hex digits",
                                   GLOVE_MAC_HEX_CHARS);
-        if (!get_hex(rec->obj, "key", GLOVE_KEY_ID_CHARS, rec->key))
+        if (!member_hex(&rec->doc, m[MEMBER_KEY], GLOVE_KEY_ID_CHARS, rec->key, NULL))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"key\" is missing or not %d hex digits",
                                   GLOVE_KEY_ID_CHARS);
-        if (!get_hex(rec->obj, "mac", GLOVE_MAC_HEX_CHARS, rec->mac))
+        if (!member_hex(&rec->doc, m[MEMBER_MAC], GLOVE_MAC_HEX_CHARS, rec->mac, rec->mac_bin))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"mac\" is missing or not %d hex digits",
                                   GLOVE_MAC_HEX_CHARS);
-        rec->kind = json_string_value(json_object_get(rec->obj, "kind"));
+        rec->mac_tok = m[MEMBER_MAC];
+        rec->kind = m[MEMBER_KIND] < 0 ? NULL : glove_json_doc_string(&rec->doc, (size_t) m[MEMBER_KIND], NULL);
         if (!rec->kind || rec->kind[0] == 0)
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"kind\" is missing or empty");
         rec->setup = strcmp(rec->kind, "setup") == 0;
         rec->rotation = strcmp(rec->kind, "rotation") == 0;
-        if (rec->rotation &&
-            (!get_hex(rec->obj, "next_key", GLOVE_KEY_ID_CHARS, rec->next_key) || strcmp(rec->next_key, rec->key) == 0))
+        if (rec->rotation && (!member_hex(&rec->doc, m[MEMBER_NEXT_KEY], GLOVE_KEY_ID_CHARS, rec->next_key, NULL) ||
+                              strcmp(rec->next_key, rec->key) == 0))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
                                   "a rotation record without a valid \"next_key\" (%d hex digits, another key)",
                                   GLOVE_KEY_ID_CHARS);
         return JOURNAL_OK;
 }
 
-/* In |s|, the canonical text of an object, the span of its top-level
- * member "mac" (whose value is |mac|) and one comma next to it: cutting it
- * out gives the canonical text of the object without "mac", because the
- * canonical encoding writes members in sorted order, separated by single
- * commas, each member's text independent of the others. Outside strings,
- * a '"' right after '{' or ',' at depth 1 opens a top-level key. */
-static bool find_mac_member(const char *s, size_t len, const char *mac, size_t *ret_start, size_t *ret_end) {
-        static const char key[] = "\"mac\":\"";
-        const size_t klen = sizeof(key) - 1, mlen = klen + GLOVE_MAC_HEX_CHARS + 1;
-        struct glove_json_scan sc = {};
-        unsigned depth = 0;
+void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key) {
+        static const char domain[] = JOURNAL_RECORD_DOMAIN;
 
-        for (size_t i = 0; i < len; i++) {
-                char c = s[i];
-
-                if (!glove_json_scan_outside(&sc, c))
-                        continue;
-                if (c == '"') {
-                        if (depth == 1 && i > 0 && (s[i - 1] == '{' || s[i - 1] == ',') && len - i >= mlen &&
-                            memcmp(s + i, key, klen) == 0 && memcmp(s + i + klen, mac, GLOVE_MAC_HEX_CHARS) == 0 &&
-                            s[i + mlen - 1] == '"') {
-                                size_t start = i, end = i + mlen;
-                                if (s[i - 1] == ',')
-                                        start--;
-                                else if (end < len && s[end] == ',')
-                                        end++;
-                                *ret_start = start;
-                                *ret_end = end;
-                                return true;
-                        }
-                } else if (c == '{' || c == '[')
-                        depth++;
-                else if (c == '}' || c == ']')
-                        depth--;
-        }
-        return false;
+        mk->key = key;
+        crypto_auth_hmacsha256_init(&mk->st, key->bytes, GLOVE_KEY_BYTES);
+        crypto_auth_hmacsha256_update(&mk->st, (const unsigned char *) domain, sizeof(domain) - 1);
 }
 
-/* Whether the record's MAC verifies under |key|. */
-int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *key) {
-        char mac[GLOVE_MAC_HEX_CHARS + 1];
+void journal_mac_key_wipe(struct journal_mac_key *mk) {
+        sodium_memzero(mk, sizeof(*mk));
+}
+
+/* The MAC is over the record's canonical text without its "mac" member:
+ * that text is the line with the member and one comma next to it cut out,
+ * because the canonical encoding writes members in sorted order, separated
+ * by single commas, each member's text independent of the others. So the
+ * record is never encoded a second time. */
+int journal_record_mac_ok_with(const struct journal_record *rec, const struct journal_mac_key *mk) {
+        const struct glove_json_doc *doc = &rec->doc;
+        unsigned char mac[crypto_auth_hmacsha256_BYTES];
+        crypto_auth_hmacsha256_state st;
         size_t start, end;
+
+        if (doc->n_tokens == 0 || doc->tokens[0].type != JSON_OBJECT)
+                return -EINVAL;
+        start = end = doc->text_len;
+        if (rec->mac_tok > 0) {
+                const struct glove_json_token *t = &doc->tokens[rec->mac_tok];
+
+                start = t->member_off;
+                end = t->off + t->len;
+                if (doc->text[start - 1] == ',')
+                        start--;
+                else if (doc->text[end] == ',')
+                        end++;
+        }
+        st = mk->st;
+        crypto_auth_hmacsha256_update(&st, (const unsigned char *) doc->text, start);
+        crypto_auth_hmacsha256_update(&st, (const unsigned char *) doc->text + end, doc->text_len - end);
+        crypto_auth_hmacsha256_final(&st, mac);
+        sodium_memzero(&st, sizeof(st));
+        /* in constant time, as journal_mac_equal() */
+        return crypto_verify_32(mac, rec->mac_bin) == 0;
+}
+
+int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *key) {
+        struct journal_mac_key mk;
         int r;
 
-        /* the text is already there and checked canonical: no second
-         * encoding of the record (the costliest step of verify) */
-        if (rec->line && find_mac_member(rec->line, rec->len, rec->mac, &start, &end))
-                mac_hex_parts(key, JOURNAL_RECORD_DOMAIN, rec->line, start, rec->line + end, rec->len - end, mac);
-        else {
-                r = mac_without(rec->obj, "mac", JOURNAL_RECORD_DOMAIN, key, mac);
-                if (r < 0)
-                        return r;
-        }
-        return journal_mac_equal(mac, rec->mac);
+        journal_mac_key_init(&mk, key);
+        r = journal_record_mac_ok_with(rec, &mk);
+        journal_mac_key_wipe(&mk);
+        return r;
 }
 
 /* ---- parsing a head ---- */

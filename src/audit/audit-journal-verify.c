@@ -149,7 +149,22 @@ struct verifier {
          * seqs come later (reordered) or nowhere (deleted). */
         bool looking;
         uint64_t want_lo, want_hi, found_line, found_seq;
+        /* kept from one line to the next: the decoder's buffers, and the
+         * HMAC keyed once for the key records are made with */
+        struct journal_record rec;
+        struct journal_mac_key mk;
 };
+
+static void verifier_done(struct verifier *v) {
+        journal_record_done(&v->rec);
+        journal_mac_key_wipe(&v->mk);
+}
+
+static int verifier_mac_ok(struct verifier *v, const struct glove_key *key) {
+        if (v->mk.key != key)
+                journal_mac_key_init(&v->mk, key);
+        return journal_record_mac_ok_with(&v->rec, &v->mk);
+}
 
 static void verifier_fail(struct verifier *v, enum journal_damage d, uint64_t line, uint64_t offset, uint64_t seq,
                           const char *format, ...) _printf_(6, 7);
@@ -173,19 +188,20 @@ static void verifier_fail(struct verifier *v, enum journal_damage d, uint64_t li
 
 /* Only an authentic record counts as where a missing seq went. */
 static int verifier_look(struct verifier *v, const struct line *l) {
-        _cleanup_(journal_record_done) struct journal_record rec = {};
+        struct journal_record *rec = &v->rec;
         const struct glove_key *key;
         char why[8];
         int r;
 
         if (l->too_long || !l->newline)
                 return 0;
-        r = journal_record_parse(l->p, l->len, &rec, why, sizeof(why));
-        if (r == JOURNAL_OK && rec.seq >= v->want_lo && rec.seq < v->want_hi && (key = keyring_find(v->ring, rec.key))) {
-                r = journal_record_mac_ok(&rec, key);
+        r = journal_record_parse(l->p, l->len, rec, why, sizeof(why));
+        if (r == JOURNAL_OK && rec->seq >= v->want_lo && rec->seq < v->want_hi &&
+            (key = keyring_find(v->ring, rec->key))) {
+                r = verifier_mac_ok(v, key);
                 if (r > 0) {
                         v->found_line = v->lines;
-                        v->found_seq = rec.seq;
+                        v->found_seq = rec->seq;
                         v->looking = false;
                 }
         }
@@ -195,7 +211,7 @@ static int verifier_look(struct verifier *v, const struct line *l) {
 static int verifier_line(struct verifier *v, const struct line *l) {
         struct glove_journal_report *rep = v->rep;
         const struct glove_key *key;
-        _cleanup_(journal_record_done) struct journal_record rec = {};
+        struct journal_record *rec = &v->rec;
         char why[400];
         uint64_t line, expected;
         int r;
@@ -213,11 +229,11 @@ static int verifier_line(struct verifier *v, const struct line *l) {
                               GLOVE_RECEIPT_MAX_BYTES);
                 return 0;
         }
-        r = journal_record_parse(l->p, l->len, &rec, why, sizeof(why));
+        r = journal_record_parse(l->p, l->len, rec, why, sizeof(why));
         if (r < 0)
                 return r < 0 ? r : 0;
         if (!l->newline) {
-                verifier_fail(v, JOURNAL_TRUNCATED, line, l->offset, rec.seq,
+                verifier_fail(v, JOURNAL_TRUNCATED, line, l->offset, rec->seq,
                               "the last line (%zu bytes) has no newline: a write was cut short (a crash or a full "
                               "disk) or the end was cut off. If the machine crashed during a session, keep a copy "
                               "and cut the partial line off: truncate -s %llu FILE",
@@ -225,117 +241,119 @@ static int verifier_line(struct verifier *v, const struct line *l) {
                 return r < 0 ? r : 0;
         }
         if (r != JOURNAL_OK) {
-                verifier_fail(v, (enum journal_damage) r, line, l->offset, rec.seq, "%s", why);
+                verifier_fail(v, (enum journal_damage) r, line, l->offset, rec->seq, "%s", why);
                 r = 0;
                 return r < 0 ? r : 0;
         }
 
-        key = keyring_find(v->ring, rec.key);
+        key = keyring_find(v->ring, rec->key);
         if (!key) {
-                verifier_fail(v, JOURNAL_UNKNOWN_KEY, line, l->offset, rec.seq,
+                verifier_fail(v, JOURNAL_UNKNOWN_KEY, line, l->offset, rec->seq,
                               "the record is made with key %s, which is not in keys/: it was written by someone "
                               "without your key (or that key's copy under keys/ was deleted)",
-                              rec.key);
+                              rec->key);
                 return r < 0 ? r : 0;
         }
-        r = journal_record_mac_ok(&rec, key);
+        r = verifier_mac_ok(v, key);
         if (r < 0)
                 return r < 0 ? r : 0;
         if (r == 0) {
-                verifier_fail(v, JOURNAL_MAC_MISMATCH, line, l->offset, rec.seq,
+                verifier_fail(v, JOURNAL_MAC_MISMATCH, line, l->offset, rec->seq,
                               "the MAC does not match the record under key %s: the record was edited after it was "
                               "written, or written by someone without the key",
-                              rec.key);
+                              rec->key);
                 r = 0;
                 return r < 0 ? r : 0;
         }
         r = 0;
 
         expected = v->last.seq + 1;
-        if (rep->records > 0 && rec.seq == v->last.seq) {
-                if (journal_mac_equal(rec.mac, v->last.mac))
-                        verifier_fail(v, JOURNAL_DUPLICATE, line, l->offset, rec.seq,
+        if (rep->records > 0 && rec->seq == v->last.seq) {
+                if (journal_mac_equal(rec->mac, v->last.mac))
+                        verifier_fail(v, JOURNAL_DUPLICATE, line, l->offset, rec->seq,
                                       "this line repeats record %llu (line %llu): a record was duplicated",
-                                      (unsigned long long) rec.seq, (unsigned long long) v->last.line);
+                                      (unsigned long long) rec->seq, (unsigned long long) v->last.line);
                 else
-                        verifier_fail(v, JOURNAL_DUPLICATE, line, l->offset, rec.seq,
+                        verifier_fail(v, JOURNAL_DUPLICATE, line, l->offset, rec->seq,
                                       "a second, different record with seq %llu (the first is on line %llu): the "
                                       "chain was forked or a record spliced in",
-                                      (unsigned long long) rec.seq, (unsigned long long) v->last.line);
+                                      (unsigned long long) rec->seq, (unsigned long long) v->last.line);
                 return r < 0 ? r : 0;
         }
-        if (rec.seq < expected) {
-                verifier_fail(v, JOURNAL_SEQ_BACKWARDS, line, l->offset, rec.seq,
+        if (rec->seq < expected) {
+                verifier_fail(v, JOURNAL_SEQ_BACKWARDS, line, l->offset, rec->seq,
                               "seq %llu after seq %llu: records were reordered, or an old record was copied in",
-                              (unsigned long long) rec.seq, (unsigned long long) v->last.seq);
+                              (unsigned long long) rec->seq, (unsigned long long) v->last.seq);
                 return r < 0 ? r : 0;
         }
-        if (rec.seq > expected) {
+        if (rec->seq > expected) {
                 /* the reason is written once the rest has been looked at */
-                verifier_fail(v, JOURNAL_SEQ_GAP, line, l->offset, rec.seq, "%s", "");
+                verifier_fail(v, JOURNAL_SEQ_GAP, line, l->offset, rec->seq, "%s", "");
                 v->looking = true;
                 v->want_lo = expected;
-                v->want_hi = rec.seq;
+                v->want_hi = rec->seq;
                 return r < 0 ? r : 0;
         }
-        if (rec.seq == 1 && !rec.setup) {
-                verifier_fail(v, JOURNAL_NO_SETUP, line, l->offset, rec.seq,
+        if (rec->seq == 1 && !rec->setup) {
+                verifier_fail(v, JOURNAL_NO_SETUP, line, l->offset, rec->seq,
                               "the first record is of kind \"%s\", not the setup record 'glove setup' writes first: "
                               "the journal was replaced",
-                              rec.kind);
+                              rec->kind);
                 return r < 0 ? r : 0;
         }
-        if (rec.seq > 1 && rec.setup) {
-                verifier_fail(v, JOURNAL_BAD_RECORD, line, l->offset, rec.seq,
+        if (rec->seq > 1 && rec->setup) {
+                verifier_fail(v, JOURNAL_BAD_RECORD, line, l->offset, rec->seq,
                               "a setup record after the first record: Glove writes none there");
                 return r < 0 ? r : 0;
         }
         if (rep->records > 0) {
                 const char *want = v->last.rotation ? v->last.next_key : v->last.key;
-                if (strcmp(rec.key, want) != 0) {
+                if (strcmp(rec->key, want) != 0) {
                         if (v->last.rotation)
-                                verifier_fail(v, JOURNAL_KEY_CHANGED, line, l->offset, rec.seq,
+                                verifier_fail(v, JOURNAL_KEY_CHANGED, line, l->offset, rec->seq,
                                               "made with key %s, but the rotation record before it (seq %llu) "
                                               "names key %s as the next: written with a key the journal does not "
                                               "lead to",
-                                              rec.key, (unsigned long long) v->last.seq, want);
+                                              rec->key, (unsigned long long) v->last.seq, want);
                         else
-                                verifier_fail(v, JOURNAL_KEY_CHANGED, line, l->offset, rec.seq,
+                                verifier_fail(v, JOURNAL_KEY_CHANGED, line, l->offset, rec->seq,
                                               "made with key %s, but the record before it with key %s, and no "
                                               "rotation record between them: the key was changed outside 'glove "
                                               "setup --rotate-key' (records re-made with another key)",
-                                              rec.key, want);
+                                              rec->key, want);
                         return r < 0 ? r : 0;
                 }
         }
-        if (!journal_mac_equal(rec.prev, rep->records > 0 ? v->last.mac : JOURNAL_ZERO_MAC)) {
+        if (!journal_mac_equal(rec->prev, rep->records > 0 ? v->last.mac : JOURNAL_ZERO_MAC)) {
                 if (rep->records > 0)
-                        verifier_fail(v, JOURNAL_PREV_MISMATCH, line, l->offset, rec.seq,
+                        verifier_fail(v, JOURNAL_PREV_MISMATCH, line, l->offset, rec->seq,
                                       "\"prev\" is not the MAC of the record before it (seq %llu): records were "
                                       "deleted and re-numbered, reordered, or spliced in from another chain",
                                       (unsigned long long) v->last.seq);
                 else
-                        verifier_fail(v, JOURNAL_PREV_MISMATCH, line, l->offset, rec.seq,
+                        verifier_fail(v, JOURNAL_PREV_MISMATCH, line, l->offset, rec->seq,
                                       "the first record's \"prev\" is not all zeros: it was spliced in from another "
                                       "chain");
                 return r < 0 ? r : 0;
         }
-        if (rec.rotation && !keyring_find(v->ring, rec.next_key)) {
-                verifier_fail(v, JOURNAL_UNKNOWN_KEY, line, l->offset, rec.seq,
+        if (rec->rotation && !keyring_find(v->ring, rec->next_key)) {
+                verifier_fail(v, JOURNAL_UNKNOWN_KEY, line, l->offset, rec->seq,
                               "this rotation record names key %s as the next, but keys/%s is missing: its copy was "
                               "deleted, so no record after it can be checked",
-                              rec.next_key, rec.next_key);
+                              rec->next_key, rec->next_key);
                 return r < 0 ? r : 0;
         }
 
         v->before = v->last;
-        v->last = (struct last_record) { .seq = rec.seq, .line = line, .offset = l->offset, .rotation = rec.rotation };
-        memcpy(v->last.mac, rec.mac, sizeof(rec.mac));
-        memcpy(v->last.key, rec.key, sizeof(rec.key));
-        memcpy(v->last.next_key, rec.next_key, sizeof(rec.next_key));
+        v->last = (struct last_record) {
+                .seq = rec->seq, .line = line, .offset = l->offset, .rotation = rec->rotation
+        };
+        memcpy(v->last.mac, rec->mac, sizeof(rec->mac));
+        memcpy(v->last.key, rec->key, sizeof(rec->key));
+        memcpy(v->last.next_key, rec->next_key, sizeof(rec->next_key));
         rep->records++;
-        rep->last_seq = rec.seq;
-        if (rec.rotation)
+        rep->last_seq = rec->seq;
+        if (rec->rotation)
                 rep->rotations++;
         return 0;
 }
@@ -450,18 +468,21 @@ static int verify_run(struct line_reader *lr, const char *head, size_t head_len,
                 return -EINVAL;
         for (;;) {
                 r = reader_next(lr, &l);
-                if (r < 0)
-                        return r;
                 if (r == 0)
                         break;
-                r = verifier_line(&v, &l);
-                if (r < 0)
+                if (r > 0)
+                        r = verifier_line(&v, &l);
+                if (r < 0) {
+                        verifier_done(&v);
                         return r;
+                }
                 if (v.damage != JOURNAL_OK && !v.looking)
                         break;
         }
         v.bytes = lr->offset;
-        return verifier_finish(&v, head, head_len);
+        r = verifier_finish(&v, head, head_len);
+        verifier_done(&v);
+        return r;
 }
 
 int glove_journal_verify_buffer(const char *buf, size_t len, const char *head, size_t head_len,

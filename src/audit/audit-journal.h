@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 
 #include "audit-internal.h"
 #include "glove/audit.h"
+#include "glove/json.h"
 
 #define JOURNAL_ZERO_MAC "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -34,15 +36,17 @@ int journal_add_newline(char **text, size_t len);
 /* ---- one record (audit-journal-record.c) ---- */
 
 struct journal_record {
-        json_t *obj;
+        struct glove_json_doc doc; /* kept from one record to the next */
         const char *line; /* the canonical text it was parsed from, once checked */
         size_t len;
         uint64_t seq; /* 0 until known */
         const char *kind;
         bool rotation, setup;
+        ssize_t mac_tok; /* the "mac" member's token, or -1 */
         char prev[GLOVE_MAC_HEX_CHARS + 1];
         char key[GLOVE_KEY_ID_CHARS + 1];
         char mac[GLOVE_MAC_HEX_CHARS + 1];
+        uint8_t mac_bin[crypto_auth_hmacsha256_BYTES]; /* what |mac| spells */
         char next_key[GLOVE_KEY_ID_CHARS + 1];
 };
 
@@ -50,9 +54,23 @@ void journal_record_done(struct journal_record *rec);
 /* Parses a line into |rec| and checks its form (not its MAC). On damage
  * returns it (an enum journal_damage) with a reason in |why| (without the
  * damage's name). JOURNAL_OK, or a negative errno for a failure of our own
- * (ENOMEM). |rec| points into |line|, and needs journal_record_done(). */
+ * (ENOMEM). |rec| starts as {} and may be parsed into again and again (its
+ * buffers are kept); it points into |line|, and needs journal_record_done(). */
 int journal_record_parse(const char *line, size_t len, struct journal_record *rec, char *why, size_t whylen);
-/* Whether the record's MAC verifies under |key|: 1, 0, or -errno. */
+
+/* A key's HMAC state once the key and the records' domain went in: copied
+ * for each record rather than keying HMAC again. Holds key material:
+ * journal_mac_key_wipe() it. */
+struct journal_mac_key {
+        const struct glove_key *key;
+        crypto_auth_hmacsha256_state st;
+};
+
+void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key);
+void journal_mac_key_wipe(struct journal_mac_key *mk);
+/* Whether the record's MAC verifies under |mk|'s key (or |key|): 1, 0, or
+ * -errno. */
+int journal_record_mac_ok_with(const struct journal_record *rec, const struct journal_mac_key *mk);
 int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *key);
 
 /* ---- the head (audit-journal-record.c) ---- */

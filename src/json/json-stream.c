@@ -50,7 +50,8 @@ struct decoder {
         size_t errlen;
 };
 
-static int fail(struct decoder *d, size_t at, const char *format, ...) _printf_(3, 4);
+/* cold: off the paths a good text takes */
+static int fail(struct decoder *d, size_t at, const char *format, ...) _printf_(3, 4) __attribute__((cold));
 static int fail(struct decoder *d, size_t at, const char *format, ...) {
         va_list ap;
         int n;
@@ -67,12 +68,10 @@ static int fail(struct decoder *d, size_t at, const char *format, ...) {
 }
 
 /* Grows |*p| (|*cap| elements of |size| bytes) to hold |need|. */
-static int reserve(void **p, size_t *cap, size_t need, size_t size) {
+static int reserve_slow(void **p, size_t *cap, size_t need, size_t size) {
         size_t n = *cap ? *cap : 16;
         void *q;
 
-        if (need <= *cap)
-                return 0;
         while (n < need) {
                 if (n > SIZE_MAX / 2 / size)
                         return -ENOMEM;
@@ -86,6 +85,10 @@ static int reserve(void **p, size_t *cap, size_t need, size_t size) {
         return 0;
 }
 
+static inline int reserve(void **p, size_t *cap, size_t need, size_t size) {
+        return need <= *cap ? 0 : reserve_slow(p, cap, need, size);
+}
+
 static bool is_ws(char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -93,6 +96,28 @@ static bool is_ws(char c) {
 static void skip_ws(struct decoder *d) {
         while (d->i < d->len && is_ws(d->in[d->i]))
                 d->i++;
+}
+
+/* The next byte that is not whitespace (not taken), or -1 at the end.
+ * Canonical text has no whitespace: one test for the usual case. */
+static inline int peek(struct decoder *d) {
+        if (d->i < d->len && (unsigned char) d->in[d->i] > ' ')
+                return (unsigned char) d->in[d->i];
+        skip_ws(d);
+        return d->i < d->len ? (unsigned char) d->in[d->i] : -1;
+}
+
+/* Which of the 8 bytes in |x| end a run of plain string bytes: a control
+ * character, '"', '\\' or a byte past ASCII (most of a string is plain,
+ * and goes 8 bytes at a time). The classic has-less-than and
+ * has-zero-byte tests: the high bit of each such byte is set, and a borrow
+ * can set it in a byte above one that is set too, never below: the lowest
+ * bit set marks the first such byte. */
+static inline uint64_t special_bytes(uint64_t x) {
+        const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+
+        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & high;
 }
 
 /* Canonical text never grows past the input except where a real is
@@ -107,16 +132,16 @@ static int text_room(struct decoder *d, size_t more) {
         return reserve((void **) &doc->text, &doc->text_cap, need, 1);
 }
 
-static void put(struct decoder *d, const char *s, size_t n) {
+static inline void put(struct decoder *d, const char *s, size_t n) {
         memcpy(d->doc->text + d->doc->text_len, s, n);
         d->doc->text_len += n;
 }
 
-static void putc_text(struct decoder *d, char c) {
+static inline void putc_text(struct decoder *d, char c) {
         d->doc->text[d->doc->text_len++] = c;
 }
 
-static int new_token(struct decoder *d, json_type type, size_t *ret) {
+static inline int new_token(struct decoder *d, json_type type, size_t *ret) {
         struct glove_json_doc *doc = d->doc;
         int r;
 
@@ -224,68 +249,102 @@ static int scan_escape(struct decoder *d, uint32_t *ret) {
 static int scan_string(struct decoder *d, size_t *ret_str, size_t *ret_len) {
         static const char hex[] = "0123456789ABCDEF";
         struct glove_json_doc *doc = d->doc;
-        const unsigned char *in = (const unsigned char *) d->in;
+        const unsigned char *in = (const unsigned char *) d->in, *end = in + d->len, *p = in + d->i + 1;
         size_t at = d->i, start = doc->strings_len;
-        char *a = doc->strings + doc->strings_len;
+        /* locals, not doc's fields: a store through a char pointer could
+         * change any of those, so the compiler would load them again after
+         * every byte */
+        char *a = doc->strings + start, *o = doc->text + doc->text_len;
         uint32_t cp = 0;
         int r;
 
-        putc_text(d, '"');
-        d->i++;
+        *o++ = '"';
         for (;;) {
-                size_t run = d->i;
-                unsigned char b = 0;
+                unsigned char b;
+                size_t n;
 
-                while (d->i < d->len) {
-                        b = in[d->i];
-                        if (b >= 0x20 && b < 0x80 && b != '"' && b != '\\')
-                                d->i++;
-                        else if (b >= 0x80) {
-                                size_t k = json_utf8_seq(in + d->i, d->len - d->i);
-                                if (k == 0)
-                                        return fail(d, d->i, "invalid UTF-8");
-                                d->i += k;
-                        } else
+                /* Plain bytes 8 at a time, copied to both as they are
+                 * scanned: 8 bytes fit where they are stored, because
+                 * neither form is longer than the input taken so far and
+                 * 8 more bytes of input remain. */
+                while (end - p >= 8) {
+                        uint64_t x, m;
+
+                        memcpy(&x, p, 8);
+                        memcpy(o, &x, 8);
+                        memcpy(a, &x, 8);
+                        m = special_bytes(x);
+                        if (m != 0) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                                n = (size_t) __builtin_ctzll(m) / 8; /* the first byte is the lowest */
+                                p += n;
+                                o += n;
+                                a += n;
+#endif
                                 break;
+                        }
+                        p += 8;
+                        o += 8;
+                        a += 8;
                 }
-                memcpy(a, d->in + run, d->i - run);
-                a += d->i - run;
-                put(d, d->in + run, d->i - run);
-                if (d->i >= d->len)
+                if (p >= end)
                         return fail(d, at, "text ends inside a string");
+                b = *p;
+                if (b >= 0x20 && b < 0x80 && b != '"' && b != '\\') {
+                        *o++ = *a++ = (char) b;
+                        p++;
+                        continue;
+                }
+                if (b >= 0x80) {
+                        n = json_utf8_seq(p, (size_t) (end - p));
+                        if (n == 0)
+                                return fail(d, (size_t) (p - in), "invalid UTF-8");
+                        memcpy(o, p, n);
+                        memcpy(a, p, n);
+                        p += n;
+                        o += n;
+                        a += n;
+                        continue;
+                }
                 if (b == '"')
                         break;
                 if (b != '\\')
-                        return fail(d, d->i, "control character 0x%02x in a string", b);
+                        return fail(d, (size_t) (p - in), "control character 0x%02x in a string", b);
+                d->i = (size_t) (p - in);
                 r = scan_escape(d, &cp);
                 if (r < 0)
                         return r;
+                p = in + d->i;
                 if (cp >= 0x20 && cp != '"' && cp != '\\') {
-                        size_t k = utf8_put(cp, a);
-                        put(d, a, k);
-                        a += k;
+                        n = utf8_put(cp, a);
+                        memcpy(o, a, n);
+                        a += n;
+                        o += n;
                         continue;
                 }
                 *a++ = (char) cp;
-                putc_text(d, '\\');
+                *o++ = '\\';
                 switch (cp) {
-                case '"':  putc_text(d, '"'); break;
-                case '\\': putc_text(d, '\\'); break;
-                case '\b': putc_text(d, 'b'); break;
-                case '\f': putc_text(d, 'f'); break;
-                case '\n': putc_text(d, 'n'); break;
-                case '\r': putc_text(d, 'r'); break;
-                case '\t': putc_text(d, 't'); break;
+                case '"':  *o++ = '"'; break;
+                case '\\': *o++ = '\\'; break;
+                case '\b': *o++ = 'b'; break;
+                case '\f': *o++ = 'f'; break;
+                case '\n': *o++ = 'n'; break;
+                case '\r': *o++ = 'r'; break;
+                case '\t': *o++ = 't'; break;
                 default:
-                        put(d, "u00", 3);
-                        putc_text(d, hex[cp >> 4]);
-                        putc_text(d, hex[cp & 15]);
+                        *o++ = 'u';
+                        *o++ = '0';
+                        *o++ = '0';
+                        *o++ = hex[cp >> 4];
+                        *o++ = hex[cp & 15];
                         break;
                 }
         }
-        d->i++;
-        putc_text(d, '"');
+        *o++ = '"';
         *a++ = 0;
+        d->i = (size_t) (p + 1 - in);
+        doc->text_len = (size_t) (o - doc->text);
         *ret_str = start;
         *ret_len = (size_t) (a - (doc->strings + start)) - 1;
         doc->strings_len = (size_t) (a - doc->strings);
@@ -347,15 +406,20 @@ static int scan_number(struct decoder *d) {
                 d->i++;
                 if (d->i < d->len && is_digit(in[d->i]))
                         return fail(d, at, "a number with a leading zero");
-        } else
+        } else {
+                size_t first = d->i;
+
+                /* 19 digits fit in 64 bits whatever they are: the check
+                 * for more is needed only from the 20th on */
                 while (d->i < d->len && is_digit(in[d->i])) {
                         unsigned digit = (unsigned) (in[d->i] - '0');
-                        if (m > (UINT64_MAX - digit) / 10)
+                        if (d->i - first >= 19 && m > (UINT64_MAX - digit) / 10)
                                 overflow = true;
                         else
                                 m = m * 10 + digit;
                         d->i++;
                 }
+        }
         if (d->i < d->len && in[d->i] == '.') {
                 real = true;
                 d->i++;
@@ -417,6 +481,21 @@ static int key_cmp(const void *a, const void *b) {
         return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
 }
 
+/* As key_cmp(), for keys in |strings|; most keys differ in their first
+ * byte. */
+static inline int key_before(const char *strings, const struct json_stream_member *x,
+                             const struct json_stream_member *y) {
+        const unsigned char *a = (const unsigned char *) strings + x->key;
+        const unsigned char *b = (const unsigned char *) strings + y->key;
+        int c;
+
+        /* each key is NUL-terminated: the first bytes are there to compare */
+        if (a[0] != b[0])
+                return a[0] < b[0] ? -1 : 1;
+        c = memcmp(a, b, x->key_len < y->key_len ? x->key_len : y->key_len);
+        return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
 /* The object at |f| closes: its members into canonical order, its
  * duplicate keys refused. */
 static int sort_members(struct decoder *d, const struct json_stream_frame *f) {
@@ -429,13 +508,13 @@ static int sort_members(struct decoder *d, const struct json_stream_frame *f) {
         if (n < 2)
                 return 0;
         m = doc->members + f->members;
-        for (size_t j = 0; j < n; j++)
-                m[j].kp = doc->strings + m[j].key;
         for (size_t j = 1; j < n && sorted; j++)
-                if (key_cmp(&m[j - 1], &m[j]) >= 0)
+                if (key_before(doc->strings, &m[j - 1], &m[j]) >= 0)
                         sorted = false;
         if (sorted)
                 return 0;
+        for (size_t j = 0; j < n; j++)
+                m[j].kp = doc->strings + m[j].key;
         qsort(m, n, sizeof(*m), key_cmp);
         for (size_t j = 1; j < n; j++)
                 if (key_cmp(&m[j - 1], &m[j]) == 0)
@@ -480,8 +559,7 @@ static int scan_key(struct decoder *d) {
         struct json_stream_member *m;
         int r;
 
-        skip_ws(d);
-        if (d->i >= d->len || d->in[d->i] != '"')
+        if (peek(d) != '"')
                 return fail(d, d->i, "a string or '}' expected");
         r = reserve((void **) &doc->members, &doc->members_cap, d->n_members + 1, sizeof(*doc->members));
         if (r < 0)
@@ -491,8 +569,7 @@ static int scan_key(struct decoder *d) {
         r = scan_string(d, &m->key, &m->key_len);
         if (r < 0)
                 return r;
-        skip_ws(d);
-        if (d->i >= d->len || d->in[d->i] != ':')
+        if (peek(d) != ':')
                 return fail(d, d->i, "':' expected");
         d->i++;
         putc_text(d, ':');
@@ -505,16 +582,14 @@ static int scan_key(struct decoder *d) {
 static int scan_value(struct decoder *d) {
         struct glove_json_doc *doc = d->doc;
         size_t tok, str, n;
-        char c;
-        int r;
+        int c, r;
 
-        skip_ws(d);
-        if (d->i >= d->len)
+        c = peek(d);
+        if (c < 0)
                 return fail(d, d->i, "text ends where a value belongs");
         /* jansson counts every value, scalars too */
         if (d->n_frames + 1 > JSON_PARSER_MAX_DEPTH)
                 return fail(d, d->i, "nested deeper than %d", JSON_PARSER_MAX_DEPTH);
-        c = d->in[d->i];
         switch (c) {
         case '{':
         case '[':
@@ -531,7 +606,7 @@ static int scan_value(struct decoder *d) {
                         .members = d->n_members,
                         .object = c == '{',
                 };
-                putc_text(d, c);
+                putc_text(d, (char) c);
                 d->i++;
                 return 1;
         case '"':
@@ -558,7 +633,7 @@ static int scan_value(struct decoder *d) {
 }
 
 /* Token |tok|'s value is complete; the top of the stack is what holds it. */
-static void value_done(struct decoder *d, size_t tok) {
+static inline void value_done(struct decoder *d, size_t tok) {
         struct glove_json_doc *doc = d->doc;
         struct glove_json_token *t = &doc->tokens[tok];
 
@@ -589,16 +664,15 @@ static int decode(struct decoder *d) {
                 /* close what ends here; then the next element, if any */
                 for (;;) {
                         struct json_stream_frame *f;
-                        char c, close;
+                        int c, close;
 
                         if (d->n_frames == 0)
                                 goto end;
                         f = &doc->frames[d->n_frames - 1];
                         close = f->object ? '}' : ']';
-                        skip_ws(d);
-                        if (d->i >= d->len)
+                        c = peek(d);
+                        if (c < 0)
                                 return fail(d, d->i, "text ends inside %s", f->object ? "an object" : "an array");
-                        c = d->in[d->i];
                         if (c == close) {
                                 size_t tok = f->tok;
 
@@ -609,7 +683,7 @@ static int decode(struct decoder *d) {
                                         d->n_members = f->members;
                                 }
                                 d->i++;
-                                putc_text(d, c);
+                                putc_text(d, (char) c);
                                 d->n_frames--;
                                 value_done(d, tok);
                                 opened = false;
@@ -617,7 +691,7 @@ static int decode(struct decoder *d) {
                         }
                         if (!opened) {
                                 if (c != ',')
-                                        return fail(d, d->i, "',' or '%c' expected", close);
+                                        return fail(d, d->i, "',' or '%c' expected", (char) close);
                                 d->i++;
                                 putc_text(d, ',');
                         }
@@ -631,8 +705,7 @@ static int decode(struct decoder *d) {
                 r = scan_value(d);
         }
 end:
-        skip_ws(d);
-        if (d->i < d->len)
+        if (peek(d) >= 0)
                 return fail(d, d->i, "end of text expected");
         return 0;
 }

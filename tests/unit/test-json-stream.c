@@ -248,6 +248,34 @@ static void test_whitespace_and_top_level(void **state) {
         assert_int_equal(BOTH("[\0 1]"), -EINVAL);
 }
 
+/* Plain string bytes go 8 at a time: whatever ends a run (a quote, an
+ * escape, a byte past ASCII, a control character) must be found at every
+ * position in the word, and the bytes before it kept. */
+static void test_runs(void **state) {
+        static const char *const specials[] = {
+                "\\\"", "\\n", "\\u00e9", "\xc3\xa9", "\xf0\x9f\x98\x80", "\x7f", /* accepted */
+                "\x1f", "\xff",                                                  /* refused */
+        };
+        char text[64];
+
+        (void) state;
+        for (size_t k = 0; k < ELEMENTSOF(specials); k++)
+                for (size_t at = 0; at < 17; at++) {
+                        size_t n = 0, sl = strlen(specials[k]);
+
+                        text[n++] = '"';
+                        for (size_t j = 0; j < at; j++)
+                                text[n++] = (char) ('a' + j);
+                        memcpy(text + n, specials[k], sl);
+                        n += sl;
+                        memcpy(text + n, "0123456789\"", 11);
+                        n += 11;
+                        /* a control character or a byte that is no UTF-8 is
+                         * refused, the rest accepted: by both */
+                        assert_int_equal(both_len(text, n, NULL), k >= 6 ? -EINVAL : 0);
+                }
+}
+
 /* How the gateway and the verifier use it: members found by key, their
  * canonical bytes taken, a subtree as a tree when one is needed. */
 static void test_index(void **state) {
@@ -262,8 +290,8 @@ static void test_index(void **state) {
 
         (void) state;
         assert_int_equal(BOTH(msg), 0);
-        assert_string_equal(doc.text, "{\"id\":7,\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"arguments\":"
-                                      "{\"path\":\"/tmp/a\",\"z\":1},\"name\":\"read\"}}");
+        assert_string_equal(doc.text, "{\"id\":7,\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+                                      "\"params\":{\"arguments\":{\"path\":\"/tmp/a\",\"z\":1},\"name\":\"read\"}}");
         assert_int_equal(doc.tokens[0].type, JSON_OBJECT);
         assert_int_equal(doc.tokens[0].span, doc.n_tokens);
         id = glove_json_doc_get(&doc, 0, "id");
@@ -376,6 +404,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_size, teardown),
                 cmocka_unit_test_teardown(test_numbers, teardown),
                 cmocka_unit_test_teardown(test_whitespace_and_top_level, teardown),
+                cmocka_unit_test_teardown(test_runs, teardown),
                 cmocka_unit_test_teardown(test_index, teardown),
                 cmocka_unit_test_teardown(test_reorder, teardown),
                 cmocka_unit_test_teardown(test_is_text, teardown),
