@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit-log.h"
+#include "audit-sha256.h"
 #include "fd-util.h"
 #include "glove/audit.h"
 #include "glove/json.h"
@@ -176,7 +177,7 @@ static int last_line_digest(int fd, off_t size, char ret[GLOVE_SHA256_HEX_CHARS 
 
                 if (k <= 0)
                         return k < 0 ? negative_errno() : -EIO;
-                crypto_hash_sha256_update(&st, (const unsigned char *) buf, (size_t) k);
+                audit_sha256_update(&st, buf, (size_t) k);
                 at += k;
         }
         crypto_hash_sha256_final(&st, d);

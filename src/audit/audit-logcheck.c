@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit-sha256.h"
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "macro.h"
@@ -401,8 +402,8 @@ static int log_line(const char *line, size_t len, uint64_t n, bool complete, voi
                 return damage(c->ret, n, run, "run %s: more records than its receipt counts (%llu): added later", run,
                               (unsigned long long) r->want_records);
         r->seen++;
-        crypto_hash_sha256_update(&r->digest, (const unsigned char *) line, len);
-        crypto_hash_sha256_update(&r->digest, (const unsigned char *) "\n", 1);
+        audit_sha256_update(&r->digest, (const unsigned char *) line, len);
+        audit_sha256_update(&r->digest, (const unsigned char *) "\n", 1);
         /* A record of a vouched-for run may vouch for another run in turn
          * (the gateway for each MCP server's sandbox, whose records came
          * first): that run is checked as if a receipt named it. Only as
