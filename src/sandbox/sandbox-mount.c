@@ -20,6 +20,7 @@
 #include "missing-syscall.h"
 #include "path-util.h"
 #include "sandbox-internal.h"
+#include "timeline.h"
 
 #define STAGING "/tmp"
 #define ROOT_TMPFS_SIZE "4m"
@@ -501,8 +502,10 @@ int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage
         }
         for (size_t i = 0; i < w.n_trees; i++)
                 w.trees[i] = -EBADF;
-        for (size_t i = 0; i < n && r >= 0; i++)
+        for (size_t i = 0; i < n && r >= 0; i++) {
                 r = mount_op_run(plan, &ops[i], &w, ret_stage, detail, len);
+                timeline_markf("init: %s %s", stage_to_string(*ret_stage), ops[i].path ? ops[i].path : "");
+        }
         close_trees(w.trees, w.n_trees);
         safe_close(w.root);
         return r;

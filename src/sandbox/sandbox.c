@@ -25,6 +25,7 @@
 #include "sandbox-relay.h"
 #include "sandbox-supervise.h"
 #include "string-table.h"
+#include "timeline.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -425,29 +426,39 @@ static void run_record_end(struct run *run) {
 
 /* Each phase either succeeds or leaves the run's error set (or its
  * reason) and stops the list; run_teardown() undoes what they did. */
-static int (*const run_phases[])(struct run *run) = {
-        run_plan,
-        run_limits,
-        run_drop_groups,
-        run_record_decisions,
-        run_start_proxy,
-        run_channels,
-        run_signals,
-        run_clone,
-        run_release,
-        run_arm_watchdog,
-        run_wait,
+static const struct {
+        int (*run)(struct run *run);
+        const char *name; /* the debugging timeline's */
+} run_phases[] = {
+        { run_plan, "plan" },
+        { run_limits, "limits" },
+        { run_drop_groups, "drop-groups" },
+        { run_record_decisions, "record-decisions" },
+        { run_start_proxy, "proxy" },
+        { run_channels, "channels" },
+        { run_signals, "signals" },
+        { run_clone, "clone" },
+        { run_release, "release" },
+        { run_arm_watchdog, "watchdog" },
+        { run_wait, "wait" },
 };
 
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
         struct run run;
 
         run_init(&run, opts);
-        for (size_t i = 0; i < ELEMENTSOF(run_phases); i++)
-                if (run_phases[i](&run) < 0)
+        timeline_mark("supervisor: sandbox");
+        for (size_t i = 0; i < ELEMENTSOF(run_phases); i++) {
+                int r = run_phases[i].run(&run);
+
+                timeline_markf("supervisor: %s done", run_phases[i].name);
+                if (r < 0)
                         break;
+        }
         run_teardown(&run);
+        timeline_mark("supervisor: teardown done");
         run_record_end(&run);
+        timeline_mark("supervisor: end recorded");
         /* init's descriptors last: it may still be ending */
         safe_close(run.pidfd);
         safe_close(run.sfd);

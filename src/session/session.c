@@ -22,6 +22,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "session-internal.h"
+#include "timeline.h"
 
 struct glove_session {
         struct glove_session_options o;
@@ -326,6 +327,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         state_fd = open_state(s);
         if (state_fd < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: state and key checked");
         /* Nothing of exec's lives in the runtime directory yet, and
          * /run/user/UID is emptied at logout: a missing one is no reason to
          * fail, a wrong one is. */
@@ -345,9 +347,11 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         }
         if (root_identity(s, &lease, &agent_uid, &agent_gid) < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: identity");
         glove_run_id_new(run_id);
         if (audit_open(s, run_id, &audit) < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: audit log open");
         if (path_parent(p->audit_path, &audit_dir) < 0) {
                 (void) glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
                 return GLOVE_EXIT_FAILED;
@@ -361,6 +365,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                        err[0] ? err : strerror(-r));
                 return GLOVE_EXIT_FAILED;
         }
+        timeline_mark("supervisor: journal reserved");
         private_paths[0] = s->dirs.config;
         private_paths[1] = s->dirs.state;
         private_paths[2] = s->dirs.runtime;
@@ -445,6 +450,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                  : s->error.message,
         }, o, receipt_file_fd);
         free(TAKE_PTR(res.tail));
+        timeline_mark("supervisor: receipt recorded");
         if (r < 0) {
                 /* the receipt's failure is the session's, whatever the
                  * command did; a failure before it stays the cause */
