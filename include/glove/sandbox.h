@@ -77,27 +77,12 @@ struct glove_uid_lease {
 };
 #define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF })
 
-/* The running processes' ids, read from every /proc/PID/status: the one
- * part of an allocation whose cost grows with the host (the kernel renders
- * each file as it is read). Started ahead, it lists /proc and reads in a
- * thread of its own while the session does other work; the allocation
- * reads what is left alongside that thread and waits for it. NULL when
- * out of memory. Freeing an unused scan stops its thread. */
-struct glove_uid_scan;
-struct glove_uid_scan *glove_uid_scan_start(void);
-void glove_uid_scan_free(struct glove_uid_scan *scan);
-static inline void glove_uid_scan_freep(struct glove_uid_scan **scan) {
-        glove_uid_scan_free(*scan);
-}
-
 /* Takes the lowest uid of the range that no other run holds and that
  * /etc/passwd, /etc/group, /etc/subuid, /etc/subgid and the running
- * processes (/proc/PID/status: Uid, Gid, Groups) do not name; the
- * processes from |scan| (not taken over: finished here, freed by the
- * caller) or, when it is NULL, a scan of its own. Only root can. -errno
- * with the reason and its fix in |err|: -EUSERS when none is free, or why
- * the lock directory or a file could not be used. */
-int glove_uid_allocate(struct glove_uid_scan *scan, struct glove_uid_lease *ret, char *err, size_t errlen);
+ * processes (/proc/PID/status: Uid, Gid, Groups) do not name. Only root
+ * can. -errno with the reason and its fix in |err|: -EUSERS when none is
+ * free, or why the lock directory or a file could not be used. */
+int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen);
 /* Gives it back (its lock file removed, then unlocked); NULL and a
  * released or never-taken lease are fine. Only once nothing runs as it. */
 void glove_uid_release(struct glove_uid_lease *l);

@@ -19,8 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +35,6 @@
 #define UID_FILE_MAX ((size_t) 64 << 20)  /* /etc/passwd and its kind: past this, refused */
 #define UID_STATUS_MAX ((size_t) 1 << 20) /* /proc/PID/status: 65536 groups fit */
 #define UID_LOCK_TRIES 8                  /* per uid, while its lock file is replaced under us */
-#define UID_SCAN_THREAD_MIN 16            /* fewer processes: the caller reads them all */
-#define UID_SCAN_STACK ((size_t) 256 << 10) /* the scan's thread: a file read and the parser */
 
 int uid_set_init(struct uid_set *s, uint32_t first, uint32_t count) {
         size_t words = (size_t) (((uint64_t) count + 63) / 64);
@@ -228,168 +224,44 @@ static void closedirp(DIR **d) {
                 (void) closedir(*d);
 }
 
-/* The pids |proc_fd| lists, in its order. */
-static int list_pids(int proc_fd, uint32_t **ret, size_t *ret_n) {
+/* Every process's ids. One that exits while it is read is no matter. */
+static int add_processes(struct uid_set *s, const char *proc, char *err, size_t errlen) {
         _cleanup_(closedirp) DIR *d = NULL;
-        _cleanup_free_ uint32_t *pids = NULL;
-        size_t n = 0, cap = 0;
-        int fd;
+        _cleanup_close_ int fd = -EBADF;
+        struct dirent *de;
 
-        fd = fcntl(proc_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                int r = negative_errno();
-                safe_close(fd);
-                return r;
-        }
+        fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(d = fdopendir(fd)))
+                return error_format(err, errlen, negative_errno(), "Cannot list %s to see which host uids are taken: %s",
+                                    proc, strerror(errno));
+        fd = -EBADF; /* the DIR's now */
         for (;;) {
-                struct dirent *de;
+                _cleanup_free_ char *text = NULL;
+                char name[300];
+                size_t len = 0;
                 uint64_t pid;
+                int r;
 
                 errno = 0;
                 de = readdir(d);
                 if (!de) {
                         if (errno != 0)
-                                return negative_errno();
-                        break;
+                                return error_format(err, errlen, negative_errno(),
+                                                    "Cannot list %s to see which host uids are taken: %s", proc,
+                                                    strerror(errno));
+                        return 0;
                 }
                 if (!parse_dec(de->d_name, strlen(de->d_name), INT32_MAX, &pid))
                         continue;
-                if (n == cap) {
-                        size_t c = cap ? cap * 2 : 256;
-                        uint32_t *x = reallocarray(pids, c, sizeof(*x));
-
-                        if (!x)
-                                return -ENOMEM;
-                        pids = x;
-                        cap = c;
-                }
-                pids[n++] = (uint32_t) pid;
-        }
-        *ret = TAKE_PTR(pids);
-        *ret_n = n;
-        return 0;
-}
-
-/* What one thread of the scan read: the ids into a set of its own, and
- * its first failure with the pid it was reading. */
-struct uid_scan_share {
-        struct uid_set set;
-        int r;
-        uint32_t failed;
-};
-
-/* The process scan (sandbox-uid.h). Two threads take the listed pids one
- * at a time from |next|: the one started with the scan, and the caller's
- * once it needs the result; every pid is read by exactly one of them. */
-struct glove_uid_scan {
-        int proc_fd;
-        uint32_t *pids;
-        size_t n;
-        atomic_size_t next;
-        int r;                          /* listing /proc failed */
-        struct uid_scan_share helper;   /* the started thread's */
-        pthread_t thread;
-        bool threaded;
-};
-
-static void uid_scan_read(struct glove_uid_scan *scan, struct uid_scan_share *share) {
-        for (;;) {
-                _cleanup_free_ char *text = NULL;
-                size_t i = atomic_fetch_add(&scan->next, 1), len = 0;
-                char name[32];
-                int r;
-
-                if (i >= scan->n || share->r < 0)
-                        return;
-                (void) snprintf(name, sizeof(name), "%u/status", (unsigned) scan->pids[i]);
-                r = read_full_file_at(scan->proc_fd, name, UID_STATUS_MAX, 0, &text, &len);
+                (void) snprintf(name, sizeof(name), "%s/status", de->d_name);
+                r = read_full_file_at(dirfd(d), name, UID_STATUS_MAX, 0, &text, &len);
                 if (r == -ENOENT || r == -ESRCH)
-                        continue; /* gone meanwhile: no matter */
-                if (r < 0) {
-                        share->r = r;
-                        share->failed = scan->pids[i];
-                        return;
-                }
-                uid_set_add_text(&share->set, UID_FILE_STATUS, text, len);
+                        continue;
+                if (r < 0)
+                        return error_format(err, errlen, r, "Cannot read %s/%s to see which host uids are taken: %s",
+                                            proc, name, strerror(-r));
+                uid_set_add_text(s, UID_FILE_STATUS, text, len);
         }
-}
-
-static void *uid_scan_thread(void *userdata) {
-        struct glove_uid_scan *scan = userdata;
-
-        uid_scan_read(scan, &scan->helper);
-        return NULL;
-}
-
-struct glove_uid_scan *uid_scan_start_at(const char *proc, uint32_t first, uint32_t count) {
-        struct glove_uid_scan *scan;
-        pthread_attr_t attr;
-
-        scan = calloc(1, sizeof(*scan));
-        if (!scan)
-                return NULL;
-        scan->proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        scan->r = scan->proc_fd < 0 ? negative_errno() : list_pids(scan->proc_fd, &scan->pids, &scan->n);
-        atomic_init(&scan->next, 0);
-        if (uid_set_init(&scan->helper.set, first, count) < 0) {
-                glove_uid_scan_free(scan);
-                return NULL;
-        }
-        if (scan->r < 0 || scan->n < UID_SCAN_THREAD_MIN || pthread_attr_init(&attr) != 0)
-                return scan; /* the caller reads them all */
-        (void) pthread_attr_setstacksize(&attr, UID_SCAN_STACK);
-        scan->threaded = pthread_create(&scan->thread, &attr, uid_scan_thread, scan) == 0;
-        (void) pthread_attr_destroy(&attr);
-        return scan;
-}
-
-struct glove_uid_scan *glove_uid_scan_start(void) {
-        return uid_scan_start_at("/proc", GLOVE_UID_RANGE_FIRST, GLOVE_UID_RANGE_COUNT);
-}
-
-static void uid_scan_join(struct glove_uid_scan *scan) {
-        if (scan->threaded)
-                (void) pthread_join(scan->thread, NULL);
-        scan->threaded = false;
-}
-
-void glove_uid_scan_free(struct glove_uid_scan *scan) {
-        if (!scan)
-                return;
-        /* nothing more to take: the thread ends after its current read */
-        atomic_store(&scan->next, scan->n);
-        uid_scan_join(scan);
-        safe_close(scan->proc_fd);
-        free(scan->pids);
-        uid_set_done(&scan->helper.set);
-        free(scan);
-}
-
-/* Every listed process's ids into |s| (the scan's range): what is left to
- * read is read here, alongside the scan's thread. One that exits while it
- * is read is no matter. */
-static int uid_scan_finish(struct glove_uid_scan *scan, struct uid_set *s, const char *proc, char *err,
-                           size_t errlen) {
-        struct uid_scan_share own = { .set = *s };
-
-        if (scan->r < 0)
-                return error_format(err, errlen, scan->r, "Cannot list %s to see which host uids are taken: %s", proc,
-                                    strerror(-scan->r));
-        if (scan->helper.set.first != s->first || scan->helper.set.count != s->count)
-                return error_format(err, errlen, -EINVAL, "The process scan was made for another uid range");
-        uid_scan_read(scan, &own);
-        uid_scan_join(scan);
-        for (size_t w = 0; w < ((size_t) s->count + 63) / 64; w++)
-                s->bits[w] |= scan->helper.set.bits[w];
-        for (const struct uid_scan_share *sh = &own; sh; sh = sh == &own ? &scan->helper : NULL)
-                if (sh->r < 0)
-                        return error_format(err, errlen, sh->r,
-                                            "Cannot read %s/%u/status to see which host uids are taken: %s", proc,
-                                            (unsigned) sh->failed, strerror(-sh->r));
-        return 0;
 }
 
 static int lock_dir_failed(const char *path, const char *parent, int r, char *err, size_t errlen) {
@@ -458,9 +330,7 @@ static int try_lock(int dir_fd, uint64_t id, int *ret_fd) {
         return 0;
 }
 
-int uid_allocate_from(const struct uid_source *src, struct glove_uid_scan *scan, struct glove_uid_lease *ret,
-                      char *err, size_t errlen) {
-        _cleanup_(glove_uid_scan_freep) struct glove_uid_scan *own_scan = NULL;
+int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret, char *err, size_t errlen) {
         _cleanup_(uid_set_done) struct uid_set used = {};
         _cleanup_close_ int dir_fd = -EBADF;
         uint64_t first = src->first, end = (uint64_t) src->first + src->count;
@@ -482,12 +352,8 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_scan *scan,
                 r = add_file(&used, src->subuid, UID_FILE_SUBID, err, errlen);
         if (r >= 0)
                 r = add_file(&used, src->subgid, UID_FILE_SUBID, err, errlen);
-        if (r >= 0 && src->proc) {
-                if (!scan)
-                        scan = own_scan = uid_scan_start_at(src->proc, src->first, src->count);
-                r = scan ? uid_scan_finish(scan, &used, src->proc, err, errlen)
-                         : error_format(err, errlen, -ENOMEM, "Out of memory");
-        }
+        if (r >= 0 && src->proc)
+                r = add_processes(&used, src->proc, err, errlen);
         if (r < 0)
                 return r;
         for (uint64_t id = first; id < end; id++) {
@@ -511,7 +377,7 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_scan *scan,
                             src->count, (unsigned long long) first, (unsigned long long) (end - 1), src->lock_dir);
 }
 
-int glove_uid_allocate(struct glove_uid_scan *scan, struct glove_uid_lease *ret, char *err, size_t errlen) {
+int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen) {
         return uid_allocate_from(&(const struct uid_source) {
                 .lock_dir = GLOVE_UID_LOCK_DIR,
                 .passwd = "/etc/passwd",
@@ -521,7 +387,7 @@ int glove_uid_allocate(struct glove_uid_scan *scan, struct glove_uid_lease *ret,
                 .proc = "/proc",
                 .first = GLOVE_UID_RANGE_FIRST,
                 .count = GLOVE_UID_RANGE_COUNT,
-        }, scan, ret, err, errlen);
+        }, ret, err, errlen);
 }
 
 void glove_uid_release(struct glove_uid_lease *l) {

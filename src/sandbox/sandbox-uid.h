@@ -23,11 +23,7 @@ struct uid_source {
         uint32_t first, count;  /* the range */
 };
 
-/* |scan|: as glove_uid_allocate()'s, for |src->proc| and |src|'s range. */
-int uid_allocate_from(const struct uid_source *src, struct glove_uid_scan *scan, struct glove_uid_lease *ret,
-                      char *err, size_t errlen);
-/* glove_uid_scan_start() of another /proc and range; NULL: out of memory. */
-struct glove_uid_scan *uid_scan_start_at(const char *proc, uint32_t first, uint32_t count);
+int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret, char *err, size_t errlen);
 
 /* The ids of [first, first + count) seen in use: one bit each. */
 struct uid_set {

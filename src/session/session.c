@@ -35,7 +35,6 @@ struct glove_session {
         const char *policy_path;     /* the policy file; NULL: the built-in default */
         struct glove_policy *policy;
         char *policy_text;           /* canonical JSON, once sealed */
-        struct glove_uid_scan *uid_scan; /* root: the uid allocation's process scan, under way */
 };
 
 int glove_session_new(const struct glove_session_options *o, struct glove_session **ret) {
@@ -47,11 +46,6 @@ int glove_session_new(const struct glove_session_options *o, struct glove_sessio
         s->o = *o;
         s->warnings.notify = o->warning;
         s->warnings.userdata = o->userdata;
-        /* A root session most likely allocates a uid (root_identity()):
-         * its scan of every process reads while the policy is loaded. A
-         * scan that cannot start is made at the allocation. */
-        if (getuid() == 0)
-                s->uid_scan = glove_uid_scan_start();
         *ret = s;
         return 0;
 }
@@ -59,7 +53,6 @@ int glove_session_new(const struct glove_session_options *o, struct glove_sessio
 void glove_session_free(struct glove_session *s) {
         if (!s)
                 return;
-        glove_uid_scan_free(s->uid_scan);
         glove_policy_free(s->policy);
         free(s->policy_text);
         free(s->starter);
@@ -184,10 +177,6 @@ static int root_identity(struct glove_session *s, struct glove_uid_lease *lease,
         char err[1024] = "";
         int r;
 
-        if (getuid() != 0 || p->root_uid != GLOVE_ROOT_UID_ALLOCATED)
-                /* no allocation: the scan's thread ends before anything
-                 * of the session forks */
-                glove_uid_scan_free(TAKE_PTR(s->uid_scan));
         if (getuid() != 0) {
                 *ret_uid = getuid();
                 *ret_gid = getgid();
@@ -213,9 +202,7 @@ static int root_identity(struct glove_session *s, struct glove_uid_lease *lease,
                 *ret_gid = p->root_gid;
                 return 0;
         }
-        r = glove_uid_allocate(s->uid_scan, lease, err, sizeof(err));
-        /* its thread is done (or stopped, after a failure) */
-        glove_uid_scan_free(TAKE_PTR(s->uid_scan));
+        r = glove_uid_allocate(lease, err, sizeof(err));
         if (r < 0)
                 return glove_error_set(&s->error, r, "identity", "%s", err[0] ? err : strerror(-r));
         log_debug("This root run's host uid and gid: %u", (unsigned) lease->uid);

@@ -204,7 +204,7 @@ static int teardown(void **state) {
 
 static uid_t take(struct fixture *f, struct glove_uid_lease *l) {
         char err[512] = "";
-        int r = uid_allocate_from(&f->src, NULL, l, err, sizeof(err));
+        int r = uid_allocate_from(&f->src, l, err, sizeof(err));
 
         if (r < 0)
                 fail_msg("allocation failed: %d %s", r, err);
@@ -294,7 +294,7 @@ static void test_allocate_exhausted(void **state) {
 
         for (;;) {
                 l[n] = GLOVE_UID_LEASE_NULL;
-                r = uid_allocate_from(&f->src, NULL, &l[n], err, sizeof(err));
+                r = uid_allocate_from(&f->src, &l[n], err, sizeof(err));
                 if (r < 0)
                         break;
                 assert_true(n < COUNT - 5);
@@ -309,7 +309,7 @@ static void test_allocate_exhausted(void **state) {
         assert_int_equal(l[n].lock_fd, -EBADF);
         for (size_t i = 0; i < n; i++)
                 glove_uid_release(&l[i]);
-        r = uid_allocate_from(&f->src, NULL, &l[0], err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l[0], err, sizeof(err));
         assert_int_equal(r, 0);
         assert_int_equal(l[0].uid, FIRST + 5);
         glove_uid_release(&l[0]);
@@ -326,7 +326,7 @@ static void test_allocate_refusals(void **state) {
         assert_int_equal(mkdir(path, 0755), 0);
         assert_int_equal(mkdir(f->locks, 0700), 0);
         assert_int_equal(chmod(f->locks, 0777), 0);
-        r = uid_allocate_from(&f->src, NULL, &l, err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l, err, sizeof(err));
         assert_int_equal(r, -EPERM);
         assert_non_null(strstr(err, "is not yours alone"));
         assert_non_null(strstr(err, "mode 0777"));
@@ -335,12 +335,12 @@ static void test_allocate_refusals(void **state) {
 
         /* one that cannot be made: its parent is a file */
         f->src.lock_dir = f->passwd;
-        r = uid_allocate_from(&f->src, NULL, &l, err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l, err, sizeof(err));
         assert_true(r < 0);
         assert_non_null(strstr(err, "Cannot make Glove's uid lock directory"));
         (void) snprintf(path, sizeof(path), "%s/none/run/uid", f->dir);
         f->src.lock_dir = path;
-        r = uid_allocate_from(&f->src, NULL, &l, err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l, err, sizeof(err));
         assert_int_equal(r, -ENOENT);
         assert_non_null(strstr(err, "--uid-when-root"));
         f->src.lock_dir = f->locks;
@@ -348,7 +348,7 @@ static void test_allocate_refusals(void **state) {
         /* a user database that cannot be read: no guessing (a directory
          * reads as EISDIR) */
         f->src.group = f->proc;
-        r = uid_allocate_from(&f->src, NULL, &l, err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l, err, sizeof(err));
         assert_int_equal(r, -EISDIR);
         assert_non_null(strstr(err, "Cannot read"));
         f->src.group = f->group;
@@ -359,89 +359,16 @@ static void test_allocate_refusals(void **state) {
         f->src.subuid = f->subuid;
         /* nor a /proc that cannot be listed */
         f->src.proc = "/nonexistent-glove-proc";
-        r = uid_allocate_from(&f->src, NULL, &l, err, sizeof(err));
+        r = uid_allocate_from(&f->src, &l, err, sizeof(err));
         assert_int_equal(r, -ENOENT);
         f->src.proc = f->proc;
 
         /* a range that would reach (uid_t) -1, or start at root */
         f->src.first = UINT32_MAX - 3;
-        assert_int_equal(uid_allocate_from(&f->src, NULL, &l, err, sizeof(err)), -EINVAL);
+        assert_int_equal(uid_allocate_from(&f->src, &l, err, sizeof(err)), -EINVAL);
         f->src.first = 0;
-        assert_int_equal(uid_allocate_from(&f->src, NULL, &l, err, sizeof(err)), -EINVAL);
+        assert_int_equal(uid_allocate_from(&f->src, &l, err, sizeof(err)), -EINVAL);
         f->src.first = FIRST;
-}
-
-/* A scan started ahead, over more processes than one thread reads alone:
- * every process is read by one of the two threads, whichever pid holds
- * the id (here the first, a middle and the last listed), and the result is
- * what a scan of the allocation's own finds. */
-static void test_scan_ahead(void **state) {
-        struct fixture *f = *state;
-        struct glove_uid_lease l = GLOVE_UID_LEASE_NULL;
-        struct glove_uid_scan *scan;
-        char path[160], text[160];
-
-        for (unsigned pid = 5000; pid < 5200; pid++) {
-                /* 5000 has a real uid of the range, 5100 a supplementary
-                 * group, 5199 an effective gid; the rest nothing of it */
-                unsigned uid = pid == 5000 ? FIRST + 8 : 0, grp = pid == 5100 ? FIRST + 9 : 0,
-                         gid = pid == 5199 ? FIRST + 10 : 0;
-
-                (void) snprintf(path, sizeof(path), "%s/%u", f->proc, pid);
-                assert_int_equal(mkdir(path, 0755), 0);
-                (void) snprintf(path, sizeof(path), "%s/%u/status", f->proc, pid);
-                (void) snprintf(text, sizeof(text), "Name:\tp\nUid:\t%u\t0\t0\t0\nGid:\t0\t%u\t0\t0\nGroups:\t%u\n", uid,
-                                gid, grp);
-                write_file(path, text);
-        }
-        /* 0-4 are taken by the fixture, 5 is free: hold 5-7 so that the
-         * next free one is past what the scan finds */
-        for (unsigned i = 5; i < 8; i++) {
-                (void) snprintf(path, sizeof(path), "%s/%u", f->proc, 6000 + i);
-                assert_int_equal(mkdir(path, 0755), 0);
-                (void) snprintf(path, sizeof(path), "%s/%u/status", f->proc, 6000 + i);
-                (void) snprintf(text, sizeof(text), "Uid:\t%u\t%u\t%u\t%u\n", FIRST + i, FIRST + i, FIRST + i,
-                                FIRST + i);
-                write_file(path, text);
-        }
-        scan = uid_scan_start_at(f->proc, FIRST, COUNT);
-        assert_non_null(scan);
-        {
-                char err[512] = "";
-                int r = uid_allocate_from(&f->src, scan, &l, err, sizeof(err));
-
-                if (r < 0)
-                        fail_msg("allocation failed: %d %s", r, err);
-        }
-        glove_uid_scan_free(scan);
-        assert_int_equal(l.uid, FIRST + 11);
-        glove_uid_release(&l);
-        /* the same without a scan started ahead */
-        assert_int_equal(take(f, &l), FIRST + 11);
-        glove_uid_release(&l);
-
-        /* a scan freed unused stops; one of another range is refused */
-        glove_uid_scan_free(uid_scan_start_at(f->proc, FIRST, COUNT));
-        glove_uid_scan_free(NULL);
-        scan = uid_scan_start_at(f->proc, FIRST + 1, COUNT);
-        assert_non_null(scan);
-        {
-                char err[512] = "";
-
-                assert_int_equal(uid_allocate_from(&f->src, scan, &l, err, sizeof(err)), -EINVAL);
-                assert_non_null(strstr(err, "another uid range"));
-        }
-        glove_uid_scan_free(scan);
-        /* a /proc that cannot be listed, found by a scan started ahead */
-        scan = uid_scan_start_at("/nonexistent-glove-proc", FIRST, COUNT);
-        assert_non_null(scan);
-        {
-                char err[512] = "";
-
-                assert_int_equal(uid_allocate_from(&f->src, scan, &l, err, sizeof(err)), -ENOENT);
-                assert_non_null(strstr(err, "Cannot list"));
-        }
-        glove_uid_scan_free(scan);
 }
 
 int main(void) {
@@ -453,7 +380,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_allocate_makes_lock_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_allocate_exhausted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_allocate_refusals, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_scan_ahead, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
