@@ -181,23 +181,6 @@ static const char *const proc_readonly[] = {
         "sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "asound", "driver", "sysvipc", "tty", NULL,
 };
 
-/* Binds |rel| below |dir| over itself, read-only with everything below
- * it. */
-static int bind_readonly_at(int dir, const char *rel) {
-        _cleanup_close_ int target = -EBADF, tree = -EBADF;
-
-        target = openat2_beneath(dir, rel, O_PATH);
-        if (target < 0)
-                return target;
-        tree = RET_NERRNO(
-                open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
-        if (tree < 0)
-                return tree;
-        if (setattr(tree, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY, 0, 0) < 0)
-                return negative_errno();
-        return RET_NERRNO(move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
-}
-
 /* A fresh proc at /proc, its entries relative to it: the host's /dev/null
  * is looked up once and cloned onto each masked entry. */
 static int build_proc(int root, char *detail, size_t len) {
@@ -239,7 +222,7 @@ static int build_proc(int root, char *detail, size_t len) {
                 }
         }
         for (size_t i = 0; proc_readonly[i]; i++) {
-                r = bind_readonly_at(proc, proc_readonly[i]);
+                r = bind_over_self(proc, proc_readonly[i], true);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0) {
