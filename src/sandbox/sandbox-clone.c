@@ -125,6 +125,14 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
                         if (setresgid(plan->gid_inside, plan->gid_inside, plan->gid_inside) < 0 ||
                             setresuid(plan->uid_inside, plan->uid_inside, plan->uid_inside) < 0)
                                 sync_fail(sync_fd, STAGE_IDENTITY, errno, "setresuid/setresgid");
+                        /* Not ptraceable or readable through /proc from
+                         * here on, whatever fs.suid_dumpable says: in
+                         * root mode the supervisor may still be looking
+                         * for a stranger with this host uid
+                         * (sandbox-uid.c), and init's mounts, trees and
+                         * capabilities must stay out of its reach. */
+                        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                                sync_fail(sync_fd, STAGE_IDENTITY, errno, "set non-dumpable");
                         /* cleared by the identity change, so set it after */
                         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                                 sync_fail(sync_fd, STAGE_IDENTITY, errno, "PR_SET_PDEATHSIG");

@@ -222,10 +222,9 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         if (r < 0)
                 sync_fail(sync_fd, STAGE_LOOPBACK, -r, "bring up lo");
 
-        /* init's own hardening: not ptraceable or readable through /proc,
-         * in its own session, no capabilities from here on. */
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                sync_fail(sync_fd, STAGE_INIT, errno, "set non-dumpable");
+        /* init's own hardening (non-dumpable since it took its identity,
+         * child_wait_go()): in its own session, no capabilities from here
+         * on. */
         (void) setsid();
         timeline_mark("init: hostname, lo up");
         r = caps_drop_all();

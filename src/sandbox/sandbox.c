@@ -230,7 +230,31 @@ static int run_record_decisions(struct run *run) {
         return 0;
 }
 
+/* The process scan glove_uid_take() left: no process but |ours| (init,
+ * or none) may have the run's uid before anything of the run but init
+ * runs as it (sandbox-uid.c). */
+static int run_check_uid(struct run *run, pid_t ours) {
+        char err[1024] = "";
+        int r;
+
+        if (!run->o.uid_lease || !run->o.uid_lease->scan_pending || !run->plan.root_mode)
+                return 0;
+        r = glove_uid_check(run->o.uid_lease, ours, err, sizeof(err));
+        if (r < 0)
+                return glove_error_set(run->o.error, r, "identity", "%s", err[0] ? err : strerror(-r));
+        timeline_mark("supervisor: uid checked");
+        return 0;
+}
+
 static int run_start_proxy(struct run *run) {
+        int r;
+
+        /* the proxy runs as the run's uid from its start */
+        if (run->o.policy->net == GLOVE_NET_PROXY) {
+                r = run_check_uid(run, 0);
+                if (r < 0)
+                        return r;
+        }
         return net_proxy_start(&run->plan, &run->o, &run->np);
 }
 
@@ -295,14 +319,17 @@ static void kill_init(struct run *run) {
         (void) waitid(P_PIDFD, (id_t) run->pidfd, &(siginfo_t) {}, WEXITED);
 }
 
-/* The identity maps, the trees and the word to go; the decisions made
- * durable meanwhile (a full disk stopped the run before the clone), and
+/* The identity maps, the trees and the word to go; while init builds the
+ * root, the uid's process scan, if it was left to the run, and the
+ * decisions made durable (a full disk stopped the run before the clone);
  * then the command's release: init starts the agent only on our word. */
 static int run_release(struct run *run) {
         struct glove_audit *a = run->o.audit;
         int r;
 
         r = clone_go(&run->plan, run->pid, run->pair[0]);
+        if (r >= 0)
+                r = run_check_uid(run, run->pid);
         if (r >= 0 && a) {
                 r = glove_audit_sync(a);
                 if (r < 0) {

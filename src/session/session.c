@@ -171,8 +171,12 @@ int glove_session_seal(struct glove_session *s) {
 /* The host identity of a root session's agent, proxy, MCP socket and MCP
  * servers' sandboxes: the policy's explicit identity.uid_when_root, or a
  * uid of the session's own taken into |lease|, held until nothing runs as
- * it. Not root: the caller's own uid and gid, and no lease. */
-static int root_identity(struct glove_session *s, struct glove_uid_lease *lease, uid_t *ret_uid, gid_t *ret_gid) {
+ * it. Not root: the caller's own uid and gid, and no lease. |defer_scan|:
+ * the uid's process scan is left to the sandbox, which runs it while its
+ * init builds the root (glove_uid_take()); only for a session where
+ * nothing runs as the uid before the agent's sandbox. */
+static int root_identity(struct glove_session *s, bool defer_scan, struct glove_uid_lease *lease, uid_t *ret_uid,
+                         gid_t *ret_gid) {
         const struct glove_policy *p = s->policy;
         char err[1024] = "";
         int r;
@@ -202,7 +206,7 @@ static int root_identity(struct glove_session *s, struct glove_uid_lease *lease,
                 *ret_gid = p->root_gid;
                 return 0;
         }
-        r = glove_uid_allocate(lease, err, sizeof(err));
+        r = defer_scan ? glove_uid_take(lease, err, sizeof(err)) : glove_uid_allocate(lease, err, sizeof(err));
         if (r < 0)
                 return glove_error_set(&s->error, r, "identity", "%s", err[0] ? err : strerror(-r));
         log_debug("This root run's host uid and gid: %u", (unsigned) lease->uid);
@@ -345,7 +349,9 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         return GLOVE_EXIT_FAILED;
                 }
         }
-        if (root_identity(s, &lease, &agent_uid, &agent_gid) < 0)
+        /* glove run's gateway socket and servers take the uid before the
+         * agent's sandbox exists: its scan comes first */
+        if (root_identity(s, !run, &lease, &agent_uid, &agent_gid) < 0)
                 return GLOVE_EXIT_FAILED;
         timeline_mark("supervisor: identity");
         glove_run_id_new(run_id);
@@ -414,6 +420,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .policy_sha256 = policy_sha,
                         .root_uid = agent_uid,
                         .root_gid = agent_gid,
+                        .uid_lease = lease.scan_pending ? &lease : NULL,
                         .error = &s->error,
                         .warnings = &s->warnings,
                 }, &res);
@@ -493,7 +500,7 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                 return log_fd;
         if (path_parent(p->audit_path, &audit_dir) < 0)
                 return glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
-        r = root_identity(s, &lease, &uid, &gid);
+        r = root_identity(s, false, &lease, &uid, &gid);
         if (r < 0)
                 return r;
         glove_run_id_new(run_id);
