@@ -81,8 +81,10 @@ struct glove_uid_lease {
         int dir_fd;        /* owned: GLOVE_UID_LOCK_DIR */
         bool scan_pending; /* glove_uid_take(): no process has been seen to lack it yet */
         bool found_in_use; /* glove_uid_check() found a process with it: its lock file stays, marked */
+        int scan_fd;       /* owned: the early scan's answer (glove_uid_take()), or -EBADF */
+        pid_t scan_pid;    /* the early scan's process, until reaped; 0: none */
 };
-#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF })
+#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF, .scan_fd = -EBADF })
 
 /* Takes the lowest uid of the range that no other run holds and that
  * /etc/passwd, /etc/group, /etc/subuid, /etc/subgid and the running
@@ -92,16 +94,19 @@ struct glove_uid_lease {
 int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen);
 /* The same, but the running processes are left to glove_uid_check(),
  * which the caller runs before anything but the sandbox's init runs as the
- * uid (docs/architecture.md, "Identity": the scan overlaps init's mounts).
- * A uid whose lock file an earlier check marked in use is taken only after
- * the scan, as glove_uid_allocate() takes it. */
+ * uid (docs/architecture.md, "Identity"): a process of its own scans them
+ * meanwhile, while the caller goes on. A uid whose lock file an earlier
+ * check marked in use is taken only after the scan, as
+ * glove_uid_allocate() takes it. */
 int glove_uid_take(struct glove_uid_lease *ret, char *err, size_t errlen);
 /* The scan glove_uid_take() left: 0 when no process but |ours| (0: none)
  * has the lease's uid as a uid, gid or supplementary group (the lease is
  * then as glove_uid_allocate()'s); -EUSERS with the process named in |err|
  * when one has, its lock file then marked so that later runs scan before
- * they take it; other -errno when /proc cannot be read. A lease whose scan
- * is done is 0 at once. */
+ * they take it; other -errno when /proc cannot be read. The early scan's
+ * answer when it saw no process with the uid; else (it saw one, perhaps
+ * |ours|, or could not look) the scan made here. A lease whose scan is
+ * done is 0 at once. */
 int glove_uid_check(struct glove_uid_lease *l, pid_t ours, char *err, size_t errlen);
 /* Gives it back (its lock file removed, then unlocked); NULL and a
  * released or never-taken lease are fine. Only once nothing runs as it. */

@@ -13,10 +13,12 @@
  *
  * A run of `glove exec` takes its uid optimistically (glove_uid_take()):
  * the lock and the user database before the clone, as above, but the
- * process scan, the costly part (every /proc/PID/status rendered), only
- * once the sandbox's init exists, in the supervisor while init builds the
- * root, and its command is released only once the scan has found no
- * process but init with the uid (glove_uid_check()). Nothing of the run
+ * process scan, the costly part (every /proc/PID/status rendered), in a
+ * process of its own forked at once (uid_scan_start()), while the
+ * supervisor goes on to the plan, the records and the clone and init
+ * builds the root; its command is released only once the scan has found
+ * no process but init with the uid (glove_uid_check(): the early scan's
+ * "nobody", else a scan of its own, leaving init out). Nothing of the run
  * that a stranger holding the uid could reach exists before that verdict:
  * init takes the uid inside a user namespace that host root (glove) owns,
  * so the uid has no capability in it or its other namespaces, and init is
@@ -48,11 +50,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "file-util.h"
@@ -429,7 +434,8 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                                 continue;
                 }
                 *ret = (struct glove_uid_lease) { .uid = (uid_t) id, .lock_fd = TAKE_FD(fd),
-                                                  .dir_fd = TAKE_FD(dir_fd), .scan_pending = scan_pending };
+                                                  .dir_fd = TAKE_FD(dir_fd), .scan_pending = scan_pending,
+                                                  .scan_fd = -EBADF };
                 return 0;
         }
         return error_format(err, errlen, -EUSERS,
@@ -457,8 +463,77 @@ int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen) {
         return allocate(false, ret, err, errlen);
 }
 
+/* What the early scan's process writes: the first process it saw with the
+ * uid (0: none), or why it could not look. */
+struct scan_report {
+        int error;
+        pid_t holder;
+};
+
+int uid_scan_start(struct glove_uid_lease *l, const char *proc) {
+        pid_t parent = getpid(), pid;
+        int p[2];
+
+        if (!l->scan_pending || l->scan_fd >= 0)
+                return 0;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                struct scan_report rep = {};
+                struct uid_set used = {};
+                char err[1];
+
+                /* nothing of the caller's but the answer's pipe: not the
+                 * lock, not a reader's pipe whose end it would hold open */
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (getppid() != parent)
+                        _exit(0);
+                if (p[1] > 0)
+                        (void) close_range(0, (unsigned) p[1] - 1, 0);
+                (void) close_range((unsigned) p[1] + 1, ~0U, 0);
+                rep.error = uid_set_init(&used, (uint32_t) l->uid, 1);
+                if (rep.error >= 0)
+                        rep.error = add_processes(&used, proc, 0, &rep.holder, err, sizeof(err));
+                _exit(write(p[1], &rep, sizeof(rep)) == (ssize_t) sizeof(rep) ? 0 : 1);
+        }
+        safe_close(p[1]);
+        l->scan_fd = p[0];
+        l->scan_pid = pid;
+        return 0;
+}
+
+/* The early scan's process ended and reaped; its answer: true when it
+ * saw no process with the uid. */
+static bool scan_finish(struct glove_uid_lease *l, bool kill_it) {
+        struct scan_report rep = {};
+        bool clear = false;
+
+        if (l->scan_fd >= 0 && !kill_it)
+                clear = read(l->scan_fd, &rep, sizeof(rep)) == (ssize_t) sizeof(rep) && rep.error >= 0 &&
+                        rep.holder == 0;
+        l->scan_fd = safe_close(l->scan_fd);
+        if (l->scan_pid > 0) {
+                if (kill_it)
+                        (void) kill(l->scan_pid, SIGKILL);
+                (void) waitpid(l->scan_pid, NULL, 0);
+                l->scan_pid = 0;
+        }
+        return clear;
+}
+
 int glove_uid_take(struct glove_uid_lease *ret, char *err, size_t errlen) {
-        return allocate(true, ret, err, errlen);
+        int r = allocate(true, ret, err, errlen);
+
+        if (r >= 0 && uid_scan_start(ret, "/proc") < 0)
+                log_debug("Cannot start the uid's early process scan: %m; the check scans itself");
+        return r;
 }
 
 int uid_check_from(struct glove_uid_lease *l, const char *proc, pid_t ours, char *err, size_t errlen) {
@@ -469,6 +544,10 @@ int uid_check_from(struct glove_uid_lease *l, const char *proc, pid_t ours, char
 
         if (!l->scan_pending)
                 return 0;
+        if (scan_finish(l, false)) {
+                l->scan_pending = false;
+                return 0;
+        }
         if (uid_set_init(&used, (uint32_t) l->uid, 1) < 0)
                 return error_format(err, errlen, -ENOMEM, "Out of memory");
         for (unsigned round = 0;; round++) {
@@ -517,6 +596,7 @@ void glove_uid_release(struct glove_uid_lease *l) {
 
         if (!l)
                 return;
+        (void) scan_finish(l, true);
         if (l->lock_fd >= 0 && l->dir_fd >= 0 && !l->found_in_use) {
                 /* removed while still locked: whoever opened it before
                  * sees it gone once they hold it (try_lock) */

@@ -230,9 +230,9 @@ static int run_record_decisions(struct run *run) {
         return 0;
 }
 
-/* The process scan glove_uid_take() left: no process but |ours| (init,
- * or none) may have the run's uid before anything of the run but init
- * runs as it (sandbox-uid.c). */
+/* The verdict of the process scan glove_uid_take() started: no process
+ * but |ours| (init, or none) may have the run's uid before anything of the
+ * run but init runs as it (sandbox-uid.c). */
 static int run_check_uid(struct run *run, pid_t ours) {
         char err[1024] = "";
         int r;
@@ -320,8 +320,8 @@ static void kill_init(struct run *run) {
 }
 
 /* The identity maps, the trees and the word to go; while init builds the
- * root, the uid's process scan, if it was left to the run, and the
- * decisions made durable (a full disk stopped the run before the clone);
+ * root, the uid's process scan's verdict, if it was left to the run, and
+ * the decisions made durable (a full disk stopped the run before the clone);
  * then the command's release: init starts the agent only on our word. */
 static int run_release(struct run *run) {
         struct glove_audit *a = run->o.audit;

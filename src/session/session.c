@@ -172,9 +172,10 @@ int glove_session_seal(struct glove_session *s) {
  * servers' sandboxes: the policy's explicit identity.uid_when_root, or a
  * uid of the session's own taken into |lease|, held until nothing runs as
  * it. Not root: the caller's own uid and gid, and no lease. |defer_scan|:
- * the uid's process scan is left to the sandbox, which runs it while its
- * init builds the root (glove_uid_take()); only for a session where
- * nothing runs as the uid before the agent's sandbox. */
+ * the uid's process scan runs in a process of its own meanwhile, and the
+ * sandbox has its verdict before it releases the command
+ * (glove_uid_take()); only for a session where nothing runs as the uid
+ * before the agent's sandbox. */
 static int root_identity(struct glove_session *s, bool defer_scan, struct glove_uid_lease *lease, uid_t *ret_uid,
                          gid_t *ret_gid) {
         const struct glove_policy *p = s->policy;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -435,6 +436,57 @@ static void test_take_then_check(void **state) {
         assert_false(lock_file_exists(f, FIRST + 4));
 }
 
+/* The early scan, in a process of its own: its "nobody has it" is the
+ * check's answer; anything else, and the check scans itself. */
+static void test_early_scan(void **state) {
+        struct fixture *f = *state;
+        struct glove_uid_lease a = GLOVE_UID_LEASE_NULL;
+        char err[512] = "", path[160];
+        pid_t pid;
+
+        f->src.defer_scan = true;
+        /* it sees 4242, which is the caller's own: the check scans again,
+         * leaving 4242 out */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_true(a.scan_fd >= 0);
+        assert_true(a.scan_pid > 0);
+        pid = a.scan_pid;
+        assert_int_equal(uid_check_from(&a, f->proc, 4242, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        assert_int_equal(a.scan_fd, -EBADF);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), -1); /* reaped */
+        assert_int_equal(errno, ECHILD);
+        glove_uid_release(&a);
+
+        /* it sees nobody: that is the answer (the check does not look at
+         * the /proc it was given) */
+        (void) snprintf(path, sizeof(path), "%s/4242/status", f->proc);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        glove_uid_release(&a);
+
+        /* one that could not look: the check's own scan says why */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, "/nonexistent-glove-proc"), 0);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "Cannot list /nonexistent-glove-proc"));
+        glove_uid_release(&a);
+
+        /* given back before its answer was read: ended and reaped */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        pid = a.scan_pid;
+        glove_uid_release(&a);
+        assert_int_equal(a.scan_fd, -EBADF);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+        assert_false(lock_file_exists(f, FIRST + 4));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_passwd),
@@ -445,6 +497,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_allocate_exhausted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_allocate_refusals, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_then_check, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_early_scan, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
