@@ -49,6 +49,11 @@ struct glove_sandbox_options {
          * then be explicit. Ignored when glove is not root. */
         uid_t root_uid;
         gid_t root_gid;
+        /* root_uid's lease when glove_uid_take() left its process scan to
+         * the run (.scan_pending): the run scans while init builds the root
+         * and releases the command only once nothing else has the uid
+         * (glove_uid_check()); else NULL. Borrowed. */
+        struct glove_uid_lease *uid_lease;
         /* Where its failure and the warnings the user must read go (the
          * session's): the warnings before the command starts (rlimits), and
          * at its end (a protected path it created, a session cgroup left
@@ -71,11 +76,15 @@ struct glove_sandbox_options {
 #define GLOVE_UID_LOCK_DIR "/run/glove/uid"
 
 struct glove_uid_lease {
-        uid_t uid;   /* the host uid, and the same number is the gid */
-        int lock_fd; /* owned: the lock that holds it */
-        int dir_fd;  /* owned: GLOVE_UID_LOCK_DIR */
+        uid_t uid;         /* the host uid, and the same number is the gid */
+        int lock_fd;       /* owned: the lock that holds it */
+        int dir_fd;        /* owned: GLOVE_UID_LOCK_DIR */
+        bool scan_pending; /* glove_uid_take(): no process has been seen to lack it yet */
+        bool found_in_use; /* glove_uid_check() found a process with it: its lock file stays, marked */
+        int scan_fd;       /* owned: the early scan's answer (glove_uid_take()), or -EBADF */
+        pid_t scan_pid;    /* the early scan's process, until reaped; 0: none */
 };
-#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF })
+#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF, .scan_fd = -EBADF })
 
 /* Takes the lowest uid of the range that no other run holds and that
  * /etc/passwd, /etc/group, /etc/subuid, /etc/subgid and the running
@@ -83,6 +92,22 @@ struct glove_uid_lease {
  * can. -errno with the reason and its fix in |err|: -EUSERS when none is
  * free, or why the lock directory or a file could not be used. */
 int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen);
+/* The same, but the running processes are left to glove_uid_check(),
+ * which the caller runs before anything but the sandbox's init runs as the
+ * uid (docs/architecture.md, "Identity"): a process of its own scans them
+ * meanwhile, while the caller goes on. A uid whose lock file an earlier
+ * check marked in use is taken only after the scan, as
+ * glove_uid_allocate() takes it. */
+int glove_uid_take(struct glove_uid_lease *ret, char *err, size_t errlen);
+/* The scan glove_uid_take() left: 0 when no process but |ours| (0: none)
+ * has the lease's uid as a uid, gid or supplementary group (the lease is
+ * then as glove_uid_allocate()'s); -EUSERS with the process named in |err|
+ * when one has, its lock file then marked so that later runs scan before
+ * they take it; other -errno when /proc cannot be read. The early scan's
+ * answer when it saw no process with the uid; else (it saw one, perhaps
+ * |ours|, or could not look) the scan made here. A lease whose scan is
+ * done is 0 at once. */
+int glove_uid_check(struct glove_uid_lease *l, pid_t ours, char *err, size_t errlen);
 /* Gives it back (its lock file removed, then unlocked); NULL and a
  * released or never-taken lease are fine. Only once nothing runs as it. */
 void glove_uid_release(struct glove_uid_lease *l);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "timeline.h"
 
 extern char **environ;
 
@@ -468,6 +469,7 @@ static int run_session(struct glove_session *session, const struct exec_args *a)
                 .receipt_fd = a->receipt_fd,
                 .receipt_file = a->receipt_file,
         }, &outcome);
+        timeline_mark("supervisor: session done");
         cli_print_error(session);
         if (!outcome.recorded && outcome.started)
                 log_error("The command had ended with status %d; its run is unrecorded.", outcome.command_status);
@@ -483,11 +485,13 @@ int cli_exec_main(int argc, char **argv, bool run) {
         _cleanup_session_ struct glove_session *session = NULL;
         int r;
 
+        timeline_mark("supervisor: glove exec");
         r = parse_args(argc, argv, &args);
         if (r != 0)
                 return r > 0 ? 0 : GLOVE_EXIT_FAILED;
         if (build_session(&args, &session) < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: policy loaded and sealed");
         if (args.dry_run) {
                 (void) printf("%s\n", glove_session_policy_text(session));
                 return 0;

@@ -13,22 +13,11 @@
 #include "macro.h"
 #include "sandbox-internal.h"
 
-static unsigned long last_cap(void) {
-        /* CAP_LAST_CAP of the headers may be older than the kernel; probe
-         * the bounding set until the kernel says the number is unknown. */
-        unsigned long c = 0;
-
-        while (c < 64 && prctl(PR_CAPBSET_READ, c + 1, 0, 0, 0) >= 0)
-                c++;
-        return c;
-}
-
 /* Every capability goes, in every set, and root inside the sandbox cannot
  * get them back by executing anything. */
 int caps_drop_all(void) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct d[2];
-        unsigned long last = last_cap();
 
         if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                              SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
@@ -37,9 +26,15 @@ int caps_drop_all(void) {
                 return negative_errno();
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
                 return negative_errno();
-        for (unsigned long c = 0; c <= last; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+        /* CAP_LAST_CAP of the headers may be older than the kernel: drop
+         * until the kernel says the number is no capability it knows
+         * (EINVAL, which capability 0 never is) */
+        for (unsigned long c = 0; c < 64; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+                        if (errno == EINVAL && c > 0)
+                                break;
                         return negative_errno();
+                }
         memset(d, 0, sizeof(d));
         if (syscall(SYS_capset, &h, d) < 0)
                 return negative_errno();

@@ -17,6 +17,7 @@
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
+#include "timeline.h"
 
 static int write_maps(const struct plan *plan, pid_t pid) {
         char path[64], map[64];
@@ -124,6 +125,14 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
                         if (setresgid(plan->gid_inside, plan->gid_inside, plan->gid_inside) < 0 ||
                             setresuid(plan->uid_inside, plan->uid_inside, plan->uid_inside) < 0)
                                 sync_fail(sync_fd, STAGE_IDENTITY, errno, "setresuid/setresgid");
+                        /* Not ptraceable or readable through /proc from
+                         * here on, whatever fs.suid_dumpable says: in
+                         * root mode the supervisor may still be looking
+                         * for a stranger with this host uid
+                         * (sandbox-uid.c), and init's mounts, trees and
+                         * capabilities must stay out of its reach. */
+                        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                                sync_fail(sync_fd, STAGE_IDENTITY, errno, "set non-dumpable");
                         /* cleared by the identity change, so set it after */
                         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                                 sync_fail(sync_fd, STAGE_IDENTITY, errno, "PR_SET_PDEATHSIG");
@@ -169,12 +178,14 @@ pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_p
                 pair[0] = safe_close(pair[0]);
                 if (relay_child_fds(relay) < 0)
                         sync_fail(fd, STAGE_FDS, errno, "the agent's stdin, stdout and stderr");
-                keep_end = net_child_keep_fd(plan, fd);
+                keep_end = timeline_keep_at(net_child_keep_fd(plan, fd));
                 (void) close_range(3, (unsigned) fd - 1, 0);
                 (void) close_range((unsigned) keep_end, ~0U, 0);
+                timeline_mark("init: cloned");
                 for (size_t i = 0; i < plan->n_grants; i++)
                         plan->grants[i].fd = plan->grants[i].tree_fd = -EBADF;
                 child_wait_go(plan, fd);
+                timeline_mark("init: go");
                 sandbox_init_main(plan, fd);
         }
         return pid;
@@ -184,10 +195,12 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd) {
         int r;
 
         r = write_maps(plan, pid);
+        timeline_mark("supervisor: maps written");
         if (r >= 0 && plan->root_mode) {
                 r = prepare_root_trees(plan, pid);
                 if (r >= 0)
                         r = send_trees(plan, sync_fd);
+                timeline_mark("supervisor: trees sent");
         }
         if (r >= 0) {
                 struct sync_msg go = { .type = MSG_GO };
@@ -201,6 +214,7 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd) {
 
                 m.error = k < 0 ? -k : 0;
                 r = sync_send(sync_fd, &m, NULL, 0);
+                timeline_mark("supervisor: placeholders made");
         }
         for (size_t i = 0; i < plan->n_grants; i++)
                 plan->grants[i].tree_fd = safe_close(plan->grants[i].tree_fd);

@@ -148,9 +148,57 @@ static const struct grant *under_grant(const struct plan *plan, int fd, bool wri
         return walk_up(fd, is_grant_root, &m) ? m.found : NULL;
 }
 
-static bool is_object(const struct stat *st, const void *userdata) {
-        const struct stat *want = userdata;
-        return st->st_dev == want->st_dev && st->st_ino == want->st_ino;
+/* What walk_up() from the grant would visit, in order, walked once per
+ * plan: every private directory asks whether it lies above each grant. */
+static int grant_ancestors(struct grant *gr) {
+        _cleanup_close_ int cur = -EBADF;
+        size_t cap = 0;
+
+        if (gr->have_ancestors)
+                return 0;
+        cur = fcntl(gr->fd, F_DUPFD_CLOEXEC, 3);
+        for (unsigned depth = 0; cur >= 0 && depth < 4096; depth++) {
+                struct stat st;
+                int up;
+
+                if (fstat(cur, &st) < 0)
+                        break;
+                if (gr->n_ancestors == cap) {
+                        size_t c = cap ? cap * 2 : 16;
+                        struct file_id *x = reallocarray(gr->ancestors, c, sizeof(*x));
+
+                        if (!x)
+                                return -ENOMEM;
+                        gr->ancestors = x;
+                        cap = c;
+                }
+                gr->ancestors[gr->n_ancestors++] = (struct file_id) { st.st_dev, st.st_ino };
+                up = openat(cur, "..", O_PATH | O_CLOEXEC | O_DIRECTORY);
+                if (up < 0)
+                        break;
+                safe_close(cur);
+                cur = up;
+                {
+                        struct stat pst;
+
+                        if (fstat(cur, &pst) < 0 || (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino))
+                                break; /* reached "/" */
+                }
+        }
+        gr->have_ancestors = true;
+        return 0;
+}
+
+/* 1 when |st| is the grant or a directory above it, 0 when not. */
+static int grant_lies_below(struct grant *gr, const struct stat *st) {
+        int r = grant_ancestors(gr);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < gr->n_ancestors; i++)
+                if (gr->ancestors[i].dev == st->st_dev && gr->ancestors[i].ino == st->st_ino)
+                        return 1;
+        return 0;
 }
 
 /* /proc/self/mountinfo, read once per plan. */
@@ -388,9 +436,15 @@ static int check_outside(struct plan *plan, const struct outside *o) {
                 return refuse(plan, o, gr, false);
         if (S_ISDIR(st.st_mode) && !o->writable_only)
                 for (size_t i = 0; i < plan->n_grants; i++) {
-                        gr = &plan->grants[i];
-                        if (grant_counts(gr, false) && walk_up(gr->fd, is_object, &st))
-                                return refuse(plan, o, gr, true);
+                        int below;
+
+                        if (!grant_counts(&plan->grants[i], false))
+                                continue;
+                        below = grant_lies_below(&plan->grants[i], &st);
+                        if (below < 0)
+                                return glove_error_set(plan->error, below, "grants", "Out of memory");
+                        if (below)
+                                return refuse(plan, o, &plan->grants[i], true);
                 }
 
         /* The ".." walk follows the mount tree: reached through a bind
@@ -561,6 +615,14 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                         return r;
         }
         for (const char *const *p = opts->private_paths; p && *p; p++) {
+                bool seen = false;
+
+                /* the audit log's directory is the state directory by
+                 * default: the same name needs the same checks once */
+                for (const char *const *q = opts->private_paths; q < p && !seen; q++)
+                        seen = strcmp(*q, *p) == 0;
+                if (seen)
+                        continue;
                 r = check_outside(plan, &(const struct outside) {
                         .path = *p,
                         .what = "Glove's private path",
@@ -613,6 +675,7 @@ void plan_done(struct plan *plan) {
                 safe_close(plan->grants[i].fd);
                 safe_close(plan->grants[i].tree_fd);
                 free(plan->grants[i].fs_path);
+                free(plan->grants[i].ancestors);
         }
         free(plan->mountinfo);
         free(plan->grants);

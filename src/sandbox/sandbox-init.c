@@ -22,6 +22,7 @@
 #include "sandbox-cgroup.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
+#include "timeline.h"
 
 extern char **environ;
 
@@ -136,6 +137,7 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
 
         /* Only 0-2 reach the agent; the sync socket (>= 3, since glove
          * fills 0-2 at start) is close-on-exec and reports an exec failure. */
+        timeline_mark("agent: forked");
         if (sync_fd > 3 && close_range(3, (unsigned) sync_fd - 1, 0) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
         if (close_range((unsigned) sync_fd + 1, ~0U, 0) < 0)
@@ -213,21 +215,23 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                 sync_fail(sync_fd, stage, -r, detail);
         applied |= GLOVE_APPLIED_ROOT;
 
+        timeline_mark("init: root built");
         if (sethostname(plan->policy->hostname, strlen(plan->policy->hostname)) < 0)
                 sync_fail(sync_fd, STAGE_HOSTNAME, errno, plan->policy->hostname);
         r = loopback_up();
         if (r < 0)
                 sync_fail(sync_fd, STAGE_LOOPBACK, -r, "bring up lo");
 
-        /* init's own hardening: not ptraceable or readable through /proc,
-         * in its own session, no capabilities from here on. */
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                sync_fail(sync_fd, STAGE_INIT, errno, "set non-dumpable");
+        /* init's own hardening (non-dumpable since it took its identity,
+         * child_wait_go()): in its own session, no capabilities from here
+         * on. */
         (void) setsid();
+        timeline_mark("init: hostname, lo up");
         r = caps_drop_all();
         if (r < 0)
                 sync_fail(sync_fd, STAGE_CAPS, -r, "drop capabilities");
         applied |= GLOVE_APPLIED_CAPS;
+        timeline_mark("init: capabilities dropped");
 
         sigemptyset(&mask);
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
@@ -269,6 +273,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                         sync_fail(sync_fd, STAGE_SYNC, r < 0 ? -r : EBADMSG, "waiting for the supervisor's release");
         }
 
+        timeline_mark("init: released");
         agent = fork();
         if (agent < 0)
                 sync_fail(sync_fd, STAGE_FORK, errno, "fork the agent");
@@ -314,6 +319,7 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                                         while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
                                                 ;
                                         rusage_into(&m);
+                                        timeline_mark("init: agent reaped");
                                         /* the agent's pipes: all it wrote is
                                          * then in them, ended by EOF */
                                         (void) close_range(0, 2, 0);

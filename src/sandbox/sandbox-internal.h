@@ -85,6 +85,11 @@ struct sync_msg {
 };
 
 /* One host-bound grant, resolved and checked in the supervisor. */
+struct file_id {
+        dev_t dev;
+        ino_t ino;
+};
+
 struct grant {
         const struct glove_grant *g;
         int fd;             /* O_PATH, pinned; -EBADF for tmpfs */
@@ -93,6 +98,9 @@ struct grant {
         mode_t type;        /* S_IFDIR or S_IFREG (tmpfs: S_IFDIR) */
         int tree_fd;        /* root mode: detached tree cloned by the supervisor */
         char *fs_path;      /* its path inside its file system, once asked for */
+        struct file_id *ancestors; /* it and each directory above it by "..", up to "/", once asked for */
+        size_t n_ancestors;
+        bool have_ancestors;
 };
 
 struct sym {

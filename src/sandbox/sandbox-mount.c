@@ -20,6 +20,7 @@
 #include "missing-syscall.h"
 #include "path-util.h"
 #include "sandbox-internal.h"
+#include "timeline.h"
 
 #define STAGING "/tmp"
 #define ROOT_TMPFS_SIZE "4m"
@@ -173,17 +174,17 @@ static int bind_host_file(const char *source, int root, const char *rel) {
 /* Entries that expose the host kernel: masked, or read-only. Missing ones
  * (kernel configuration differs) are skipped. */
 static const char *const proc_masked[] = {
-        "proc/kcore", "proc/keys", "proc/key-users", "proc/timer_list", "proc/sched_debug", "proc/latency_stats",
-        "proc/kallsyms", "proc/kmsg", "proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup", "proc/config.gz",
-        "proc/vmallocinfo", "proc/pagetypeinfo", NULL,
+        "kcore", "keys", "key-users", "timer_list", "sched_debug", "latency_stats", "kallsyms", "kmsg",
+        "kpagecount", "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "pagetypeinfo", NULL,
 };
 static const char *const proc_readonly[] = {
-        "proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus", "proc/fs", "proc/acpi", "proc/scsi",
-        "proc/asound", "proc/driver", "proc/sysvipc", "proc/tty", NULL,
+        "sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "asound", "driver", "sysvipc", "tty", NULL,
 };
 
+/* A fresh proc at /proc, its entries relative to it: the host's /dev/null
+ * is looked up once and cloned onto each masked entry. */
 static int build_proc(int root, char *detail, size_t len) {
-        _cleanup_close_ int target = make_mountpoint(root, "proc", false);
+        _cleanup_close_ int target = make_mountpoint(root, "proc", false), proc = -EBADF, null = -EBADF;
         int r;
 
         if (target < 0)
@@ -197,22 +198,35 @@ static int build_proc(int root, char *detail, size_t len) {
                         return negative_errno();
                 }
         }
+        /* the new proc, not the directory it covers */
+        proc = openat2_beneath(root, "proc", O_PATH | O_DIRECTORY);
+        if (proc < 0) {
+                (void) snprintf(detail, len, "open the new /proc");
+                return proc;
+        }
         for (size_t i = 0; proc_masked[i]; i++) {
-                _cleanup_close_ int fd = openat2_beneath(root, proc_masked[i], O_PATH);
+                _cleanup_close_ int fd = openat2_beneath(proc, proc_masked[i], O_PATH), tree = -EBADF;
+
                 if (fd == -ENOENT)
                         continue;
-                r = fd < 0 ? fd : bind_host_file("/dev/null", root, proc_masked[i]);
+                r = fd;
+                if (r >= 0 && null < 0)
+                        null = r = RET_NERRNO(open("/dev/null", O_PATH | O_CLOEXEC | O_NOFOLLOW));
+                if (r >= 0)
+                        tree = r = RET_NERRNO(open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+                if (r >= 0)
+                        r = RET_NERRNO(move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
                 if (r < 0) {
-                        (void) snprintf(detail, len, "mask /%s", proc_masked[i]);
+                        (void) snprintf(detail, len, "mask /proc/%s", proc_masked[i]);
                         return r;
                 }
         }
         for (size_t i = 0; proc_readonly[i]; i++) {
-                r = bind_over_self(root, proc_readonly[i], true);
+                r = bind_over_self(proc, proc_readonly[i], true);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0) {
-                        (void) snprintf(detail, len, "make /%s read-only", proc_readonly[i]);
+                        (void) snprintf(detail, len, "make /proc/%s read-only", proc_readonly[i]);
                         return r;
                 }
         }
@@ -222,11 +236,11 @@ static int build_proc(int root, char *detail, size_t len) {
 static int build_dev(int root, uint64_t shm_size, char *detail, size_t len) {
         static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty", NULL };
         static const struct {
-                const char *path, *target;
+                const char *name, *target;
         } links[] = {
-                { "dev/ptmx", "pts/ptmx" },      { "dev/fd", "/proc/self/fd" },
-                { "dev/stdin", "/proc/self/fd/0" }, { "dev/stdout", "/proc/self/fd/1" },
-                { "dev/stderr", "/proc/self/fd/2" },
+                { "ptmx", "pts/ptmx" },      { "fd", "/proc/self/fd" },
+                { "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
+                { "stderr", "/proc/self/fd/2" },
         };
         _cleanup_close_ int mnt = -EBADF, dir = -EBADF, pts = -EBADF;
         char path[64];
@@ -242,17 +256,22 @@ static int build_dev(int root, uint64_t shm_size, char *detail, size_t len) {
                 (void) snprintf(detail, len, "attach /dev");
                 return r;
         }
+        /* the new tmpfs: what follows is made relative to it */
+        dir = openat2_beneath(root, "dev", O_PATH | O_DIRECTORY);
+        if (dir < 0) {
+                (void) snprintf(detail, len, "open the new /dev");
+                return dir;
+        }
         for (size_t i = 0; nodes[i]; i++) {
-                char host[32], rel[32];
+                char host[32];
                 (void) snprintf(host, sizeof(host), "/dev/%s", nodes[i]);
-                (void) snprintf(rel, sizeof(rel), "dev/%s", nodes[i]);
-                r = bind_host_file(host, root, rel);
+                r = bind_host_file(host, dir, nodes[i]);
                 if (r < 0) {
                         (void) snprintf(detail, len, "bind %s", host);
                         return r;
                 }
         }
-        pts = make_mountpoint(root, "dev/pts", false);
+        pts = make_mountpoint(dir, "pts", false);
         if (pts < 0)
                 return pts;
         (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", pts);
@@ -262,19 +281,16 @@ static int build_dev(int root, uint64_t shm_size, char *detail, size_t len) {
         }
         mnt = safe_close(mnt);
         mnt = make_tmpfs(shm_size ? shm_size : SHM_SIZE, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-        if (mnt < 0 || (r = attach(mnt, root, "dev/shm", false)) < 0) {
+        if (mnt < 0 || (r = attach(mnt, dir, "shm", false)) < 0) {
                 (void) snprintf(detail, len, "mount /dev/shm");
                 return mnt < 0 ? mnt : r;
         }
         for (size_t i = 0; i < ELEMENTSOF(links); i++)
-                if (symlinkat(links[i].target, root, links[i].path) < 0) {
-                        (void) snprintf(detail, len, "symlink /%s", links[i].path);
+                if (symlinkat(links[i].target, dir, links[i].name) < 0) {
+                        (void) snprintf(detail, len, "symlink /dev/%s", links[i].name);
                         return negative_errno();
                 }
         /* Nothing may be created in /dev itself. */
-        dir = openat2_beneath(root, "dev", O_PATH | O_DIRECTORY);
-        if (dir < 0)
-                return dir;
         if (setattr(dir, 0, MOUNT_ATTR_RDONLY, 0, 0) < 0) {
                 (void) snprintf(detail, len, "make /dev read-only");
                 return negative_errno();
@@ -501,8 +517,10 @@ int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage
         }
         for (size_t i = 0; i < w.n_trees; i++)
                 w.trees[i] = -EBADF;
-        for (size_t i = 0; i < n && r >= 0; i++)
+        for (size_t i = 0; i < n && r >= 0; i++) {
                 r = mount_op_run(plan, &ops[i], &w, ret_stage, detail, len);
+                timeline_markf("init: %s %s", stage_to_string(*ret_stage), ops[i].path ? ops[i].path : "");
+        }
         close_trees(w.trees, w.n_trees);
         safe_close(w.root);
         return r;

@@ -266,13 +266,13 @@ const struct grant *grant_at(const struct plan *plan, const char *path) {
  * regular file on the way (".git" of a worktree, which names the real git
  * directory) is itself bound read-only. */
 static int protect_one(struct plan *plan, const struct grant *gr, const char *rel, const char *name) {
-        _cleanup_close_ int cur = -EBADF, parent = -EBADF;
+        /* |cur| and |parent| borrow the grant's descriptor until the walk
+         * goes below it: most names are one component, looked up at once */
+        _cleanup_close_ int cur_owned = -EBADF, parent_owned = -EBADF;
+        int cur = gr->fd, parent = -EBADF;
         const char *p = rel;
         int r;
 
-        cur = fcntl(gr->fd, F_DUPFD_CLOEXEC, 3);
-        if (cur < 0)
-                return negative_errno();
         while (*p) {
                 const char *e = strchrnul(p, '/');
                 bool last = *e == 0;
@@ -313,9 +313,10 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 if (fd < 0)
                         return glove_error_set(plan->error, fd, "protect",
                                                "Cannot inspect protected path %s: %m", here);
-                safe_close(parent);
+                safe_close(parent_owned);
+                parent_owned = TAKE_FD(cur_owned);
                 parent = cur;
-                cur = fd;
+                cur = cur_owned = fd;
                 if (fstat(cur, &st) < 0)
                         return negative_errno();
 

@@ -19,6 +19,7 @@
 #include "sandbox-relay.h"
 #include "sandbox-supervise.h"
 #include "time-util.h"
+#include "timeline.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -139,6 +140,7 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
                 res->stime_us = m->stime_us;
                 res->maxrss_kib = m->maxrss_kib;
                 s->exited = true;
+                timeline_mark("supervisor: agent exited");
                 break;
         case MSG_APPLIED:
                 /* exactly once, all of them, and a Landlock ABI the plan
@@ -154,6 +156,7 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
                 res->started = true;
                 res->applied = m->applied;
                 res->landlock_abi = m->landlock_abi;
+                timeline_mark("supervisor: agent applied its protections");
                 break;
         case MSG_TERMINAL:
                 on_terminal(s, n_fds, fd);

@@ -11,6 +11,36 @@
  * long as the run (so a run that crashes gives its uid back with its last
  * descriptor).
  *
+ * A run of `glove exec` takes its uid optimistically (glove_uid_take()):
+ * the lock and the user database before the clone, as above, but the
+ * process scan, the costly part (every /proc/PID/status rendered), in a
+ * process of its own forked at once (uid_scan_start()), while the
+ * supervisor goes on to the plan, the records and the clone and init
+ * builds the root; its command is released only once the scan has found
+ * no process but init with the uid (glove_uid_check(): the early scan's
+ * "nobody", else a scan of its own, leaving init out). Nothing of the run
+ * that a stranger holding the uid could reach exists before that verdict:
+ * init takes the uid inside a user namespace that host root (glove) owns,
+ * so the uid has no capability in it or its other namespaces, and init is
+ * made non-dumpable as it takes the uid, so no ptrace, no /proc/PID/root,
+ * fd, environ or mem, no pidfd_getfd; what init mounts (its tmpfs, /dev,
+ * the idmapped trees) lies in its own mount namespace, reachable only
+ * through those; the placeholders, the trees, the pipes and the lock, log
+ * and journal files are host root's; the egress proxy, which runs as the
+ * uid, starts only after the verdict, and `glove run` and `glove mcp`,
+ * whose gateway socket and servers take the uid before any sandbox, take
+ * it with the scan first (glove_uid_allocate()). A stranger can signal
+ * init, which ends or delays a start the scan fails anyway. A process
+ * found with the uid is waited for, briefly, and the scan made again: the
+ * init of the run that had the uid before may still be tearing its
+ * namespaces down (its run gives the uid back without waiting for that).
+ * A uid still found in use ends that start (125, a receipt of the failed
+ * start: its decisions, naming the uid, were recorded before the clone,
+ * so it cannot be retried as another uid under the same record), and its
+ * lock file is left behind marked, so that every later run scans before
+ * it takes that uid, as a full allocation does, until a run that finds it
+ * free gives it back (and removes the file).
+ *
  * The user database is read from the files themselves, not through NSS:
  * glove is a static program, and NSS modules cannot be loaded into one.
  * The range lies above everything NSS sources conventionally hand out
@@ -19,22 +49,29 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "file-util.h"
 #include "log.h"
 #include "macro.h"
+#include "missing-syscall.h"
 #include "path-util.h"
 #include "sandbox-uid.h"
 
 #define UID_FILE_MAX ((size_t) 64 << 20)  /* /etc/passwd and its kind: past this, refused */
 #define UID_STATUS_MAX ((size_t) 1 << 20) /* /proc/PID/status: 65536 groups fit */
 #define UID_LOCK_TRIES 8                  /* per uid, while its lock file is replaced under us */
+#define UID_CHECK_ROUNDS 4                /* uid_check_from(): scans, each after a holder ended */
+#define UID_CHECK_WAIT_MS 200             /* for a holder to end */
 
 int uid_set_init(struct uid_set *s, uint32_t first, uint32_t count) {
         size_t words = (size_t) (((uint64_t) count + 63) / 64);
@@ -224,12 +261,17 @@ static void closedirp(DIR **d) {
                 (void) closedir(*d);
 }
 
-/* Every process's ids. One that exits while it is read is no matter. */
-static int add_processes(struct uid_set *s, const char *proc, char *err, size_t errlen) {
+/* Every process's ids but |skip|'s (0: none). One that exits while it is
+ * read is no matter. With |ret_holder|, the scan stops at the first
+ * process that names the set's first id, and says which (0: none). */
+static int add_processes(struct uid_set *s, const char *proc, pid_t skip, pid_t *ret_holder, char *err,
+                         size_t errlen) {
         _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct dirent *de;
 
+        if (ret_holder)
+                *ret_holder = 0;
         fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 || !(d = fdopendir(fd)))
                 return error_format(err, errlen, negative_errno(), "Cannot list %s to see which host uids are taken: %s",
@@ -251,7 +293,7 @@ static int add_processes(struct uid_set *s, const char *proc, char *err, size_t 
                                                     strerror(errno));
                         return 0;
                 }
-                if (!parse_dec(de->d_name, strlen(de->d_name), INT32_MAX, &pid))
+                if (!parse_dec(de->d_name, strlen(de->d_name), INT32_MAX, &pid) || (pid_t) pid == skip)
                         continue;
                 (void) snprintf(name, sizeof(name), "%s/status", de->d_name);
                 r = read_full_file_at(dirfd(d), name, UID_STATUS_MAX, 0, &text, &len);
@@ -261,6 +303,10 @@ static int add_processes(struct uid_set *s, const char *proc, char *err, size_t 
                         return error_format(err, errlen, r, "Cannot read %s/%s to see which host uids are taken: %s",
                                             proc, name, strerror(-r));
                 uid_set_add_text(s, UID_FILE_STATUS, text, len);
+                if (ret_holder && uid_set_has(s, s->first)) {
+                        *ret_holder = (pid_t) pid;
+                        return 0;
+                }
         }
 }
 
@@ -330,10 +376,19 @@ static int try_lock(int dir_fd, uint64_t id, int *ret_fd) {
         return 0;
 }
 
+/* A lock file with anything in it: glove_uid_check() found a process
+ * with its uid (a new one is empty). */
+static bool marked(int fd) {
+        struct stat st;
+
+        return fstat(fd, &st) < 0 || st.st_size > 0;
+}
+
 int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret, char *err, size_t errlen) {
         _cleanup_(uid_set_done) struct uid_set used = {};
         _cleanup_close_ int dir_fd = -EBADF;
         uint64_t first = src->first, end = (uint64_t) src->first + src->count;
+        bool scan_pending = src->proc && src->defer_scan;
         int r;
 
         /* (uid_t) -1 is no uid, 0 is root */
@@ -352,12 +407,12 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                 r = add_file(&used, src->subuid, UID_FILE_SUBID, err, errlen);
         if (r >= 0)
                 r = add_file(&used, src->subgid, UID_FILE_SUBID, err, errlen);
-        if (r >= 0 && src->proc)
-                r = add_processes(&used, src->proc, err, errlen);
+        if (r >= 0 && src->proc && !scan_pending)
+                r = add_processes(&used, src->proc, 0, NULL, err, errlen);
         if (r < 0)
                 return r;
         for (uint64_t id = first; id < end; id++) {
-                int fd = -EBADF;
+                _cleanup_close_ int fd = -EBADF;
 
                 if (uid_set_has(&used, id))
                         continue;
@@ -365,10 +420,23 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                 if (r < 0)
                         return error_format(err, errlen, r, "Cannot lock %s/%llu.lock: %s", src->lock_dir,
                                             (unsigned long long) id, strerror(-r));
-                if (r > 0) {
-                        *ret = (struct glove_uid_lease) { .uid = (uid_t) id, .lock_fd = fd, .dir_fd = TAKE_FD(dir_fd) };
-                        return 0;
+                if (r == 0)
+                        continue;
+                if (scan_pending && marked(fd)) {
+                        /* an earlier run found a process with it: the
+                         * scan first, as a full allocation does (the
+                         * file, left locked by none, keeps its mark) */
+                        r = add_processes(&used, src->proc, 0, NULL, err, errlen);
+                        if (r < 0)
+                                return r;
+                        scan_pending = false;
+                        if (uid_set_has(&used, id))
+                                continue;
                 }
+                *ret = (struct glove_uid_lease) { .uid = (uid_t) id, .lock_fd = TAKE_FD(fd),
+                                                  .dir_fd = TAKE_FD(dir_fd), .scan_pending = scan_pending,
+                                                  .scan_fd = -EBADF };
+                return 0;
         }
         return error_format(err, errlen, -EUSERS,
                             "No host uid is free for this root run: each of Glove's %u uids %llu-%llu is held by "
@@ -377,7 +445,7 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                             src->count, (unsigned long long) first, (unsigned long long) (end - 1), src->lock_dir);
 }
 
-int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen) {
+static int allocate(bool defer_scan, struct glove_uid_lease *ret, char *err, size_t errlen) {
         return uid_allocate_from(&(const struct uid_source) {
                 .lock_dir = GLOVE_UID_LOCK_DIR,
                 .passwd = "/etc/passwd",
@@ -387,7 +455,140 @@ int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen) {
                 .proc = "/proc",
                 .first = GLOVE_UID_RANGE_FIRST,
                 .count = GLOVE_UID_RANGE_COUNT,
+                .defer_scan = defer_scan,
         }, ret, err, errlen);
+}
+
+int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen) {
+        return allocate(false, ret, err, errlen);
+}
+
+/* What the early scan's process writes: the first process it saw with the
+ * uid (0: none), or why it could not look. */
+struct scan_report {
+        int error;
+        pid_t holder;
+};
+
+int uid_scan_start(struct glove_uid_lease *l, const char *proc) {
+        pid_t parent = getpid(), pid;
+        int p[2];
+
+        if (!l->scan_pending || l->scan_fd >= 0)
+                return 0;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                struct scan_report rep = {};
+                struct uid_set used = {};
+                char err[1];
+
+                /* nothing of the caller's but the answer's pipe: not the
+                 * lock, not a reader's pipe whose end it would hold open */
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (getppid() != parent)
+                        _exit(0);
+                if (p[1] > 0)
+                        (void) close_range(0, (unsigned) p[1] - 1, 0);
+                (void) close_range((unsigned) p[1] + 1, ~0U, 0);
+                rep.error = uid_set_init(&used, (uint32_t) l->uid, 1);
+                if (rep.error >= 0)
+                        rep.error = add_processes(&used, proc, 0, &rep.holder, err, sizeof(err));
+                _exit(write(p[1], &rep, sizeof(rep)) == (ssize_t) sizeof(rep) ? 0 : 1);
+        }
+        safe_close(p[1]);
+        l->scan_fd = p[0];
+        l->scan_pid = pid;
+        return 0;
+}
+
+/* The early scan's process ended and reaped; its answer: true when it
+ * saw no process with the uid. */
+static bool scan_finish(struct glove_uid_lease *l, bool kill_it) {
+        struct scan_report rep = {};
+        bool clear = false;
+
+        if (l->scan_fd >= 0 && !kill_it)
+                clear = read(l->scan_fd, &rep, sizeof(rep)) == (ssize_t) sizeof(rep) && rep.error >= 0 &&
+                        rep.holder == 0;
+        l->scan_fd = safe_close(l->scan_fd);
+        if (l->scan_pid > 0) {
+                if (kill_it)
+                        (void) kill(l->scan_pid, SIGKILL);
+                (void) waitpid(l->scan_pid, NULL, 0);
+                l->scan_pid = 0;
+        }
+        return clear;
+}
+
+int glove_uid_take(struct glove_uid_lease *ret, char *err, size_t errlen) {
+        int r = allocate(true, ret, err, errlen);
+
+        if (r >= 0 && uid_scan_start(ret, "/proc") < 0)
+                log_debug("Cannot start the uid's early process scan: %m; the check scans itself");
+        return r;
+}
+
+int uid_check_from(struct glove_uid_lease *l, const char *proc, pid_t ours, char *err, size_t errlen) {
+        _cleanup_(uid_set_done) struct uid_set used = {};
+        static const char mark[] = "in use by a process that is not Glove's\n";
+        pid_t holder = 0;
+        int r;
+
+        if (!l->scan_pending)
+                return 0;
+        if (scan_finish(l, false)) {
+                l->scan_pending = false;
+                return 0;
+        }
+        if (uid_set_init(&used, (uint32_t) l->uid, 1) < 0)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        for (unsigned round = 0;; round++) {
+                _cleanup_close_ int pidfd = -EBADF;
+
+                r = add_processes(&used, proc, ours, &holder, err, errlen);
+                if (r < 0)
+                        return r;
+                if (holder == 0) {
+                        l->scan_pending = false;
+                        return 0;
+                }
+                /* One on its way out (the init of a run that gave the uid
+                 * back before its namespaces were torn down, an older
+                 * glove's) is waited for, briefly; a stranger stays. */
+                if (round + 1 >= UID_CHECK_ROUNDS)
+                        break;
+                uid_set_done(&used);
+                if (uid_set_init(&used, (uint32_t) l->uid, 1) < 0)
+                        return error_format(err, errlen, -ENOMEM, "Out of memory");
+                pidfd = sys_pidfd_open(holder, 0);
+                if (pidfd < 0)
+                        continue; /* gone already */
+                if (poll(&(struct pollfd) { .fd = pidfd, .events = POLLIN }, 1, UID_CHECK_WAIT_MS) <= 0)
+                        break;
+        }
+        /* kept for the next runs to see (glove_uid_release() leaves it);
+         * should the write fail, the next run takes the uid optimistically
+         * and fails as this one does */
+        l->found_in_use = true;
+        if (pwrite(l->lock_fd, mark, sizeof(mark) - 1, 0) != (ssize_t) sizeof(mark) - 1)
+                log_debug("Cannot mark %u.lock as in use: %m", (unsigned) l->uid);
+        return error_format(err, errlen, -EUSERS,
+                            "The host uid %u this root run took is in use by process %d, which is not Glove's (a "
+                            "uid, gid or group of its /proc/%d/status); the command was not started. Later root runs "
+                            "skip it while it is in use: run the command again",
+                            (unsigned) l->uid, (int) holder, (int) holder);
+}
+
+int glove_uid_check(struct glove_uid_lease *l, pid_t ours, char *err, size_t errlen) {
+        return uid_check_from(l, "/proc", ours, err, errlen);
 }
 
 void glove_uid_release(struct glove_uid_lease *l) {
@@ -395,7 +596,8 @@ void glove_uid_release(struct glove_uid_lease *l) {
 
         if (!l)
                 return;
-        if (l->lock_fd >= 0 && l->dir_fd >= 0) {
+        (void) scan_finish(l, true);
+        if (l->lock_fd >= 0 && l->dir_fd >= 0 && !l->found_in_use) {
                 /* removed while still locked: whoever opened it before
                  * sees it gone once they hold it (try_lock) */
                 (void) snprintf(name, sizeof(name), "%u.lock", (unsigned) l->uid);
@@ -403,5 +605,5 @@ void glove_uid_release(struct glove_uid_lease *l) {
         }
         l->lock_fd = safe_close(l->lock_fd);
         l->dir_fd = safe_close(l->dir_fd);
-        l->uid = 0;
+        *l = GLOVE_UID_LEASE_NULL;
 }

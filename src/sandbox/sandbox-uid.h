@@ -21,9 +21,15 @@ struct uid_source {
         const char *subgid;
         const char *proc;       /* /proc: the Uid, Gid and Groups of every process */
         uint32_t first, count;  /* the range */
+        bool defer_scan;        /* glove_uid_take(): /proc is read by uid_check_from() */
 };
 
 int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret, char *err, size_t errlen);
+/* glove_uid_check() with |proc| for /proc. */
+int uid_check_from(struct glove_uid_lease *l, const char *proc, pid_t ours, char *err, size_t errlen);
+/* glove_uid_take()'s early scan of |proc|, in a process of its own; 0 or
+ * -errno (none started: the check scans itself). */
+int uid_scan_start(struct glove_uid_lease *l, const char *proc);
 
 /* The ids of [first, first + count) seen in use: one bit each. */
 struct uid_set {

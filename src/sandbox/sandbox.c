@@ -25,6 +25,7 @@
 #include "sandbox-relay.h"
 #include "sandbox-supervise.h"
 #include "string-table.h"
+#include "timeline.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -229,7 +230,31 @@ static int run_record_decisions(struct run *run) {
         return 0;
 }
 
+/* The verdict of the process scan glove_uid_take() started: no process
+ * but |ours| (init, or none) may have the run's uid before anything of the
+ * run but init runs as it (sandbox-uid.c). */
+static int run_check_uid(struct run *run, pid_t ours) {
+        char err[1024] = "";
+        int r;
+
+        if (!run->o.uid_lease || !run->o.uid_lease->scan_pending || !run->plan.root_mode)
+                return 0;
+        r = glove_uid_check(run->o.uid_lease, ours, err, sizeof(err));
+        if (r < 0)
+                return glove_error_set(run->o.error, r, "identity", "%s", err[0] ? err : strerror(-r));
+        timeline_mark("supervisor: uid checked");
+        return 0;
+}
+
 static int run_start_proxy(struct run *run) {
+        int r;
+
+        /* the proxy runs as the run's uid from its start */
+        if (run->o.policy->net == GLOVE_NET_PROXY) {
+                r = run_check_uid(run, 0);
+                if (r < 0)
+                        return r;
+        }
         return net_proxy_start(&run->plan, &run->o, &run->np);
 }
 
@@ -294,14 +319,17 @@ static void kill_init(struct run *run) {
         (void) waitid(P_PIDFD, (id_t) run->pidfd, &(siginfo_t) {}, WEXITED);
 }
 
-/* The identity maps, the trees and the word to go; the decisions made
- * durable meanwhile (a full disk stopped the run before the clone), and
+/* The identity maps, the trees and the word to go; while init builds the
+ * root, the uid's process scan's verdict, if it was left to the run, and
+ * the decisions made durable (a full disk stopped the run before the clone);
  * then the command's release: init starts the agent only on our word. */
 static int run_release(struct run *run) {
         struct glove_audit *a = run->o.audit;
         int r;
 
         r = clone_go(&run->plan, run->pid, run->pair[0]);
+        if (r >= 0)
+                r = run_check_uid(run, run->pid);
         if (r >= 0 && a) {
                 r = glove_audit_sync(a);
                 if (r < 0) {
@@ -425,29 +453,39 @@ static void run_record_end(struct run *run) {
 
 /* Each phase either succeeds or leaves the run's error set (or its
  * reason) and stops the list; run_teardown() undoes what they did. */
-static int (*const run_phases[])(struct run *run) = {
-        run_plan,
-        run_limits,
-        run_drop_groups,
-        run_record_decisions,
-        run_start_proxy,
-        run_channels,
-        run_signals,
-        run_clone,
-        run_release,
-        run_arm_watchdog,
-        run_wait,
+static const struct {
+        int (*run)(struct run *run);
+        const char *name; /* the debugging timeline's */
+} run_phases[] = {
+        { run_plan, "plan" },
+        { run_limits, "limits" },
+        { run_drop_groups, "drop-groups" },
+        { run_record_decisions, "record-decisions" },
+        { run_start_proxy, "proxy" },
+        { run_channels, "channels" },
+        { run_signals, "signals" },
+        { run_clone, "clone" },
+        { run_release, "release" },
+        { run_arm_watchdog, "watchdog" },
+        { run_wait, "wait" },
 };
 
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret) {
         struct run run;
 
         run_init(&run, opts);
-        for (size_t i = 0; i < ELEMENTSOF(run_phases); i++)
-                if (run_phases[i](&run) < 0)
+        timeline_mark("supervisor: sandbox");
+        for (size_t i = 0; i < ELEMENTSOF(run_phases); i++) {
+                int r = run_phases[i].run(&run);
+
+                timeline_markf("supervisor: %s done", run_phases[i].name);
+                if (r < 0)
                         break;
+        }
         run_teardown(&run);
+        timeline_mark("supervisor: teardown done");
         run_record_end(&run);
+        timeline_mark("supervisor: end recorded");
         /* init's descriptors last: it may still be ending */
         safe_close(run.pidfd);
         safe_close(run.sfd);

@@ -22,6 +22,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "session-internal.h"
+#include "timeline.h"
 
 struct glove_session {
         struct glove_session_options o;
@@ -170,8 +171,13 @@ int glove_session_seal(struct glove_session *s) {
 /* The host identity of a root session's agent, proxy, MCP socket and MCP
  * servers' sandboxes: the policy's explicit identity.uid_when_root, or a
  * uid of the session's own taken into |lease|, held until nothing runs as
- * it. Not root: the caller's own uid and gid, and no lease. */
-static int root_identity(struct glove_session *s, struct glove_uid_lease *lease, uid_t *ret_uid, gid_t *ret_gid) {
+ * it. Not root: the caller's own uid and gid, and no lease. |defer_scan|:
+ * the uid's process scan runs in a process of its own meanwhile, and the
+ * sandbox has its verdict before it releases the command
+ * (glove_uid_take()); only for a session where nothing runs as the uid
+ * before the agent's sandbox. */
+static int root_identity(struct glove_session *s, bool defer_scan, struct glove_uid_lease *lease, uid_t *ret_uid,
+                         gid_t *ret_gid) {
         const struct glove_policy *p = s->policy;
         char err[1024] = "";
         int r;
@@ -201,7 +207,7 @@ static int root_identity(struct glove_session *s, struct glove_uid_lease *lease,
                 *ret_gid = p->root_gid;
                 return 0;
         }
-        r = glove_uid_allocate(lease, err, sizeof(err));
+        r = defer_scan ? glove_uid_take(lease, err, sizeof(err)) : glove_uid_allocate(lease, err, sizeof(err));
         if (r < 0)
                 return glove_error_set(&s->error, r, "identity", "%s", err[0] ? err : strerror(-r));
         log_debug("This root run's host uid and gid: %u", (unsigned) lease->uid);
@@ -327,6 +333,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         state_fd = open_state(s);
         if (state_fd < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: state and key checked");
         /* Nothing of exec's lives in the runtime directory yet, and
          * /run/user/UID is emptied at logout: a missing one is no reason to
          * fail, a wrong one is. */
@@ -344,11 +351,15 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         return GLOVE_EXIT_FAILED;
                 }
         }
-        if (root_identity(s, &lease, &agent_uid, &agent_gid) < 0)
+        /* glove run's gateway socket and servers take the uid before the
+         * agent's sandbox exists: its scan comes first */
+        if (root_identity(s, !run, &lease, &agent_uid, &agent_gid) < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: identity");
         glove_run_id_new(run_id);
         if (audit_open(s, run_id, &audit) < 0)
                 return GLOVE_EXIT_FAILED;
+        timeline_mark("supervisor: audit log open");
         if (path_parent(p->audit_path, &audit_dir) < 0) {
                 (void) glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
                 return GLOVE_EXIT_FAILED;
@@ -362,6 +373,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                        err[0] ? err : strerror(-r));
                 return GLOVE_EXIT_FAILED;
         }
+        timeline_mark("supervisor: journal reserved");
         private_paths[0] = s->dirs.config;
         private_paths[1] = s->dirs.state;
         private_paths[2] = s->dirs.runtime;
@@ -410,6 +422,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .policy_sha256 = policy_sha,
                         .root_uid = agent_uid,
                         .root_gid = agent_gid,
+                        .uid_lease = lease.scan_pending ? &lease : NULL,
                         .error = &s->error,
                         .warnings = &s->warnings,
                 }, &res);
@@ -446,6 +459,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                  : s->error.message,
         }, o, receipt_file_fd);
         free(TAKE_PTR(res.tail));
+        timeline_mark("supervisor: receipt recorded");
         if (r < 0) {
                 /* the receipt's failure is the session's, whatever the
                  * command did; a failure before it stays the cause */
@@ -488,7 +502,7 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                 return log_fd;
         if (path_parent(p->audit_path, &audit_dir) < 0)
                 return glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
-        r = root_identity(s, &lease, &uid, &gid);
+        r = root_identity(s, false, &lease, &uid, &gid);
         if (r < 0)
                 return r;
         glove_run_id_new(run_id);

@@ -153,23 +153,54 @@ uid_of_run "$T/passwd.window" - -
 check "the next run takes the crashed run's uid ($uc)" eval '[ "$u" = "$uc" ] && [ ! -e "$LOCKS/$uc.lock" ]'
 
 # ---- uids in use on the host are skipped --------------------------------
+# An exec takes its uid before the process scan, which runs while the
+# sandbox's init builds the root: the first run to take a uid a host
+# process has finds it there and stops before its command (125), leaving
+# the uid's lock file marked; later runs scan before they take a marked
+# uid, and the first to find it free again takes it and removes the file.
+# in_use_then_skipped WHAT [ARGS...]: a host process has W (as WHAT); the
+# first run is given ARGS
+in_use_then_skipped() {
+    local what=$1
+    shift
+    rm -f "$ws/started"
+    RC=0
+    in_ns "$T/passwd.window" - - timeout -k 5 "$GLOVE_TEST_TIMEOUT" "$GLOVE" exec "$@" -- touch started \
+        >"$T/.out" 2>"$T/.err" </dev/null || RC=$?
+    ERR=$(cat "$T/.err")
+    check "a run ($*) that took a uid a host process has as $what ($W) stops before its command: 125, naming the process" \
+        eval 'rc_is 125 && [[ "$ERR" == *"The host uid $W this root run took is in use by process $p,"* ]] && [ ! -e "$ws/started" ]'
+    check "and leaves $W's lock file behind, marked and unlocked" eval '[ -s "$LOCKS/$W.lock" ] && ! lock_held "$W"'
+    [ $# = 0 ] || check "no egress proxy was started as $W: the failed start's receipt vouches for none" \
+        eval 'tail -n 1 "$(state_of root)/receipts.jsonl" | "$PY" -c "
+import json, sys
+r = json.load(sys.stdin)
+sys.exit(not (r[\"reason\"] == \"setup_failed\" and not r[\"started\"] and \"helpers\" not in r[\"audit\"]))"'
+    uid_of_run "$T/passwd.window" - -
+    check "the next run skips it: it gets $((W + 1))" eval '[ "$u" = $((W + 1)) ] && [ -s "$LOCKS/$W.lock" ]'
+    kill "$p"
+    wait "$p" 2>/dev/null
+    wait_for eval '! live_uid "$W"'
+    uid_of_run "$T/passwd.window" - -
+    check "with the process gone, a run takes $W again and removes its lock file" \
+        eval '[ "$u" = "$W" ] && [ ! -e "$LOCKS/$W.lock" ]'
+}
 setpriv --reuid="$W" --regid=65534 --clear-groups sleep 30 &
 p=$!
 track_pid "$p"
 wait_for live_uid "$W"
-uid_of_run "$T/passwd.window" - -
-check "a uid a host process runs as ($W) is skipped: the run gets $((W + 1))" eval '[ "$u" = $((W + 1)) ]'
-kill "$p"
-wait "$p" 2>/dev/null
+in_use_then_skipped "its uid"
 setpriv --reuid=65534 --regid=65534 --groups="$W" sleep 30 &
 p=$!
 track_pid "$p"
 wait_for eval 'grep -q "^Groups:.*\b$W\b" /proc/$p/status'
-uid_of_run "$T/passwd.window" - -
-check "so is a supplementary group of a host process ($W)" eval '[ "$u" = $((W + 1)) ]'
-kill "$p"
-wait "$p" 2>/dev/null
-wait_for eval '! live_uid "$W"'
+in_use_then_skipped "a supplementary group"
+# the egress proxy runs as the uid: the scan comes before it starts
+setpriv --reuid="$W" --regid=65534 --clear-groups sleep 30 &
+p=$!
+track_pid "$p"
+wait_for live_uid "$W"
+in_use_then_skipped "its uid" --net proxy --allow 127.0.0.1:9
 
 passwd_with "glove-test-user:x:1000000:$W::/:/usr/sbin/nologin" >"$T/passwd.gid"
 uid_of_run "$T/passwd.gid" - -

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -371,6 +372,121 @@ static void test_allocate_refusals(void **state) {
         f->src.first = FIRST;
 }
 
+/* glove_uid_take(): the scan is the check's, after the lock; a uid found
+ * in use stays marked, and later takes scan before they take it. */
+static void test_take_then_check(void **state) {
+        struct fixture *f = *state;
+        struct glove_uid_lease a = GLOVE_UID_LEASE_NULL, b = GLOVE_UID_LEASE_NULL, c = GLOVE_UID_LEASE_NULL;
+        char err[512] = "", path[160];
+        struct stat st;
+
+        /* 0-3 are named by the files; 4 only by process 4242, unseen yet */
+        f->src.defer_scan = true;
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_true(a.scan_pending);
+        /* init's own pid is no stranger */
+        assert_int_equal(uid_check_from(&a, f->proc, 4242, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), 0); /* done */
+        glove_uid_release(&a);
+        assert_false(lock_file_exists(f, FIRST + 4));
+
+        /* a stranger has it: refused, naming it, and the file stays marked */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_check_from(&a, f->proc, 0, err, sizeof(err)), -EUSERS);
+        assert_non_null(strstr(err, "The host uid 3000004 this root run took is in use by process 4242"));
+        assert_true(a.scan_pending);
+        glove_uid_release(&a);
+        assert_true(lock_file_exists(f, FIRST + 4));
+        (void) snprintf(path, sizeof(path), "%s/%u.lock", f->locks, FIRST + 4);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_size > 0);
+
+        /* the next take sees the mark, scans first and passes 4 by */
+        assert_int_equal(take(f, &b), FIRST + 5);
+        assert_false(b.scan_pending);
+        assert_true(lock_file_exists(f, FIRST + 4));
+        /* so does a full allocation */
+        f->src.defer_scan = false;
+        assert_int_equal(take(f, &c), FIRST + 6);
+        glove_uid_release(&c);
+
+        /* the stranger gone: the next take that finds 4's mark scans,
+         * takes it, and gives the file back at its end */
+        (void) snprintf(path, sizeof(path), "%s/4242/status", f->proc);
+        assert_int_equal(unlink(path), 0);
+        f->src.defer_scan = true;
+        assert_int_equal(take(f, &c), FIRST + 4);
+        assert_false(c.scan_pending);
+        glove_uid_release(&c);
+        assert_false(lock_file_exists(f, FIRST + 4));
+        /* and later ones take it without the scan again */
+        assert_int_equal(take(f, &c), FIRST + 4);
+        assert_true(c.scan_pending);
+        assert_int_equal(uid_check_from(&c, f->proc, 0, err, sizeof(err)), 0);
+        glove_uid_release(&c);
+        glove_uid_release(&b);
+
+        /* a /proc that cannot be read is an error, not a verdict */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), -ENOENT);
+        assert_true(a.scan_pending);
+        assert_false(a.found_in_use);
+        glove_uid_release(&a);
+        assert_false(lock_file_exists(f, FIRST + 4));
+}
+
+/* The early scan, in a process of its own: its "nobody has it" is the
+ * check's answer; anything else, and the check scans itself. */
+static void test_early_scan(void **state) {
+        struct fixture *f = *state;
+        struct glove_uid_lease a = GLOVE_UID_LEASE_NULL;
+        char err[512] = "", path[160];
+        pid_t pid;
+
+        f->src.defer_scan = true;
+        /* it sees 4242, which is the caller's own: the check scans again,
+         * leaving 4242 out */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_true(a.scan_fd >= 0);
+        assert_true(a.scan_pid > 0);
+        pid = a.scan_pid;
+        assert_int_equal(uid_check_from(&a, f->proc, 4242, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        assert_int_equal(a.scan_fd, -EBADF);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), -1); /* reaped */
+        assert_int_equal(errno, ECHILD);
+        glove_uid_release(&a);
+
+        /* it sees nobody: that is the answer (the check does not look at
+         * the /proc it was given) */
+        (void) snprintf(path, sizeof(path), "%s/4242/status", f->proc);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        glove_uid_release(&a);
+
+        /* one that could not look: the check's own scan says why */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, "/nonexistent-glove-proc"), 0);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "Cannot list /nonexistent-glove-proc"));
+        glove_uid_release(&a);
+
+        /* given back before its answer was read: ended and reaped */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        pid = a.scan_pid;
+        glove_uid_release(&a);
+        assert_int_equal(a.scan_fd, -EBADF);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+        assert_false(lock_file_exists(f, FIRST + 4));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_passwd),
@@ -380,6 +496,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_allocate_makes_lock_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_allocate_exhausted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_allocate_refusals, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_then_check, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_early_scan, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
