@@ -5,6 +5,7 @@
  * (audit-log-rotate.c) share. docs/audit.md, "Rotation", says what goes
  * on disk. */
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The first record of a file that continues another (a rotated one). */
@@ -20,3 +21,13 @@
  * leaves a log that verify accepts (docs/audit.md, "Rotation"). The
  * caller reopens |path| afterwards. */
 int audit_log_rotate(const char *path, int fd);
+
+struct glove_audit;
+struct glove_audit_event;
+
+/* Appends to |*buf| (|*len| bytes of |*cap| used, kept NUL-terminated;
+ * may be NULL/0) the record |e| would be with |seq| and the timestamp
+ * |ts|, newline included: exactly glove_json_canonical() of the record's
+ * tree, built without one. On failure *len is as it was. */
+int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, const char *ts,
+                   char **buf, size_t *len, size_t *cap);
