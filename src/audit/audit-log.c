@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit-log.h"
@@ -28,6 +29,9 @@ struct glove_audit {
         int fd;
         char *path;
         char run_id[GLOVE_RUN_ID_CHARS + 1];
+        char run_text[6 * GLOVE_RUN_ID_CHARS + 3]; /* run_id as a JSON string, made once */
+        size_t run_text_len; /* 0: run_id is not UTF-8 (and no record can be written) */
+        struct audit_ts ts;
         bool raw_values;
         size_t raw_max;
         uint64_t seq;       /* records written */
@@ -118,6 +122,18 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
                 return -ENOMEM;
         }
         memcpy(a->run_id, opts->run_id, sizeof(a->run_id));
+        {
+                _cleanup_free_ char *t = NULL;
+                size_t len = 0, cap = 0;
+
+                /* without it (out of memory, not UTF-8) each record
+                 * writes the run id itself */
+                if (glove_json_canonical_append_string(a->run_id, GLOVE_RUN_ID_CHARS, &t, &len, &cap) >= 0 &&
+                    len <= sizeof(a->run_text)) {
+                        memcpy(a->run_text, t, len);
+                        a->run_text_len = len;
+                }
+        }
         crypto_hash_sha256_init(&a->digest);
         a->raw_values = opts->raw_values;
         a->raw_max = opts->raw_max_bytes;
@@ -259,11 +275,13 @@ enum member_kind {
         MEMBER_LOSSY, /* s, n: a string that may not be (glove_json_string_lossy) */
         MEMBER_INT,   /* i */
         MEMBER_TEXT,  /* s, n: canonical JSON already */
+        MEMBER_PLAIN, /* s, n: a string of bytes that need no escaping (digits, hex, a timestamp) */
 };
 
 struct member {
         const char *key;
         size_t key_len;
+        bool own;           /* Glove's: |key| needs no escaping */
         enum member_kind kind;
         const json_t *json;
         const char *s;
@@ -289,6 +307,20 @@ static int put_bytes(char **buf, size_t *len, size_t *cap, const char *s, size_t
         return 0;
 }
 
+/* "key": for a key of Glove's own, which needs no escaping */
+static int put_key(char **buf, size_t *len, size_t *cap, const char *key, size_t n) {
+        int r = buf_reserve(buf, cap, *len + n + 4);
+
+        if (r < 0)
+                return r;
+        (*buf)[*len] = '"';
+        memcpy(*buf + *len + 1, key, n);
+        memcpy(*buf + *len + 1 + n, "\":", 2);
+        *len += n + 3;
+        (*buf)[*len] = 0;
+        return 0;
+}
+
 static int put_member_value(const struct member *m, char **buf, size_t *len, size_t *cap) {
         _cleanup_json_ json_t *lossy = NULL;
         int r;
@@ -309,6 +341,16 @@ static int put_member_value(const struct member *m, char **buf, size_t *len, siz
                 return glove_json_canonical_append_integer(m->i, buf, len, cap);
         case MEMBER_TEXT:
                 return put_bytes(buf, len, cap, m->s, m->n);
+        case MEMBER_PLAIN:
+                r = buf_reserve(buf, cap, *len + m->n + 3);
+                if (r < 0)
+                        return r;
+                (*buf)[*len] = '"';
+                memcpy(*buf + *len + 1, m->s, m->n);
+                (*buf)[*len + 1 + m->n] = '"';
+                *len += m->n + 2;
+                (*buf)[*len] = 0;
+                return 0;
         default:
                 return -EINVAL;
         }
@@ -318,7 +360,9 @@ static int put_member_value(const struct member *m, char **buf, size_t *len, siz
 
 static void fixed_add(struct member *f, size_t *n, const char *key, enum member_kind kind, const char *s, size_t len,
                       json_int_t i) {
-        f[(*n)++] = (struct member) { .key = key, .key_len = strlen(key), .kind = kind, .s = s, .n = len, .i = i };
+        f[(*n)++] = (struct member) {
+                .key = key, .key_len = strlen(key), .own = true, .kind = kind, .s = s, .n = len, .i = i,
+        };
 }
 
 static void fixed_str(struct member *f, size_t *n, const char *key, const char *v) {
@@ -366,10 +410,13 @@ int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *
         fixed_str(fixed, &n_fixed, "event", e->event);
         fixed_str(fixed, &n_fixed, "reason", e->reason);
         fixed_str(fixed, &n_fixed, "rule", e->rule);
-        fixed_add(fixed, &n_fixed, "run", MEMBER_STR, a->run_id, GLOVE_RUN_ID_CHARS, 0);
+        if (a->run_text_len > 0)
+                fixed_add(fixed, &n_fixed, "run", MEMBER_TEXT, a->run_text, a->run_text_len, 0);
+        else
+                fixed_add(fixed, &n_fixed, "run", MEMBER_STR, a->run_id, GLOVE_RUN_ID_CHARS, 0);
         fixed_add(fixed, &n_fixed, "seq", MEMBER_INT, NULL, 0, (json_int_t) seq);
         fixed_str(fixed, &n_fixed, "subject", e->subject);
-        fixed_add(fixed, &n_fixed, "ts", MEMBER_STR, ts, strlen(ts), 0);
+        fixed_add(fixed, &n_fixed, "ts", MEMBER_PLAIN, ts, strlen(ts), 0);
         fixed_add(fixed, &n_fixed, "v", MEMBER_INT, NULL, 0, 1);
         if (e->value) {
                 size_t vlen;
@@ -391,7 +438,7 @@ int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *
                         cut = true;
                 }
                 fixed_add(fixed, &n_fixed, "value_bytes", MEMBER_INT, NULL, 0, (json_int_t) vlen);
-                fixed_add(fixed, &n_fixed, "value_sha256", MEMBER_STR, digest, GLOVE_SHA256_HEX_CHARS, 0);
+                fixed_add(fixed, &n_fixed, "value_sha256", MEMBER_PLAIN, digest, GLOVE_SHA256_HEX_CHARS, 0);
                 if (cut)
                         fixed_add(fixed, &n_fixed, "value_truncated", MEMBER_TEXT, "true", 4, 0);
         }
@@ -411,10 +458,13 @@ int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *
                 if (!first)
                         r = put_bytes(buf, len, cap, ",", 1);
                 first = false;
-                if (r >= 0)
+                if (r >= 0 && m->own)
+                        r = put_key(buf, len, cap, m->key, m->key_len);
+                else if (r >= 0) {
                         r = glove_json_canonical_append_string(m->key, m->key_len, buf, len, cap);
-                if (r >= 0)
-                        r = put_bytes(buf, len, cap, ":", 1);
+                        if (r >= 0)
+                                r = put_bytes(buf, len, cap, ":", 1);
+                }
                 if (r >= 0)
                         r = put_member_value(m, buf, len, cap);
         }
@@ -506,6 +556,32 @@ static int write_locked(struct glove_audit *a, const char *buf, size_t len) {
         return r;
 }
 
+void audit_log_ts(struct audit_ts *c, const struct timespec *ts, char buf[RFC3339_MAX]) {
+        long us = ts->tv_nsec / 1000;
+        const char *dot;
+        char *o;
+
+        if (ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000) {
+                format_rfc3339(ts, buf);
+                return;
+        }
+        if (c->head_len == 0 || c->sec != ts->tv_sec) {
+                format_rfc3339(ts, buf);
+                /* kept when it ends in the microseconds: ".uuuuuuZ" */
+                dot = strrchr(buf, '.');
+                c->head_len = dot && strlen(dot) == 8 ? (size_t) (dot + 1 - buf) : 0;
+                memcpy(c->head, buf, c->head_len);
+                c->sec = ts->tv_sec;
+                return;
+        }
+        memcpy(buf, c->head, c->head_len);
+        o = buf + c->head_len;
+        for (int i = 5; i >= 0; i--, us /= 10)
+                o[i] = (char) ('0' + us % 10);
+        o[6] = 'Z';
+        o[7] = 0;
+}
+
 /* Builds the next record's line, newline included, at the end of the
  * buffer |*buf| (|*len| bytes of |*cap| used), which may hold at most
  * GLOVE_AUDIT_BATCH_MAX bytes. On failure *len is as it was. */
@@ -513,9 +589,11 @@ static int build_into(struct glove_audit *a, const struct glove_audit_event *e, 
                       size_t *cap) {
         size_t start = *len;
         char ts[RFC3339_MAX];
+        struct timespec now;
         int r;
 
-        now_rfc3339(ts);
+        (void) clock_gettime(CLOCK_REALTIME, &now);
+        audit_log_ts(&a->ts, &now, ts);
         r = audit_log_line(a, e, a->seq + a->batch_n + a->later_n + 1, ts, buf, len, cap);
         if (r < 0)
                 return r;

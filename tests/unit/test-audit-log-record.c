@@ -270,11 +270,41 @@ static void test_nul_key(void **state) {
         glove_audit_close(a);
 }
 
+/* Timestamps through the kept second: what format_rfc3339() makes. */
+static void test_ts(void **state) {
+        static const struct timespec seq[] = {
+                { 1796318405, 0 }, { 1796318405, 999 }, { 1796318405, 1000 }, { 1796318405, 123456789 },
+                { 1796318405, 999999999 }, { 1796318406, 5000 }, { 1796318406, 5000 }, { 1796318405, 7000 },
+                { 0, 0 }, { 0, 1000 }, { 253402300799, 999999000 }, { 253402300800, 1000 }, { 253402300800, 2000 },
+                { 1796318406, -1 }, { 1796318406, 1000000000 }, { 1796318406, 42000 },
+        };
+        struct audit_ts c = {};
+
+        (void) state;
+        for (unsigned round = 0; round < 2; round++)
+                for (size_t i = 0; i < ELEMENTSOF(seq); i++) {
+                        char want[RFC3339_MAX], got[RFC3339_MAX];
+
+                        format_rfc3339(&seq[i], want);
+                        audit_log_ts(&c, &seq[i], got);
+                        assert_string_equal(got, want);
+                }
+        for (long ns = 0; ns < 1000000000; ns += 999983) {
+                char want[RFC3339_MAX], got[RFC3339_MAX];
+                struct timespec t = { 1796318407, ns };
+
+                format_rfc3339(&t, want);
+                audit_log_ts(&c, &t, got);
+                assert_string_equal(got, want);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_generated, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_nul_key, setup, teardown),
+                cmocka_unit_test(test_ts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
