@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -381,26 +382,50 @@ int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *
         bool first = true;
         int r = 0;
 
-        if (e->extra) {
+        if (e->extra && !json_is_object(e->extra))
+                return -ENOMEM; /* what a tree of the record made of it */
+        if (e->extra || e->n_members > 0) {
                 size_t n = json_object_size(e->extra), klen;
                 const char *k;
                 json_t *v;
 
-                if (!json_is_object(e->extra))
-                        return -ENOMEM; /* what a tree of the record made of it */
+                if (e->n_members > SIZE_MAX / sizeof(*big) - n)
+                        return -ENOMEM;
+                n += e->n_members;
                 if (n > ELEMENTSOF(small)) {
                         big = calloc(n, sizeof(*big));
                         if (!big)
                                 return -ENOMEM;
                         extra = big;
                 }
-                json_object_keylen_foreach((json_t *) e->extra, k, klen, v) {
+                if (e->extra)
+                        json_object_keylen_foreach((json_t *) e->extra, k, klen, v) {
+                                if (n_extra == n)
+                                        return -EINVAL;
+                                extra[n_extra++] = (struct member) {
+                                        .key = k, .key_len = klen, .kind = MEMBER_JSON, .json = v,
+                                };
+                        }
+                for (size_t m = 0; m < e->n_members; m++) {
+                        const struct glove_audit_member *em = &e->members[m];
+
+                        if (em->omit)
+                                continue;
                         if (n_extra == n)
                                 return -EINVAL;
-                        extra[n_extra++] = (struct member) { .key = k, .key_len = klen, .kind = MEMBER_JSON, .json = v };
+                        extra[n_extra++] = (struct member) {
+                                .key = em->key, .key_len = strlen(em->key),
+                                .kind = em->string ? MEMBER_STR : MEMBER_INT,
+                                .s = em->string, .n = em->string ? strlen(em->string) : 0,
+                                .i = (json_int_t) em->integer,
+                        };
                 }
                 if (n_extra > 1)
                         qsort(extra, n_extra, sizeof(*extra), member_cmp);
+                /* an object's names are its own; the members' need not be */
+                for (size_t m = 1; m < n_extra && e->n_members > 0; m++)
+                        if (member_cmp(&extra[m - 1], &extra[m]) == 0)
+                                return -EINVAL;
         }
 
         /* Glove's own, in their order; one present replaces an extra

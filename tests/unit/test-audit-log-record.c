@@ -170,14 +170,16 @@ static const char *rnd_field(char *buf, size_t max) {
         return buf;
 }
 
-static void check_event(struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, const char *ts,
-                        char **buf, size_t *len, size_t *cap) {
+/* |got| is |e| written by audit_log_line(), or the same event with some
+ * of its extra members given as members. */
+static void check_split(struct glove_audit *a, const struct glove_audit_event *e, const struct glove_audit_event *got,
+                        uint64_t seq, const char *ts, char **buf, size_t *len, size_t *cap) {
         _cleanup_free_ char *want = NULL;
         size_t want_len = 0, start = *len;
         int r_want, r_got;
 
         r_want = audit_ref_line(a, e, seq, ts, &want, &want_len);
-        r_got = audit_log_line(a, e, seq, ts, buf, len, cap);
+        r_got = audit_log_line(a, got, seq, ts, buf, len, cap);
         assert_int_equal(r_got, r_want);
         if (r_got < 0) {
                 assert_int_equal(*len, start);
@@ -187,6 +189,37 @@ static void check_event(struct glove_audit *a, const struct glove_audit_event *e
                 fail_msg("the lines differ:\nwant %.*s got  %.*s", (int) want_len, want, (int) (*len - start),
                          *buf + start);
         assert_int_equal((*buf)[*len], 0);
+}
+
+static void check_event(struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, const char *ts,
+                        char **buf, size_t *len, size_t *cap) {
+        check_split(a, e, e, seq, ts, buf, len, cap);
+}
+
+/* |e| with some of its extra's string and integer members moved to
+ * |members| (and one left out there), the rest in a new *ret_rest. */
+static void split_extra(const struct glove_audit_event *e, struct glove_audit_event *ret,
+                        struct glove_audit_member *members, size_t max, json_t **ret_rest) {
+        json_t *rest = json_object();
+        const char *k;
+        size_t klen, n = 0;
+        json_t *v;
+
+        assert_non_null(rest);
+        json_object_keylen_foreach((json_t *) e->extra, k, klen, v) {
+                if (n + 1 < max && strlen(k) == klen && rnd(2) && json_is_string(v))
+                        members[n++] = (struct glove_audit_member) { .key = k, .string = json_string_value(v) };
+                else if (n + 1 < max && strlen(k) == klen && rnd(2) && json_is_integer(v))
+                        members[n++] = (struct glove_audit_member) { .key = k, .integer = json_integer_value(v) };
+                else
+                        assert_int_equal(json_object_setn(rest, k, klen, v), 0);
+        }
+        members[n++] = (struct glove_audit_member) { .key = "left out", .omit = true };
+        *ret = *e;
+        ret->extra = rnd(2) || json_object_size(rest) > 0 ? rest : NULL;
+        ret->members = members;
+        ret->n_members = n;
+        *ret_rest = rest;
 }
 
 static void test_generated(void **state) {
@@ -219,7 +252,15 @@ static void test_generated(void **state) {
                 /* the line goes after what the buffer holds, now and then */
                 if (rnd(8) == 0 || len > 1 << 20)
                         len = 0;
-                check_event(logs[rnd(ELEMENTSOF(logs))], &e, seq, ts, &buf, &len, &cap);
+                if (extra && rnd(2)) {
+                        struct glove_audit_member members[32];
+                        _cleanup_json_ json_t *rest = NULL;
+                        struct glove_audit_event got;
+
+                        split_extra(&e, &got, members, ELEMENTSOF(members), &rest);
+                        check_split(logs[rnd(ELEMENTSOF(logs))], &e, &got, seq, ts, &buf, &len, &cap);
+                } else
+                        check_event(logs[rnd(ELEMENTSOF(logs))], &e, seq, ts, &buf, &len, &cap);
         }
         for (size_t i = 0; i < ELEMENTSOF(logs); i++)
                 glove_audit_close(logs[i]);
@@ -241,6 +282,21 @@ static void test_refused(void **state) {
                 struct glove_audit_event e = { .component = "mcp", .event = "x", .extra = extras[i] };
 
                 check_event(a, &e, 1, "2026-12-03T15:40:05.123456Z", &buf, &len, &cap);
+                assert_int_equal(len, 0);
+        }
+        {
+                /* members under one name, or under one of extra's */
+                _cleanup_json_ json_t *extra = json_pack("{s:i}", "server", 1);
+                const struct glove_audit_member twice[] = { { .key = "a", .integer = 1 }, { .key = "a", .string = "b" } };
+                const struct glove_audit_member server[] = { { .key = "server", .string = "s" } };
+                const struct glove_audit_member bad[] = { { .key = "b", .string = "\xff" } };
+
+                assert_int_equal(audit_log_line(a, &(struct glove_audit_event) { .members = twice, .n_members = 2 },
+                                                1, "T", &buf, &len, &cap), -EINVAL);
+                assert_int_equal(audit_log_line(a, &(struct glove_audit_event) {
+                        .extra = extra, .members = server, .n_members = 1 }, 1, "T", &buf, &len, &cap), -EINVAL);
+                assert_int_equal(audit_log_line(a, &(struct glove_audit_event) { .members = bad, .n_members = 1 },
+                                                1, "T", &buf, &len, &cap), -EINVAL);
                 assert_int_equal(len, 0);
         }
         {
