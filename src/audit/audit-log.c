@@ -268,8 +268,9 @@ int glove_audit_value_members(const struct glove_audit *a, json_t *rec, const js
 
 /* A record is written straight to its canonical line (the bytes
  * glove_json_canonical() makes of the record as a tree, which
- * tests/unit/test-audit-log.c keeps as the reference): its members, Glove's
- * own and the event's extra ones, in one array sorted bytewise by key. */
+ * tests/unit/audit-log-ref.h keeps as the reference): Glove's own members
+ * in their fixed order, merged with the event's extra ones sorted
+ * bytewise by key. */
 enum member_kind {
         MEMBER_JSON,  /* json: canonical */
         MEMBER_STR,   /* s, n: a string that must be UTF-8 */
