@@ -24,18 +24,6 @@
 
 static const char run_a[] = "0123456789abcdef0123456789abcdef";
 
-static struct glove_audit *open_log(bool raw, size_t max) {
-        struct glove_audit *a = NULL;
-        char err[512] = "";
-        int r = glove_audit_open(&(struct glove_audit_options) {
-                .path = path, .run_id = run_a, .raw_values = raw, .raw_max_bytes = max,
-        }, &a, err, sizeof(err));
-
-        if (r < 0)
-                fail_msg("glove_audit_open: %d %s", r, err);
-        return a;
-}
-
 /* ---- generated events ---- */
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
@@ -229,9 +217,9 @@ static void test_generated(void **state) {
         size_t len = 0, cap = 0;
 
         (void) state;
-        logs[0] = open_log(false, 0);
+        logs[0] = audit_test_open(run_a, false, 0);
         for (size_t i = 0; i < ELEMENTSOF(maxes); i++)
-                logs[1 + i] = open_log(true, maxes[i]);
+                logs[1 + i] = audit_test_open(run_a, true, maxes[i]);
         for (unsigned iter = 0; iter < 20000; iter++) {
                 char f[6][128];
                 _cleanup_json_ json_t *value = rnd(3) ? rnd_event_value() : NULL;
@@ -269,7 +257,7 @@ static void test_generated(void **state) {
 /* What a tree of the record cannot hold or encode, refused alike. */
 static void test_refused(void **state) {
         _cleanup_json_ json_t *not_object = json_array(), *bad_key = json_object(), *bad_value = json_object();
-        struct glove_audit *a = open_log(true, 64);
+        struct glove_audit *a = audit_test_open(run_a, true, 64);
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
         const json_t *extras[] = { not_object, bad_key, bad_value };
@@ -312,7 +300,7 @@ static void test_refused(void **state) {
  * cut it at the NUL, where it could replace a member of that name. */
 static void test_nul_key(void **state) {
         _cleanup_json_ json_t *extra = json_object();
-        struct glove_audit *a = open_log(false, 0);
+        struct glove_audit *a = audit_test_open(run_a, false, 0);
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
 
