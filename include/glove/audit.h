@@ -205,6 +205,18 @@ struct glove_audit_event {
         const json_t *value;
         const json_t *extra;   /* more members (an object), borrowed; may be NULL; Glove's own
                                 * member names win */
+        /* more members without a json_t, for a caller that makes a record
+         * per request (the MCP gateway): like extra's, under names that
+         * are neither extra's nor each other's (else -EINVAL) */
+        const struct glove_audit_member *members;
+        size_t n_members;
+};
+
+struct glove_audit_member {
+        const char *key;
+        const char *string; /* UTF-8 (else the record fails with -EINVAL); NULL: the integer */
+        int64_t integer;
+        bool omit;          /* left out (a string that may be NULL: json_pack's "s*") */
 };
 
 /* Sets on |into| (any object: a record, or one item of a record that

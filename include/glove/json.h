@@ -42,6 +42,11 @@ int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len);
  * encode many values into one buffer. On failure *len is unchanged and
  * *buf and *cap may have moved (still the caller's to free). */
 int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, size_t *cap);
+/* The same for a string of |n| bytes at |s| (-EINVAL when it is not UTF-8)
+ * and for an integer, without a json_t: for writers that know their
+ * members (the audit log's records). */
+int glove_json_canonical_append_string(const char *s, size_t n, char **buf, size_t *len, size_t *cap);
+int glove_json_canonical_append_integer(json_int_t v, char **buf, size_t *len, size_t *cap);
 
 /* ---- One pass over the text, no tree (json-stream.c) ----
  *

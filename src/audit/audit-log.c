@@ -3,15 +3,18 @@
  * Several Glove processes may append to one log at once; each record goes
  * out in a single write under an exclusive lock, and a write that fails
  * part-way is cut back off, so the file only ever holds whole lines. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit-log.h"
@@ -27,17 +30,22 @@ struct glove_audit {
         int fd;
         char *path;
         char run_id[GLOVE_RUN_ID_CHARS + 1];
+        char run_text[6 * GLOVE_RUN_ID_CHARS + 3]; /* run_id as a JSON string, made once */
+        size_t run_text_len; /* 0: run_id is not UTF-8 (and no record can be written) */
+        struct audit_ts ts;
         bool raw_values;
         size_t raw_max;
         uint64_t seq;       /* records written */
         crypto_hash_sha256_state digest; /* over every line written, newline included */
         bool batching;
         char *batch;        /* records built since batch_begin, whole lines */
-        size_t batch_len;
+        size_t batch_len, batch_cap;
         uint64_t batch_n;
         char *later;        /* records appended "later": whole lines, written with the next write */
         size_t later_len, later_cap;
         uint64_t later_n;
+        char *line;         /* the record being written, when nothing waits */
+        size_t line_len, line_cap;
         int spare_fd;       /* space held for the end's records: a file without a name */
         uint64_t rotate_bytes; /* rotated before a write takes it past this */
 };
@@ -115,6 +123,18 @@ int glove_audit_open(const struct glove_audit_options *opts, struct glove_audit 
                 return -ENOMEM;
         }
         memcpy(a->run_id, opts->run_id, sizeof(a->run_id));
+        {
+                _cleanup_free_ char *t = NULL;
+                size_t len = 0, cap = 0;
+
+                /* without it (out of memory, not UTF-8) each record
+                 * writes the run id itself */
+                if (glove_json_canonical_append_string(a->run_id, GLOVE_RUN_ID_CHARS, &t, &len, &cap) >= 0 &&
+                    len <= sizeof(a->run_text)) {
+                        memcpy(a->run_text, t, len);
+                        a->run_text_len = len;
+                }
+        }
         crypto_hash_sha256_init(&a->digest);
         a->raw_values = opts->raw_values;
         a->raw_max = opts->raw_max_bytes;
@@ -181,6 +201,7 @@ void glove_audit_close(struct glove_audit *a) {
         free(a->path);
         free(a->batch);
         free(a->later);
+        free(a->line);
         free(a);
 }
 
@@ -216,10 +237,6 @@ static size_t utf8_cut(const char *s, size_t len, size_t max) {
         return n;
 }
 
-static int set_str(json_t *o, const char *k, const char *v) {
-        return v ? json_object_set_new(o, k, glove_json_string_lossy(v, strlen(v))) : 0;
-}
-
 int glove_audit_value_members(const struct glove_audit *a, json_t *rec, const json_t *value) {
         _cleanup_free_ char *text = NULL;
         char digest[GLOVE_SHA256_HEX_CHARS + 1];
@@ -249,29 +266,241 @@ int glove_audit_value_members(const struct glove_audit *a, json_t *rec, const js
         return 0;
 }
 
-static int build(struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, json_t **ret) {
-        _cleanup_json_ json_t *rec = NULL;
-        char ts[RFC3339_MAX];
+/* A record is written straight to its canonical line (the bytes
+ * glove_json_canonical() makes of the record as a tree, which
+ * tests/unit/audit-log-ref.h keeps as the reference): Glove's own members
+ * in their fixed order, merged with the event's extra ones sorted
+ * bytewise by key. */
+enum member_kind {
+        MEMBER_JSON,  /* json: canonical */
+        MEMBER_STR,   /* s, n: a string that must be UTF-8 */
+        MEMBER_LOSSY, /* s, n: a string that may not be (glove_json_string_lossy) */
+        MEMBER_INT,   /* i */
+        MEMBER_TEXT,  /* s, n: canonical JSON already */
+        MEMBER_PLAIN, /* s, n: a string of bytes that need no escaping (digits, hex, a timestamp) */
+};
+
+struct member {
+        const char *key;
+        size_t key_len;
+        bool own;           /* Glove's: |key| needs no escaping */
+        enum member_kind kind;
+        const json_t *json;
+        const char *s;
+        size_t n;
+        json_int_t i;
+};
+
+static int member_cmp(const void *a, const void *b) {
+        const struct member *x = a, *y = b;
+        int d = memcmp(x->key, y->key, x->key_len < y->key_len ? x->key_len : y->key_len);
+
+        return d ? d : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+static int put_bytes(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
+        int r = buf_reserve(buf, cap, *len + n + 1);
+
+        if (r < 0)
+                return r;
+        memcpy(*buf + *len, s, n);
+        *len += n;
+        (*buf)[*len] = 0;
+        return 0;
+}
+
+/* "key": for a key of Glove's own, which needs no escaping */
+static int put_key(char **buf, size_t *len, size_t *cap, const char *key, size_t n) {
+        int r = buf_reserve(buf, cap, *len + n + 4);
+
+        if (r < 0)
+                return r;
+        (*buf)[*len] = '"';
+        memcpy(*buf + *len + 1, key, n);
+        memcpy(*buf + *len + 1 + n, "\":", 2);
+        *len += n + 3;
+        (*buf)[*len] = 0;
+        return 0;
+}
+
+static int put_member_value(const struct member *m, char **buf, size_t *len, size_t *cap) {
+        _cleanup_json_ json_t *lossy = NULL;
         int r;
 
-        rec = e->extra ? json_deep_copy(e->extra) : json_object();
-        if (!rec || !json_is_object(rec))
-                return -ENOMEM;
-        now_rfc3339(ts);
-        if (json_object_set_new(rec, "v", json_integer(1)) < 0 || json_object_set_new(rec, "ts", json_string(ts)) < 0 ||
-            json_object_set_new(rec, "seq", json_integer((json_int_t) seq)) < 0 ||
-            json_object_set_new(rec, "run", json_string(a->run_id)) < 0)
-                return -ENOMEM;
-        if (set_str(rec, "component", e->component) < 0 || set_str(rec, "event", e->event) < 0 ||
-            set_str(rec, "decision", e->decision) < 0 || set_str(rec, "rule", e->rule) < 0 ||
-            set_str(rec, "reason", e->reason) < 0 || set_str(rec, "subject", e->subject) < 0)
-                return -ENOMEM;
-        if (e->value) {
-                r = glove_audit_value_members(a, rec, e->value);
+        switch (m->kind) {
+        case MEMBER_JSON:
+                return glove_json_canonical_append(m->json, buf, len, cap);
+        case MEMBER_STR:
+                return glove_json_canonical_append_string(m->s, m->n, buf, len, cap);
+        case MEMBER_LOSSY:
+                r = glove_json_canonical_append_string(m->s, m->n, buf, len, cap);
+                if (r != -EINVAL)
+                        return r;
+                /* not UTF-8: rare, and then exactly as the string the tree held */
+                lossy = glove_json_string_lossy(m->s, m->n);
+                return lossy ? glove_json_canonical_append(lossy, buf, len, cap) : -ENOMEM;
+        case MEMBER_INT:
+                return glove_json_canonical_append_integer(m->i, buf, len, cap);
+        case MEMBER_TEXT:
+                return put_bytes(buf, len, cap, m->s, m->n);
+        case MEMBER_PLAIN:
+                r = buf_reserve(buf, cap, *len + m->n + 3);
                 if (r < 0)
                         return r;
+                (*buf)[*len] = '"';
+                memcpy(*buf + *len + 1, m->s, m->n);
+                (*buf)[*len + 1 + m->n] = '"';
+                *len += m->n + 2;
+                (*buf)[*len] = 0;
+                return 0;
+        default:
+                return -EINVAL;
         }
-        *ret = TAKE_PTR(rec);
+}
+
+#define FIXED_MAX 14
+
+static void fixed_add(struct member *f, size_t *n, const char *key, enum member_kind kind, const char *s, size_t len,
+                      json_int_t i) {
+        f[(*n)++] = (struct member) {
+                .key = key, .key_len = strlen(key), .own = true, .kind = kind, .s = s, .n = len, .i = i,
+        };
+}
+
+static void fixed_str(struct member *f, size_t *n, const char *key, const char *v) {
+        if (v)
+                fixed_add(f, n, key, MEMBER_LOSSY, v, strlen(v), 0);
+}
+
+int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, const char *ts,
+                   char **buf, size_t *len, size_t *cap) {
+        _cleanup_free_ char *text = NULL;
+        char digest[GLOVE_SHA256_HEX_CHARS + 1];
+        struct member fixed[FIXED_MAX], small[16];
+        _cleanup_free_ struct member *big = NULL;
+        struct member *extra = small;
+        size_t n_fixed = 0, n_extra = 0, start = *len, i = 0, j = 0;
+        bool first = true;
+        int r = 0;
+
+        if (e->extra && !json_is_object(e->extra))
+                return -ENOMEM; /* what a tree of the record made of it */
+        if (e->extra || e->n_members > 0) {
+                size_t n = json_object_size(e->extra), klen;
+                const char *k;
+                json_t *v;
+
+                if (e->n_members > SIZE_MAX / sizeof(*big) - n)
+                        return -ENOMEM;
+                n += e->n_members;
+                if (n > ELEMENTSOF(small)) {
+                        big = calloc(n, sizeof(*big));
+                        if (!big)
+                                return -ENOMEM;
+                        extra = big;
+                }
+                if (e->extra)
+                        json_object_keylen_foreach((json_t *) e->extra, k, klen, v) {
+                                if (n_extra == n)
+                                        return -EINVAL;
+                                extra[n_extra++] = (struct member) {
+                                        .key = k, .key_len = klen, .kind = MEMBER_JSON, .json = v,
+                                };
+                        }
+                for (size_t m = 0; m < e->n_members; m++) {
+                        const struct glove_audit_member *em = &e->members[m];
+
+                        if (em->omit)
+                                continue;
+                        if (n_extra == n)
+                                return -EINVAL;
+                        extra[n_extra++] = (struct member) {
+                                .key = em->key, .key_len = strlen(em->key),
+                                .kind = em->string ? MEMBER_STR : MEMBER_INT,
+                                .s = em->string, .n = em->string ? strlen(em->string) : 0,
+                                .i = (json_int_t) em->integer,
+                        };
+                }
+                if (n_extra > 1)
+                        qsort(extra, n_extra, sizeof(*extra), member_cmp);
+                /* an object's names are its own; the members' need not be */
+                for (size_t m = 1; m < n_extra && e->n_members > 0; m++)
+                        if (member_cmp(&extra[m - 1], &extra[m]) == 0)
+                                return -EINVAL;
+        }
+
+        /* Glove's own, in their order; one present replaces an extra
+         * member of its name, one left out (NULL) does not */
+        fixed_str(fixed, &n_fixed, "component", e->component);
+        fixed_str(fixed, &n_fixed, "decision", e->decision);
+        fixed_str(fixed, &n_fixed, "event", e->event);
+        fixed_str(fixed, &n_fixed, "reason", e->reason);
+        fixed_str(fixed, &n_fixed, "rule", e->rule);
+        if (a->run_text_len > 0)
+                fixed_add(fixed, &n_fixed, "run", MEMBER_TEXT, a->run_text, a->run_text_len, 0);
+        else
+                fixed_add(fixed, &n_fixed, "run", MEMBER_STR, a->run_id, GLOVE_RUN_ID_CHARS, 0);
+        fixed_add(fixed, &n_fixed, "seq", MEMBER_INT, NULL, 0, (json_int_t) seq);
+        fixed_str(fixed, &n_fixed, "subject", e->subject);
+        fixed_add(fixed, &n_fixed, "ts", MEMBER_PLAIN, ts, strlen(ts), 0);
+        fixed_add(fixed, &n_fixed, "v", MEMBER_INT, NULL, 0, 1);
+        if (e->value) {
+                size_t vlen;
+                bool cut = false;
+
+                r = glove_json_canonical(e->value, &text, &vlen);
+                if (r < 0)
+                        return r;
+                glove_sha256_hex(text, vlen, digest);
+                if (a->raw_values && vlen <= a->raw_max)
+                        fixed_add(fixed, &n_fixed, "value", MEMBER_TEXT, text, vlen, 0);
+                else if (a->raw_values) {
+                        /* too long: a string keeps its head; anything else
+                         * the head of its canonical text */
+                        const char *raw = json_is_string(e->value) ? json_string_value(e->value) : text;
+                        size_t raw_len = json_is_string(e->value) ? json_string_length(e->value) : vlen;
+
+                        fixed_add(fixed, &n_fixed, "value", MEMBER_STR, raw, utf8_cut(raw, raw_len, a->raw_max), 0);
+                        cut = true;
+                }
+                fixed_add(fixed, &n_fixed, "value_bytes", MEMBER_INT, NULL, 0, (json_int_t) vlen);
+                fixed_add(fixed, &n_fixed, "value_sha256", MEMBER_PLAIN, digest, GLOVE_SHA256_HEX_CHARS, 0);
+                if (cut)
+                        fixed_add(fixed, &n_fixed, "value_truncated", MEMBER_TEXT, "true", 4, 0);
+        }
+        assert(n_fixed <= FIXED_MAX);
+
+        r = put_bytes(buf, len, cap, "{", 1);
+        while (r >= 0 && (i < n_fixed || j < n_extra)) {
+                const struct member *m;
+                int d = i == n_fixed ? 1 : j == n_extra ? -1 : member_cmp(&fixed[i], &extra[j]);
+
+                if (d <= 0) {
+                        m = &fixed[i++];
+                        if (d == 0)
+                                j++; /* Glove's own wins */
+                } else
+                        m = &extra[j++];
+                if (!first)
+                        r = put_bytes(buf, len, cap, ",", 1);
+                first = false;
+                if (r >= 0 && m->own)
+                        r = put_key(buf, len, cap, m->key, m->key_len);
+                else if (r >= 0) {
+                        r = glove_json_canonical_append_string(m->key, m->key_len, buf, len, cap);
+                        if (r >= 0)
+                                r = put_bytes(buf, len, cap, ":", 1);
+                }
+                if (r >= 0)
+                        r = put_member_value(m, buf, len, cap);
+        }
+        if (r >= 0)
+                r = put_bytes(buf, len, cap, "}\n", 2);
+        if (r < 0) {
+                *len = start;
+                /* as glove_json_canonical() says of a tree it cannot encode */
+                return r == -ELOOP ? -EINVAL : r;
+        }
         return 0;
 }
 
@@ -353,37 +582,51 @@ static int write_locked(struct glove_audit *a, const char *buf, size_t len) {
         return r;
 }
 
-static int batch_add(struct glove_audit *a, const char *line, size_t len) {
-        char *n;
+void audit_log_ts(struct audit_ts *c, const struct timespec *ts, char buf[RFC3339_MAX]) {
+        long us = ts->tv_nsec / 1000;
+        const char *dot;
+        char *o;
 
-        if (a->batch_len + len > GLOVE_AUDIT_BATCH_MAX)
-                return -E2BIG;
-        n = realloc(a->batch, a->batch_len + len);
-        if (!n)
-                return -ENOMEM;
-        memcpy(n + a->batch_len, line, len);
-        a->batch = n;
-        a->batch_len += len;
-        a->batch_n++;
-        return 0;
+        if (ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000) {
+                format_rfc3339(ts, buf);
+                return;
+        }
+        if (c->head_len == 0 || c->sec != ts->tv_sec) {
+                format_rfc3339(ts, buf);
+                /* kept when it ends in the microseconds: ".uuuuuuZ" */
+                dot = strrchr(buf, '.');
+                c->head_len = dot && strlen(dot) == 8 ? (size_t) (dot + 1 - buf) : 0;
+                memcpy(c->head, buf, c->head_len);
+                c->sec = ts->tv_sec;
+                return;
+        }
+        memcpy(buf, c->head, c->head_len);
+        o = buf + c->head_len;
+        for (int i = 5; i >= 0; i--, us /= 10)
+                o[i] = (char) ('0' + us % 10);
+        o[6] = 'Z';
+        o[7] = 0;
 }
 
-/* Builds the next record's line, newline included. */
-static int build_line(struct glove_audit *a, const struct glove_audit_event *e, char **ret, size_t *ret_len) {
-        _cleanup_json_ json_t *rec = NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
+/* Builds the next record's line, newline included, at the end of the
+ * buffer |*buf| (|*len| bytes of |*cap| used), which may hold at most
+ * GLOVE_AUDIT_BATCH_MAX bytes. On failure *len is as it was. */
+static int build_into(struct glove_audit *a, const struct glove_audit_event *e, char **buf, size_t *len,
+                      size_t *cap) {
+        size_t start = *len;
+        char ts[RFC3339_MAX];
+        struct timespec now;
         int r;
 
-        r = build(a, e, a->seq + a->batch_n + a->later_n + 1, &rec);
+        (void) clock_gettime(CLOCK_REALTIME, &now);
+        audit_log_ts(&a->ts, &now, ts);
+        r = audit_log_line(a, e, a->seq + a->batch_n + a->later_n + 1, ts, buf, len, cap);
         if (r < 0)
                 return r;
-        r = glove_json_canonical(rec, &text, &len);
-        if (r < 0)
-                return r;
-        text[len] = '\n'; /* replaces the terminating NUL; written by length */
-        *ret_len = len + 1;
-        *ret = TAKE_PTR(text);
+        if (*len > GLOVE_AUDIT_BATCH_MAX) {
+                *len = start;
+                return -E2BIG;
+        }
         return 0;
 }
 
@@ -420,38 +663,38 @@ static int write_with_later(struct glove_audit *a, size_t len, uint64_t n) {
 }
 
 int glove_audit_append(struct glove_audit *a, const struct glove_audit_event *e) {
-        _cleanup_free_ char *text = NULL;
         size_t len;
         int r;
 
-        r = build_line(a, e, &text, &len);
-        if (r < 0)
+        if (a->batching) {
+                r = build_into(a, e, &a->batch, &a->batch_len, &a->batch_cap);
+                if (r >= 0)
+                        a->batch_n++;
                 return r;
-        if (a->batching)
-                return batch_add(a, text, len);
-        if (a->later_n > 0) {
-                r = later_add(a, text, len);
-                return r < 0 ? r : write_with_later(a, len, 1);
         }
-        r = write_locked(a, text, len);
+        if (a->later_n > 0) {
+                len = a->later_len;
+                r = build_into(a, e, &a->later, &a->later_len, &a->later_cap);
+                return r < 0 ? r : write_with_later(a, a->later_len - len, 1);
+        }
+        a->line_len = 0;
+        r = build_into(a, e, &a->line, &a->line_len, &a->line_cap);
         if (r < 0)
                 return r;
-        audit_sha256_update(&a->digest, (const unsigned char *) text, len);
+        r = write_locked(a, a->line, a->line_len);
+        if (r < 0)
+                return r;
+        audit_sha256_update(&a->digest, (const unsigned char *) a->line, a->line_len);
         a->seq++;
         return 0;
 }
 
 int glove_audit_append_later(struct glove_audit *a, const struct glove_audit_event *e) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
         int r;
 
         if (a->batching)
                 return glove_audit_append(a, e);
-        r = build_line(a, e, &text, &len);
-        if (r < 0)
-                return r;
-        r = later_add(a, text, len);
+        r = build_into(a, e, &a->later, &a->later_len, &a->later_cap);
         if (r < 0)
                 return r;
         a->later_n++;
@@ -489,7 +732,7 @@ void glove_audit_batch_abort(struct glove_audit *a) {
         a->batching = false;
         free(a->batch);
         a->batch = NULL;
-        a->batch_len = 0;
+        a->batch_len = a->batch_cap = 0;
         a->batch_n = 0;
 }
 

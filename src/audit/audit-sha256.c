@@ -122,8 +122,26 @@ void audit_sha256_update(crypto_hash_sha256_state *st, const void *data, size_t 
 
 void audit_sha256(unsigned char out[crypto_hash_sha256_BYTES], const void *data, size_t len) {
         crypto_hash_sha256_state st;
+        unsigned char pad[64 + 8] = { 0x80 };
+        uint64_t bits;
+        size_t n;
 
         (void) crypto_hash_sha256_init(&st);
         audit_sha256_update(&st, data, len);
-        (void) crypto_hash_sha256_final(&st, out);
+        /* the padding through the same rounds: libsodium's final would take
+         * its portable ones for the last block (an audit record's value
+         * digest is one or two blocks) */
+        bits = st.count;
+        n = (size_t) ((bits >> 3) & 63);
+        n = n < 56 ? 56 - n : 120 - n;
+        for (size_t i = 0; i < 8; i++)
+                pad[n + i] = (unsigned char) (bits >> (56 - 8 * i));
+        audit_sha256_update(&st, pad, n + 8);
+        for (size_t i = 0; i < 8; i++) {
+                out[4 * i] = (unsigned char) (st.state[i] >> 24);
+                out[4 * i + 1] = (unsigned char) (st.state[i] >> 16);
+                out[4 * i + 2] = (unsigned char) (st.state[i] >> 8);
+                out[4 * i + 3] = (unsigned char) st.state[i];
+        }
+        sodium_memzero(&st, sizeof(st));
 }

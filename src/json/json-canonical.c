@@ -231,18 +231,33 @@ static int put_value(struct canon *c, const json_t *v, unsigned depth) {
         }
 }
 
-int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, size_t *cap) {
-        struct canon c = { .buf = *buf, .len = *len, .cap = *cap };
-        int r = put_value(&c, value, 0);
-
+static int append_with(struct canon *c, char **buf, size_t *len, size_t *cap, int r) {
         /* the buffer may have moved even when encoding failed */
-        *buf = c.buf;
-        *cap = c.cap;
+        *buf = c->buf;
+        *cap = c->cap;
         if (r < 0)
                 return r;
-        c.buf[c.len] = 0; /* grow() always leaves room for it */
-        *len = c.len;
+        c->buf[c->len] = 0; /* grow() always leaves room for it */
+        *len = c->len;
         return 0;
+}
+
+int glove_json_canonical_append(const json_t *value, char **buf, size_t *len, size_t *cap) {
+        struct canon c = { .buf = *buf, .len = *len, .cap = *cap };
+
+        return append_with(&c, buf, len, cap, put_value(&c, value, 0));
+}
+
+int glove_json_canonical_append_string(const char *s, size_t n, char **buf, size_t *len, size_t *cap) {
+        struct canon c = { .buf = *buf, .len = *len, .cap = *cap };
+
+        return append_with(&c, buf, len, cap, put_string(&c, s, n));
+}
+
+int glove_json_canonical_append_integer(json_int_t v, char **buf, size_t *len, size_t *cap) {
+        struct canon c = { .buf = *buf, .len = *len, .cap = *cap };
+
+        return append_with(&c, buf, len, cap, put_integer(&c, v));
 }
 
 int glove_json_canonical(const json_t *value, char **ret, size_t *ret_len) {

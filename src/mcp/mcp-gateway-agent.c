@@ -207,7 +207,6 @@ int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_m
 static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name, const json_t *args, int r,
                        struct glove_mcp_verdict *v, size_t *ret_k, const char **ret_tool) {
         const char *server = NULL, *upstream_tool = NULL;
-        _cleanup_json_ json_t *extra = NULL;
         size_t k;
 
         /* allowed by the policy, but its server must be up and list it */
@@ -217,7 +216,6 @@ static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name
                 (void) snprintf(v->reason, sizeof(v->reason), "the tool is not offered now (its server is down, or "
                                                              "does not list it)");
         }
-        extra = json_pack("{s:s*,s:s*}", "server", server, "upstream_tool", upstream_tool);
         /* on record before the round's writes (gw_commit_held): the request is
          * held back until then, and taken back if the record fails */
         r = r < 0 ? r
@@ -228,7 +226,11 @@ static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name
                             .reason = v->allowed ? "allowed by the policy" : v->reason,
                             .subject = name,
                             .value = args,
-                            .extra = extra,
+                            .members = (const struct glove_audit_member[]) {
+                                    { .key = "server", .string = server, .omit = !server },
+                                    { .key = "upstream_tool", .string = upstream_tool, .omit = !upstream_tool },
+                            },
+                            .n_members = 2,
                     });
         if (r < 0) {
                 if (!g->audit_said)

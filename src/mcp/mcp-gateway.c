@@ -38,19 +38,22 @@ static int audit_append(struct gateway *g, const struct glove_audit_event *e, bo
 
 static int outcome_append(struct gateway *g, const struct pending *p, const char *outcome, size_t bytes,
                           int64_t latency_ms) {
-        _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:I,s:s}", "outcome", outcome, "latency_ms",
-                                                 (json_int_t) latency_ms, "result_bytes", (json_int_t) bytes,
-                                                 "server", g->ups[p->upstream].cfg->id);
+        /* one per call: members, not a json_t of them */
+        const struct glove_audit_member members[] = {
+                { .key = "outcome", .string = outcome },
+                { .key = "latency_ms", .integer = latency_ms },
+                { .key = "result_bytes", .integer = (int64_t) bytes },
+                { .key = "server", .string = g->ups[p->upstream].cfg->id },
+        };
 
-        if (!extra)
-                return -ENOMEM;
         return audit_append(g, &(struct glove_audit_event) {
                 /* a read or a get forwarded like a call: its own method */
                 .event = p->tool && strchr(p->tool, '/') ? p->tool : "tools/call",
                 .decision = "info",
                 .reason = "the call ended",
                 .subject = p->tool,
-                .extra = extra,
+                .members = members,
+                .n_members = ELEMENTSOF(members),
         }, true);
 }
 

@@ -17,6 +17,20 @@
 static char dir[64];
 static char path[128];
 
+/* The log at |path| for the run |run_id| (the test fails when it cannot
+ * be opened); with |raw|, values of up to |max| bytes recorded as they are. */
+static inline struct glove_audit *audit_test_open(const char *run_id, bool raw, size_t max) {
+        struct glove_audit *a = NULL;
+        char err[512] = "";
+        int r = glove_audit_open(&(struct glove_audit_options) {
+                .path = path, .run_id = run_id, .raw_values = raw, .raw_max_bytes = max,
+        }, &a, err, sizeof(err));
+
+        if (r < 0)
+                fail_msg("glove_audit_open: %d %s", r, err);
+        return a;
+}
+
 static int setup(void **state) {
         (void) state;
         (void) snprintf(dir, sizeof(dir), "/tmp/glove-test-%s-XXXXXX", AUDIT_TEST_NAME);

@@ -26,18 +26,6 @@
 
 static const char run_a[] = "0123456789abcdef0123456789abcdef";
 
-static struct glove_audit *open_log(bool raw, size_t max) {
-        struct glove_audit *a = NULL;
-        char err[512] = "";
-        int r = glove_audit_open(&(struct glove_audit_options) {
-                .path = path, .run_id = run_a, .raw_values = raw, .raw_max_bytes = max,
-        }, &a, err, sizeof(err));
-
-        if (r < 0)
-                fail_msg("glove_audit_open: %d %s", r, err);
-        return a;
-}
-
 /* The log's lines, each parsed strictly. */
 static size_t read_lines(json_t **ret, size_t max) {
         _cleanup_free_ char *line = NULL;
@@ -68,7 +56,7 @@ static const char *str(const json_t *o, const char *k) {
 static void test_records(void **state) {
         _cleanup_json_ json_t *value = json_string("s3cr3t-value");
         _cleanup_json_ json_t *extra = json_pack("{s:s,s:i}", "access", "ro", "seq", 99);
-        struct glove_audit *a = open_log(false, 0);
+        struct glove_audit *a = audit_test_open(run_a, false, 0);
         char want[GLOVE_SHA256_HEX_CHARS + 1];
         json_t *lines[4] = {};
         struct stat st;
@@ -122,7 +110,7 @@ static void test_raw_values(void **state) {
         _cleanup_json_ json_t *long_value = json_string("h\xc3\xa9llo w\xc3\xb6rld");
         _cleanup_json_ json_t *short_value = json_pack("{s:i}", "n", 1);
         _cleanup_json_ json_t *cut_object = json_pack("{s:s}", "key", "abcdefgh");
-        struct glove_audit *a = open_log(true, 5);
+        struct glove_audit *a = audit_test_open(run_a, true, 5);
         json_t *lines[4] = {};
 
         assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "a", .value = long_value }), 0);
@@ -143,7 +131,7 @@ static void test_raw_values(void **state) {
 
         /* a cut that would land inside a multi-byte character backs off */
         assert_int_equal(unlink(path), 0);
-        a = open_log(true, 2);
+        a = audit_test_open(run_a, true, 2);
         assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "d", .value = long_value }), 0);
         glove_audit_close(a);
         assert_int_equal(read_lines(lines, 4), 1);
@@ -152,7 +140,7 @@ static void test_raw_values(void **state) {
 
         /* small enough: the value itself, not truncated */
         assert_int_equal(unlink(path), 0);
-        a = open_log(true, 64);
+        a = audit_test_open(run_a, true, 64);
         assert_int_equal(glove_audit_append(a, &(struct glove_audit_event) { .event = "e", .value = short_value }), 0);
         glove_audit_close(a);
         assert_int_equal(read_lines(lines, 4), 1);
@@ -162,7 +150,7 @@ static void test_raw_values(void **state) {
 }
 
 static void test_not_utf8(void **state) {
-        struct glove_audit *a = open_log(false, 0);
+        struct glove_audit *a = audit_test_open(run_a, false, 0);
         json_t *lines[2] = {};
 
         /* names from the host need not be UTF-8; the record still is */
@@ -234,7 +222,7 @@ static void append_ev(struct glove_audit *a, bool later, const char *event, int 
 static void test_later(void **state) {
         static const char *const want[] = { "later1", "now1", "later2", "later3", "now3", "later4" };
         json_t *lines[16] = {};
-        struct glove_audit *a = open_log(false, 0);
+        struct glove_audit *a = audit_test_open(run_a, false, 0);
         char digest[GLOVE_SHA256_HEX_CHARS + 1], file_digest[GLOVE_SHA256_HEX_CHARS + 1];
         struct rlimit old, tight;
         struct stat st;
@@ -290,7 +278,7 @@ static void test_later(void **state) {
         assert_string_equal(digest, file_digest);
 
         /* close writes what is still kept; what was dropped is never written */
-        a = open_log(false, 0);
+        a = audit_test_open(run_a, false, 0);
         append_ev(a, true, "dropped", 0);
         glove_audit_drop_later(a);
         assert_false(glove_audit_pending(a));
@@ -379,7 +367,7 @@ static char *slurp(const char *p, size_t *ret_len) {
  * check reads). */
 static void make_runs(char **ret_journal) {
         static const char run_b[] = "fedcba9876543210fedcba9876543210";
-        struct glove_audit *a = open_log(false, 0), *b = NULL;
+        struct glove_audit *a = audit_test_open(run_a, false, 0), *b = NULL;
         char err[256], da[GLOVE_SHA256_HEX_CHARS + 1], db[GLOVE_SHA256_HEX_CHARS + 1];
         _cleanup_json_ json_t *ra = NULL, *rb = NULL;
         _cleanup_free_ char *ta = NULL, *tb = NULL;
