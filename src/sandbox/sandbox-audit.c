@@ -352,6 +352,9 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
             json_object_set_new(extra, "error",
                                 glove_json_string_lossy(opts->error->message, strlen(opts->error->message))) < 0)
                 return -ENOMEM;
+        /* a batch of one: written, and its write-back started, so that
+         * the teardown runs while the disk works */
+        glove_audit_batch_begin(opts->audit);
         r = append(opts->audit, &(struct glove_audit_event) {
                 .component = "sandbox",
                 .event = "session_end",
@@ -360,10 +363,15 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 .subject = opts->argv && opts->argv[0] ? opts->argv[0] : NULL,
                 .extra = extra,
         });
-        /* Durable before the receipt that counts it: a receipt on disk
-         * whose run's last record is not would read, after a crash, as a
-         * record deleted (docs/audit.md, "What a crash can lose"). */
-        return r < 0 ? r : glove_audit_sync(opts->audit);
+        if (r < 0) {
+                glove_audit_batch_abort(opts->audit);
+                return r;
+        }
+        /* Durable before the receipt that counts it (the caller's
+         * glove_audit_sync()): a receipt on disk whose run's last record
+         * is not would read, after a crash, as a record deleted
+         * (docs/audit.md, "What a crash can lose"). */
+        return glove_audit_batch_commit(opts->audit);
 }
 
 static bool applied(const struct glove_session_result *res, uint32_t bits) {

@@ -205,7 +205,8 @@ int plan_make_placeholders(struct plan *plan);
 
 /* sandbox-audit.c: the setup decisions (session_start, every path, env and
  * network decision), written and synced before the sandbox is made; and
- * the session's end. */
+ * the session's end, written with its write-back started (the caller
+ * syncs it). */
 int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts);
 int audit_session_end(const struct glove_sandbox_options *opts, const struct glove_session_result *res);
 

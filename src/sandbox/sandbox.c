@@ -131,6 +131,7 @@ struct run {
         bool masked;                     /* old_mask is to be restored */
         struct sigaction old_pipe;
         bool pipe_ignored;
+        bool end_written;                /* the end record, to be synced */
 };
 
 static void run_init(struct run *run, const struct glove_sandbox_options *opts) {
@@ -402,7 +403,8 @@ static int run_wait(struct run *run) {
         return 0;
 }
 
-/* Whatever the phases got to: undone, in reverse. */
+/* Whatever the phases got to: undone, in reverse; the plan (the
+ * placeholders) after the end record's write, by glove_sandbox_run(). */
 static void run_teardown(struct run *run) {
         if (run->masked)
                 (void) sigprocmask(SIG_SETMASK, &run->old_mask, NULL);
@@ -415,11 +417,30 @@ static void run_teardown(struct run *run) {
         strv_free(run->argv_copy);
         run->argv_copy = NULL;
         run->plan.argv = NULL;
-        plan_done(&run->plan);
 }
 
-/* The end is recorded whenever the start was: a session whose end cannot
- * be recorded ends "audit_failed", and glove fails. */
+/* A session whose end cannot be recorded ends "audit_failed", and glove
+ * fails. */
+static void run_end_failed(struct run *run, int r) {
+        struct glove_session_result *res = &run->res;
+        struct glove_error *e = run->o.error;
+        struct glove_audit *a = run->o.audit;
+
+        /* after a failure, its consequence: the cause stays the error */
+        if (glove_error_is_set(e))
+                glove_warning_add(run->o.warnings, "Cannot write the session's end to the audit log %s: %s%s",
+                                  glove_audit_path(a), strerror(-r),
+                                  res->started ? " (the command itself had ended)" : "");
+        else
+                (void) glove_error_set(e, r, "audit", "Cannot write the session's end to the audit log %s: %m%s",
+                                       glove_audit_path(a), res->started ? " (the command itself had ended)" : "");
+        res->reason = "audit_failed";
+        res->status = GLOVE_EXIT_FAILED;
+}
+
+/* The end is recorded whenever the start was: written here, its
+ * write-back started, and synced by run_sync_end() after the plan's
+ * teardown, which it does not depend on. */
 static void run_record_end(struct run *run) {
         struct glove_session_result *res = &run->res;
         struct glove_error *e = run->o.error;
@@ -438,17 +459,21 @@ static void run_record_end(struct run *run) {
         glove_audit_unreserve(a);
         r = audit_session_end(&run->o, res);
         if (r >= 0)
-                return;
-        /* after a failure, its consequence: the cause stays the error */
-        if (glove_error_is_set(e))
-                glove_warning_add(run->o.warnings, "Cannot write the session's end to the audit log %s: %s%s",
-                                  glove_audit_path(a), strerror(-r),
-                                  res->started ? " (the command itself had ended)" : "");
+                run->end_written = true;
         else
-                (void) glove_error_set(e, r, "audit", "Cannot write the session's end to the audit log %s: %m%s",
-                                       glove_audit_path(a), res->started ? " (the command itself had ended)" : "");
-        res->reason = "audit_failed";
-        res->status = GLOVE_EXIT_FAILED;
+                run_end_failed(run, r);
+}
+
+/* The end record durable before the receipt that counts it (docs/audit.md,
+ * "What a crash can lose"). */
+static void run_sync_end(struct run *run) {
+        int r;
+
+        if (!run->end_written)
+                return;
+        r = glove_audit_sync(run->o.audit);
+        if (r < 0)
+                run_end_failed(run, r);
 }
 
 /* Each phase either succeeds or leaves the run's error set (or its
@@ -483,8 +508,13 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
                         break;
         }
         run_teardown(&run);
-        timeline_mark("supervisor: teardown done");
         run_record_end(&run);
+        timeline_mark("supervisor: end written");
+        /* the placeholders and the plan's descriptors, while the end
+         * record is written back */
+        plan_done(&run.plan);
+        timeline_mark("supervisor: teardown done");
+        run_sync_end(&run);
         timeline_mark("supervisor: end recorded");
         /* init's descriptors last: it may still be ending */
         safe_close(run.pidfd);
