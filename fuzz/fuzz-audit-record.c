@@ -5,7 +5,10 @@
  * event. Input: a byte of options (bit 0 raw values; bits 1-3 which
  * raw_max), a byte saying which of the six string fields are there, then
  * NUL-separated pieces: the six fields (any bytes: they need not be
- * UTF-8), the value's JSON text and the extra's (empty or not JSON: none). */
+ * UTF-8), the value's JSON text and the extra's (empty or not JSON: none).
+ * Bit 6 of the second byte: the value goes to audit_log_line() as the
+ * one-pass decoder's canonical text (value_text), as the MCP gateway
+ * passes a call's arguments, and must still give the reference's bytes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const uint8_t *p = data + 2, *end = data + size;
         char *f[8] = {};
         _cleanup_json_ json_t *value = NULL, *extra = NULL;
+        _cleanup_(glove_json_doc_done) struct glove_json_doc doc = {};
         _cleanup_free_ char *want = NULL, *got = NULL;
         size_t want_len = 0, got_len = 0, got_cap = 0;
         struct glove_audit *a = NULL;
@@ -72,6 +76,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 .extra = extra,
         };
         r_want = audit_ref_line(a, &e, (uint64_t) data[0] * 997, "2026-12-03T15:40:05.123456Z", &want, &want_len);
+        if (value && data[1] & 64) {
+                int r = glove_json_decode(&doc, f[6], strlen(f[6]), NULL, NULL, 0);
+
+                if (r == -ENOMEM)
+                        goto out;
+                if (r < 0)
+                        abort(); /* what glove_json_parse() took */
+                e.value = NULL;
+                e.value_text = doc.text;
+                e.value_text_len = doc.text_len;
+        }
         r_got = audit_log_line(a, &e, (uint64_t) data[0] * 997, "2026-12-03T15:40:05.123456Z", &got, &got_len, &got_cap);
         if (r_want == -ENOMEM || r_got == -ENOMEM)
                 goto out;

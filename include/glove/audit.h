@@ -194,7 +194,11 @@ void glove_audit_log_files_free(struct glove_audit_log_file *v, size_t n);
  * JSON value, borrowed): it is recorded as "value_sha256" (SHA-256 of its
  * canonical encoding) and "value_bytes" (that encoding's length), and as
  * "value" itself only when the log was opened with raw_values: cut to
- * raw_max_bytes (at a UTF-8 boundary, "value_truncated": true) when longer. */
+ * raw_max_bytes (at a UTF-8 boundary, "value_truncated": true) when longer.
+ * A caller that holds the value's canonical encoding (glove_json_canonical's
+ * bytes, such as the one-pass decoder's text of a subtree) and no tree may
+ * pass that text as |value_text| instead: the record is the same byte for
+ * byte. Not both (-EINVAL). */
 struct glove_audit_event {
         const char *component; /* "sandbox", "mcp", "proxy", "glove" */
         const char *event;     /* "session_start", "path", "env", "network", "session_end", ... */
@@ -203,6 +207,8 @@ struct glove_audit_event {
         const char *reason;    /* one line for a human */
         const char *subject;   /* what: a path, a variable name, host:port, a tool */
         const json_t *value;
+        const char *value_text; /* |value| as its canonical text, |value_text_len| bytes */
+        size_t value_text_len;
         const json_t *extra;   /* more members (an object), borrowed; may be NULL; Glove's own
                                 * member names win */
         /* more members without a json_t, for a caller that makes a record

@@ -375,6 +375,7 @@ static void fixed_str(struct member *f, size_t *n, const char *key, const char *
 int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *e, uint64_t seq, const char *ts,
                    char **buf, size_t *len, size_t *cap) {
         _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_t *decoded = NULL;
         char digest[GLOVE_SHA256_HEX_CHARS + 1];
         struct member fixed[FIXED_MAX], small[16];
         _cleanup_free_ struct member *big = NULL;
@@ -444,22 +445,39 @@ int audit_log_line(const struct glove_audit *a, const struct glove_audit_event *
         fixed_str(fixed, &n_fixed, "subject", e->subject);
         fixed_add(fixed, &n_fixed, "ts", MEMBER_PLAIN, ts, strlen(ts), 0);
         fixed_add(fixed, &n_fixed, "v", MEMBER_INT, NULL, 0, 1);
-        if (e->value) {
-                size_t vlen;
+        if (e->value && e->value_text)
+                return -EINVAL;
+        if (e->value || e->value_text) {
+                const char *vtext = e->value_text;
+                size_t vlen = e->value_text_len;
                 bool cut = false;
 
-                r = glove_json_canonical(e->value, &text, &vlen);
-                if (r < 0)
-                        return r;
-                glove_sha256_hex(text, vlen, digest);
+                if (e->value) {
+                        r = glove_json_canonical(e->value, &text, &vlen);
+                        if (r < 0)
+                                return r;
+                        vtext = text;
+                }
+                glove_sha256_hex(vtext, vlen, digest);
                 if (a->raw_values && vlen <= a->raw_max)
-                        fixed_add(fixed, &n_fixed, "value", MEMBER_TEXT, text, vlen, 0);
+                        fixed_add(fixed, &n_fixed, "value", MEMBER_TEXT, vtext, vlen, 0);
                 else if (a->raw_values) {
                         /* too long: a string keeps its head; anything else
                          * the head of its canonical text */
-                        const char *raw = json_is_string(e->value) ? json_string_value(e->value) : text;
-                        size_t raw_len = json_is_string(e->value) ? json_string_length(e->value) : vlen;
+                        const char *raw = vtext;
+                        size_t raw_len = vlen;
 
+                        if (e->value && json_is_string(e->value)) {
+                                raw = json_string_value(e->value);
+                                raw_len = json_string_length(e->value);
+                        } else if (!e->value && vlen > 0 && vtext[0] == '"') {
+                                /* a string given as its text: cut what it decodes to */
+                                decoded = json_loadb(vtext, vlen, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+                                if (!json_is_string(decoded))
+                                        return -EINVAL;
+                                raw = json_string_value(decoded);
+                                raw_len = json_string_length(decoded);
+                        }
                         fixed_add(fixed, &n_fixed, "value", MEMBER_STR, raw, utf8_cut(raw, raw_len, a->raw_max), 0);
                         cut = true;
                 }

@@ -199,13 +199,14 @@ int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_m
         return held ? gw_to_upstream_held(g, k, req, up_id) : gw_to_upstream(g, k, req);
 }
 
-/* A tools/call of the agent's, with its tool's |name| and |args| (an
- * object), and what the policy said of them (|r|, |v|: from
- * glove_mcp_check_call()): put on record. 1 when it is to be forwarded to
- * upstream *ret_k as *ret_tool (there is room in flight); else it was
- * answered. */
-static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name, const json_t *args, int r,
-                       struct glove_mcp_verdict *v, size_t *ret_k, const char **ret_tool) {
+/* A tools/call of the agent's, with its tool's |name| and arguments (an
+ * object: |args|, or when that is NULL its canonical text |args_text|),
+ * and what the policy said of them (|r|, |v|: from glove_mcp_check_call()):
+ * put on record. 1 when it is to be forwarded to upstream *ret_k as
+ * *ret_tool (there is room in flight); else it was answered. */
+static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name, const json_t *args,
+                       const char *args_text, size_t args_len, int r, struct glove_mcp_verdict *v, size_t *ret_k,
+                       const char **ret_tool) {
         const char *server = NULL, *upstream_tool = NULL;
         size_t k;
 
@@ -226,6 +227,8 @@ static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name
                             .reason = v->allowed ? "allowed by the policy" : v->reason,
                             .subject = name,
                             .value = args,
+                            .value_text = args ? NULL : args_text,
+                            .value_text_len = args ? 0 : args_len,
                             .members = (const struct glove_audit_member[]) {
                                     { .key = "server", .string = server, .omit = !server },
                                     { .key = "upstream_tool", .string = upstream_tool, .omit = !upstream_tool },
@@ -283,7 +286,7 @@ static int handle_call(struct gateway *g, size_t c, struct glove_mcp_message *m)
                 return gw_agent_error(g, c, m->id, GLOVE_JSONRPC_INVALID_PARAMS, "Invalid params: bad progressToken");
 
         r = glove_mcp_check_call(g->o->policy, name, args, &v);
-        r = call_decide(g, c, m->id, name, args, r, &v, &k, &upstream_tool);
+        r = call_decide(g, c, m->id, name, args, NULL, 0, r, &v, &k, &upstream_tool);
         if (r <= 0)
                 return r;
         /* only what was checked goes on: the name, the arguments, and a
@@ -443,10 +446,24 @@ static int name_text(struct gateway *g, const char *s, struct iovec ret[3], size
         return 0;
 }
 
+/* Whether the policy's verdict on a call of |t| cannot depend on the
+ * call's arguments (an object whose keys hold no NUL, as every decoded
+ * one is): its rule names no argument, requires none and lets any other
+ * through, and carries no keyword of a value's rule. */
+static bool tool_takes_any_arguments(const struct glove_mcp_tool *t) {
+        const struct glove_mcp_rule *rule = t->rule;
+
+        return rule->additional_properties && rule->n_properties == 0 && rule->n_required == 0 &&
+               rule->type == GLOVE_MCP_TYPE_OBJECT && !rule->enum_values && !rule->min && !rule->max &&
+               !rule->has_max_len && !rule->has_max_items && !rule->regex && rule->n_path_under == 0 && !rule->items;
+}
+
 /* A tools/call through the one pass (mcp-message.h): the agent's frame is
  * checked and its arguments, already in canonical text, are forwarded
- * without a tree of the message; only the arguments get one, for the
- * policy's rules and the audit record. Returns 1 when it was handled, 0
+ * without a tree of the message. Only a tool with argument rules gets a
+ * tree of the arguments, for those rules; the audit record of a call of
+ * any other takes the arguments' canonical text as its value (byte for
+ * byte what the tree would give). Returns 1 when it was handled, 0
  * for a frame that takes the tree path: anything but a tools/call that
  * can be forwarded as it is, and every frame to refuse or to answer with
  * an error, which that path answers as it always has. */
@@ -455,6 +472,7 @@ static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_
         struct mcp_view *v = &g->view;
         _cleanup_json_ json_t *id = NULL, *args = NULL;
         struct glove_mcp_verdict verdict = {};
+        const struct glove_mcp_tool *tool;
         const char *name, *upstream_tool = NULL, *args_text = "{}";
         size_t args_len = 2, k = 0, n_name = 0;
         ssize_t name_tok, args_tok, meta;
@@ -482,15 +500,21 @@ static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_
                 return -ENOMEM;
         if (id_in_flight(g, c, id))
                 return 0;
-        if (args_tok >= 0) {
-                r = glove_json_doc_tree(&v->doc, (size_t) args_tok, &args);
-                if (r < 0)
-                        return r == -ENOMEM ? r : 0;
+        if (args_tok >= 0)
                 args_text = mcp_view_text(v, args_tok, &args_len);
-        } else {
-                args = json_object();
-                if (!args)
-                        return -ENOMEM;
+        /* without a tree (args stays NULL) the policy decides as of no
+         * arguments: the same verdict for such a tool */
+        tool = glove_mcp_tool_find(g->o->policy, name);
+        if (!tool || !tool_takes_any_arguments(tool)) {
+                if (args_tok >= 0) {
+                        r = glove_json_doc_tree(&v->doc, (size_t) args_tok, &args);
+                        if (r < 0)
+                                return r == -ENOMEM ? r : 0;
+                } else {
+                        args = json_object();
+                        if (!args)
+                                return -ENOMEM;
+                }
         }
 
         /* The tree of the arguments has their members in canonical order,
@@ -501,7 +525,7 @@ static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_
         r = glove_mcp_check_call(g->o->policy, name, args, &verdict);
         if (r < 0 || !verdict.allowed)
                 return 0;
-        r = call_decide(g, c, id, name, args, r, &verdict, &k, &upstream_tool);
+        r = call_decide(g, c, id, name, args, args_text, args_len, r, &verdict, &k, &upstream_tool);
         if (r <= 0)
                 return r < 0 ? r : 1;
         up_id = g->ups[k].u->next_id++;

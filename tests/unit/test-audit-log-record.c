@@ -210,6 +210,27 @@ static void split_extra(const struct glove_audit_event *e, struct glove_audit_ev
         *ret_rest = rest;
 }
 
+/* |ret| (a copy of an event with |value|) with the value given as its
+ * canonical text instead: the one-pass decoder's, as the MCP gateway
+ * passes it, of the value dumped in jansson's order; or, for what the
+ * decoder refuses (a string with a NUL), glove_json_canonical()'s in
+ * *canon. */
+static void value_as_text(const json_t *value, struct glove_json_doc *doc, char **canon,
+                          struct glove_audit_event *ret) {
+        _cleanup_free_ char *dumped = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
+        const struct glove_json_limits limits = { .max_bytes = 1 << 20 };
+
+        assert_non_null(dumped);
+        ret->value = NULL;
+        if (glove_json_decode(doc, dumped, strlen(dumped), &limits, NULL, 0) < 0) {
+                assert_int_equal(glove_json_canonical(value, canon, &ret->value_text_len), 0);
+                ret->value_text = *canon;
+                return;
+        }
+        ret->value_text = doc->text;
+        ret->value_text_len = doc->text_len;
+}
+
 static void test_generated(void **state) {
         static const size_t maxes[] = { 0, 1, 5, 16, 64, 300, 4096 };
         struct glove_audit *logs[1 + ELEMENTSOF(maxes)];
@@ -246,6 +267,13 @@ static void test_generated(void **state) {
                         struct glove_audit_event got;
 
                         split_extra(&e, &got, members, ELEMENTSOF(members), &rest);
+                        check_split(logs[rnd(ELEMENTSOF(logs))], &e, &got, seq, ts, &buf, &len, &cap);
+                } else if (value && rnd(2)) {
+                        _cleanup_(glove_json_doc_done) struct glove_json_doc doc = {};
+                        _cleanup_free_ char *canon = NULL;
+                        struct glove_audit_event got = e;
+
+                        value_as_text(value, &doc, &canon, &got);
                         check_split(logs[rnd(ELEMENTSOF(logs))], &e, &got, seq, ts, &buf, &len, &cap);
                 } else
                         check_event(logs[rnd(ELEMENTSOF(logs))], &e, seq, ts, &buf, &len, &cap);
@@ -290,6 +318,14 @@ static void test_refused(void **state) {
         {
                 struct glove_audit_event e = { .component = "mcp", .event = "x", .value = bad_value };
                 check_event(a, &e, 1, "2026-12-03T15:40:05.123456Z", &buf, &len, &cap);
+                assert_int_equal(len, 0);
+        }
+        {
+                /* a value given both ways */
+                _cleanup_json_ json_t *v = json_integer(1);
+
+                assert_int_equal(audit_log_line(a, &(struct glove_audit_event) {
+                        .value = v, .value_text = "1", .value_text_len = 1 }, 1, "T", &buf, &len, &cap), -EINVAL);
                 assert_int_equal(len, 0);
         }
         glove_audit_close(a);

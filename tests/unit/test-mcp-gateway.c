@@ -604,6 +604,74 @@ static void test_one_pass(void **state) {
         gw_stop(&t);
 }
 
+/* A call of a tool without argument rules (aa_echo) goes on without a
+ * tree of its arguments, and its record takes their canonical text as its
+ * value: the same value members a tree of them gives, cut or not; a tool
+ * with rules (bb_echo) is recorded from its tree as before. */
+static void test_one_pass_audit(void **state) {
+        static const char *const args[] = {
+                "{}",
+                "{\"a\": 1}",
+                "{\"z\": \"h\u00e9llo w\u00f6rld\", \"a\": [1, 2.5, null], \"m\": {\"y\": true, \"x\": \"\u2028\"}}",
+        };
+        static const size_t maxes[] = { 4096, 24, 3 };
+        _cleanup_json_ json_t *bb_args = parsed("{\"zz\": \"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\"}");
+        char path[128], err[256];
+
+        (void) state;
+        (void) snprintf(path, sizeof(path), "%s/audit.log", dir);
+        for (size_t mi = 0; mi < ELEMENTSOF(maxes); mi++) {
+                _cleanup_free_ char *log = NULL;
+                struct glove_audit *a = NULL;
+                struct gw_test t;
+                size_t n = 0;
+
+                (void) unlink(path);
+                assert_int_equal(glove_audit_open(&(struct glove_audit_options) {
+                                         .path = path, .run_id = "0123456789abcdef0123456789abcdef",
+                                         .raw_values = mi > 0, .raw_max_bytes = maxes[mi] },
+                                                  &a, err, sizeof(err)),
+                                 0);
+                gw_start(&t);
+                t.o.audit = a;
+                initialize(&t);
+                for (size_t i = 0; i < ELEMENTSOF(args); i++)
+                        one_pass_call(&t, "5", args[i]);
+                assert_int_equal(agent_send(&t, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
+                                                "{\"name\":\"bb_echo\",\"arguments\":{\"zz\":\"\u00e9\u00e9\u00e9\u00e9"
+                                                "\u00e9\u00e9\u00e9\u00e9\"}}}"),
+                                 0);
+                json_decref(agent_recv(&t));
+                gw_stop(&t);
+
+                log = read_log("audit.log");
+                for (char *line = log, *end; (end = strchr(line, '\n')); line = end + 1) {
+                        _cleanup_json_ json_t *rec = NULL, *want = json_object(), *value = NULL;
+                        const char *k;
+                        json_t *v;
+
+                        assert_int_equal(glove_json_parse(line, (size_t) (end - line), NULL, &rec, NULL, 0), 0);
+                        /* the decisions, not the calls' outcomes */
+                        if (strcmp(json_string_value(json_object_get(rec, "event")) ?: "", "tools/call") != 0 ||
+                            strcmp(json_string_value(json_object_get(rec, "decision")) ?: "", "info") == 0)
+                                continue;
+                        value = n < ELEMENTSOF(args) ? parsed(args[n]) : json_incref(bb_args);
+                        assert_int_equal(glove_audit_value_members(a, want, value), 0);
+                        assert_non_null(json_object_get(want, "value_sha256"));
+                        json_object_foreach(want, k, v)
+                                if (!json_equal(json_object_get(rec, k), v))
+                                        fail_msg("record %zu, max %zu: %s differs: %.*s", n, maxes[mi], k,
+                                                 (int) (end - line), line);
+                        assert_int_equal(json_object_get(rec, "value_truncated") != NULL,
+                                         json_object_get(want, "value_truncated") != NULL);
+                        assert_int_equal(json_object_get(rec, "value") != NULL, json_object_get(want, "value") != NULL);
+                        n++;
+                }
+                assert_int_equal(n, ELEMENTSOF(args) + 1);
+                glove_audit_close(a);
+        }
+}
+
 static void test_progress_token(void **state) {
         char tok[GW_PROGRESS_TOKEN_MAX];
         int64_t id = -1;
@@ -637,6 +705,7 @@ int main(void) {
                 cmocka_unit_test(test_agent_overflows),
                 cmocka_unit_test(test_audit_fails),
                 cmocka_unit_test(test_one_pass),
+                cmocka_unit_test(test_one_pass_audit),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
