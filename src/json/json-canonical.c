@@ -68,7 +68,6 @@ size_t json_utf8_seq(const unsigned char *s, size_t n) {
 }
 
 static int put_string(struct canon *c, const char *str, size_t n) {
-        static const char hex[] = "0123456789ABCDEF";
         const unsigned char *s = (const unsigned char *) str;
         size_t i = 0, run = 0;
         int r;
@@ -80,7 +79,6 @@ static int put_string(struct canon *c, const char *str, size_t n) {
         c->buf[c->len++] = '"';
         while (i < n) {
                 unsigned char b = s[i];
-                char *o;
 
                 if (b >= 0x20 && b != '"' && b != '\\' && b < 0x80) {
                         i++, run++;
@@ -96,22 +94,7 @@ static int put_string(struct canon *c, const char *str, size_t n) {
                 memcpy(c->buf + c->len, s + i - run, run);
                 c->len += run;
                 run = 0;
-                o = c->buf + c->len;
-                switch (b) {
-                case '"':  memcpy(o, "\\\"", 2), c->len += 2; break;
-                case '\\': memcpy(o, "\\\\", 2), c->len += 2; break;
-                case '\b': memcpy(o, "\\b", 2), c->len += 2; break;
-                case '\f': memcpy(o, "\\f", 2), c->len += 2; break;
-                case '\n': memcpy(o, "\\n", 2), c->len += 2; break;
-                case '\r': memcpy(o, "\\r", 2), c->len += 2; break;
-                case '\t': memcpy(o, "\\t", 2), c->len += 2; break;
-                default:
-                        memcpy(o, "\\u00", 4);
-                        o[4] = hex[b >> 4];
-                        o[5] = hex[b & 15];
-                        c->len += 6;
-                        break;
-                }
+                c->len += json_escape_put(c->buf + c->len, b);
                 i++;
         }
         memcpy(c->buf + c->len, s + n - run, run);

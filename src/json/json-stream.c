@@ -247,7 +247,6 @@ static int scan_escape(struct decoder *d, uint32_t *ret) {
  * doc->text. Room for both was made at the start: neither form is longer
  * than the input. */
 static int scan_string(struct decoder *d, size_t *ret_str, size_t *ret_len) {
-        static const char hex[] = "0123456789ABCDEF";
         struct glove_json_doc *doc = d->doc;
         const unsigned char *in = (const unsigned char *) d->in, *end = in + d->len, *p = in + d->i + 1;
         size_t at = d->i, start = doc->strings_len;
@@ -323,23 +322,7 @@ static int scan_string(struct decoder *d, size_t *ret_str, size_t *ret_len) {
                         continue;
                 }
                 *a++ = (char) cp;
-                *o++ = '\\';
-                switch (cp) {
-                case '"':  *o++ = '"'; break;
-                case '\\': *o++ = '\\'; break;
-                case '\b': *o++ = 'b'; break;
-                case '\f': *o++ = 'f'; break;
-                case '\n': *o++ = 'n'; break;
-                case '\r': *o++ = 'r'; break;
-                case '\t': *o++ = 't'; break;
-                default:
-                        *o++ = 'u';
-                        *o++ = '0';
-                        *o++ = '0';
-                        *o++ = hex[cp >> 4];
-                        *o++ = hex[cp & 15];
-                        break;
-                }
+                o += json_escape_put(o, (unsigned char) cp);
         }
         *o++ = '"';
         *a++ = 0;
