@@ -48,3 +48,13 @@ int read_string_at(int dirfd, const char *name, char *buf, size_t len) {
         buf[n] = 0;
         return (int) n;
 }
+
+int fd_ensure_std(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n != fd)
+                                return -1;
+                }
+        return 0;
+}

@@ -17,3 +17,9 @@ int write_string_at(int dirfd, const char *name, const char *text);
  * relative to |dirfd|, without following a final symlink, NUL-terminated
  * in |buf|. The number of bytes read, or -errno. */
 int read_string_at(int dirfd, const char *name, char *buf, size_t len);
+
+/* For a program's start: if it was started with 0, 1 or 2 closed, the next
+ * descriptor it opens (a sync socket, a pinned grant, a listening socket)
+ * would take that place and be read or written as stdin or stdout. Fills
+ * the gaps with /dev/null. -1 when it cannot. */
+int fd_ensure_std(void);

@@ -17,6 +17,7 @@ int cli_mcp(int argc, char **argv);
 
 int cli_run(int argc, char **argv);
 int cli_mcp_connect(int argc, char **argv);
+int cli_ctl(int argc, char **argv);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);

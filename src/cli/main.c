@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fd-util.h"
 
 #define EXIT_GLOVE_FAILED 125
 
@@ -20,6 +21,7 @@ static const struct {
         { "run", cli_run, "glove exec, plus the MCP gateway outside the sandbox (glove mcp-connect inside)" },
         { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
         { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
+        { "ctl", cli_ctl, "talk to gloved, this user's control service, as its owner" },
 };
 
 static void usage(FILE *f) {
@@ -29,21 +31,8 @@ static void usage(FILE *f) {
         (void) fprintf(f, "\n'glove COMMAND --help' describes each command.\n");
 }
 
-/* If we were started with 0, 1 or 2 closed, the next descriptor we open
- * (a sync socket, a pinned grant) would take its place and be handed to
- * the agent as its stdin or stdout. Fill the gaps with /dev/null first. */
-static int ensure_std_fds(void) {
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0) {
-                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                        if (n != fd)
-                                return -1;
-                }
-        return 0;
-}
-
 int main(int argc, char **argv) {
-        if (ensure_std_fds() < 0)
+        if (fd_ensure_std() < 0)
                 return EXIT_GLOVE_FAILED;
         if (argc < 2) {
                 usage(stderr);

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* gloved's control protocol (docs/control.md says every byte of it):
+ * newline-framed JSON-RPC 2.0 on an owner-only Unix socket, strictly
+ * decoded, after a mutual HMAC-SHA256 handshake over fresh nonces keyed
+ * with the per-start bootstrap secret beside the socket.
+ *
+ *   control-protocol.c      frames, requests, responses, error codes
+ *   control-auth.c          the secret file, nonces, proofs
+ *   control-endpoint.c      the runtime directory, the lock, the socket
+ *   control-server.c        gloved's loop: connections, deadlines, caps
+ *   control-client.c        the owner's client (glove ctl)
+ *   control-capabilities.c  what capabilities answers */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GLOVE_CONTROL_PROTOCOL 1
+#define GLOVE_CONTROL_SOCKET_NAME "gloved.sock"
+#define GLOVE_CONTROL_SECRET_NAME "bootstrap-secret"
+#define GLOVE_CONTROL_LOCK_NAME "gloved.lock"
+
+/* A frame is one JSON text and its "\n", at most this many bytes in all,
+ * either way. */
+#define GLOVE_CONTROL_FRAME_MAX 65536
+#define GLOVE_CONTROL_DEPTH_MAX 16
+#define GLOVE_CONTROL_ID_STRING_MAX 128
+#define GLOVE_CONTROL_METHOD_MAX 64
+/* requests read from one connection whose answers are not yet all written:
+ * at the cap gloved reads no more from it until they are */
+#define GLOVE_CONTROL_IN_FLIGHT_MAX 8
+#define GLOVE_CONTROL_CONNECTIONS_MAX 64
+/* a frame, once its first byte is in, must end within this */
+#define GLOVE_CONTROL_FRAME_SECONDS 5
+/* from accept to an authenticated connection */
+#define GLOVE_CONTROL_HANDSHAKE_SECONDS 10
+/* pending answers must make progress within this */
+#define GLOVE_CONTROL_WRITE_SECONDS 10
+
+#define GLOVE_CONTROL_KEY_BYTES 32
+#define GLOVE_CONTROL_NONCE_BYTES 32
+/* lowercase hex of a key, nonce or proof, and its NUL */
+#define GLOVE_CONTROL_HEX_SIZE 65
+
+enum glove_control_role {
+        GLOVE_CONTROL_ROLE_OWNER,
+        GLOVE_CONTROL_ROLE_CONTROLLER,
+        _GLOVE_CONTROL_ROLE_MAX,
+};
+
+/* "owner", "controller"; NULL for anything else */
+const char *glove_control_role_to_string(enum glove_control_role role);
+/* -EINVAL for an unknown name */
+int glove_control_role_from_string(const char *s, enum glove_control_role *ret);
+
+/* The stable error codes (docs/control.md, "Errors"). Each has a stable
+ * name that error.data.error carries. */
+enum {
+        GLOVE_CONTROL_PARSE_ERROR = -32700,
+        GLOVE_CONTROL_INVALID_REQUEST = -32600,
+        GLOVE_CONTROL_METHOD_NOT_FOUND = -32601,
+        GLOVE_CONTROL_INVALID_PARAMS = -32602,
+        GLOVE_CONTROL_INTERNAL_ERROR = -32603,
+        GLOVE_CONTROL_UNAUTHENTICATED = -32001,
+        GLOVE_CONTROL_HANDSHAKE_FAILED = -32002,
+        GLOVE_CONTROL_FRAME_TOO_LARGE = -32003,
+        GLOVE_CONTROL_TIMEOUT = -32004,
+        GLOVE_CONTROL_TOO_MANY_CONNECTIONS = -32005,
+        GLOVE_CONTROL_PEER_NOT_OWNER = -32006,
+};
+
+/* "parse-error", ...; NULL for a code that is none of the above */
+const char *glove_control_error_name(int code);
+
+/* ---- Requests and responses (control-protocol.c) ---- */
+
+struct glove_control_request {
+        json_t *id;     /* an integer or a string */
+        char method[GLOVE_CONTROL_METHOD_MAX + 1];
+        json_t *params; /* an object; {} when the request had none */
+};
+
+/* Decodes one frame's |len| bytes (its "\n" removed) strictly: one JSON
+ * object (glove_json_parse: duplicate keys, UTF-8, NUL; a frame's size and
+ * GLOVE_CONTROL_DEPTH_MAX) with exactly "jsonrpc": "2.0", "id", "method"
+ * and optionally "params" (an object), and nothing else. On failure
+ * returns -EBADMSG with the error code for the answer in *ret_code, a
+ * one-line reason in |reason|, and in *ret_id (when given; may be NULL
+ * then) a new reference to the request's id when it had a valid one, NULL
+ * otherwise. On success *ret holds new references (glove_control_request_done()). */
+int glove_control_request_decode(const char *buf, size_t len, struct glove_control_request *ret, int *ret_code,
+                                 json_t **ret_id, char *reason, size_t reasonlen);
+void glove_control_request_done(struct glove_control_request *r);
+
+/* One frame ("...\n", malloc'd, owned by the caller) answering |id| (NULL:
+ * null) with |result|, or with the error |code| and its one-line
+ * |message|. -ENOMEM, or -E2BIG when the frame would pass the limit. */
+int glove_control_frame_result(const json_t *id, const json_t *result, char **ret, size_t *ret_len);
+int glove_control_frame_error(const json_t *id, int code, const char *message, char **ret, size_t *ret_len);
+
+/* ---- The handshake's cryptography (control-auth.c) ---- */
+
+/* Makes a new secret, writes it to |dirfd|/bootstrap-secret atomically
+ * (0600, a temporary file renamed over it) and gives it in |ret_key|. */
+int glove_control_secret_create(int dirfd, uint8_t ret_key[GLOVE_CONTROL_KEY_BYTES], char *err, size_t errlen);
+/* Reads and checks the secret file in the checked directory |dirfd|
+ * (|dir| names it in messages): a regular file, not a symlink, owned by
+ * the caller, no permission for group or others, exactly 64 lowercase
+ * hex digits and "\n". -ENOENT when missing, -EPERM for a wrong owner or
+ * mode, -EBADMSG for content, each with the reason and the fix. */
+int glove_control_secret_read(int dirfd, const char *dir, uint8_t ret_key[GLOVE_CONTROL_KEY_BYTES], char *err,
+                              size_t errlen);
+
+/* A fresh nonce, as lowercase hex. */
+void glove_control_nonce(char ret_hex[GLOVE_CONTROL_HEX_SIZE]);
+/* True for exactly 64 lowercase hex digits. */
+bool glove_control_hex_valid(const char *s);
+
+enum glove_control_side {
+        GLOVE_CONTROL_SIDE_SERVER,
+        GLOVE_CONTROL_SIDE_CLIENT,
+};
+
+/* HMAC-SHA256(key, "glove-control-v1 <side> <role> <client nonce> <server
+ * nonce>") as lowercase hex: the proof each side sends. */
+void glove_control_proof(const uint8_t key[GLOVE_CONTROL_KEY_BYTES], enum glove_control_side side,
+                         enum glove_control_role role, const char *client_nonce, const char *server_nonce,
+                         char ret_hex[GLOVE_CONTROL_HEX_SIZE]);
+/* Compares two proofs in constant time. */
+bool glove_control_proof_equal(const char *a, const char *b);
+
+/* ---- The endpoint (control-endpoint.c) ---- */
+
+struct glove_control_endpoint {
+        char *dir;      /* the runtime directory */
+        int dir_fd;     /* checked: ours, 0700 */
+        int lock_fd;    /* held: one gloved per directory */
+        int listen_fd;  /* bound, listening, non-blocking */
+        uint8_t key[GLOVE_CONTROL_KEY_BYTES];
+};
+
+/* Makes |dir| when it is missing (0700; its parent must exist), checks it
+ * by descriptor (ours, 0700, no symlink), takes gloved.lock (-EBUSY when
+ * another gloved holds it), writes a new bootstrap-secret, binds
+ * gloved.sock (0600; a stale one is replaced) and listens. On failure the
+ * reason and its fix are in |err| and nothing it made is left. */
+int glove_control_endpoint_open(const char *dir, struct glove_control_endpoint *ret, char *err, size_t errlen);
+#define GLOVE_CONTROL_ENDPOINT_INIT { .dir_fd = -1, .lock_fd = -1, .listen_fd = -1 }
+/* Removes the socket and the secret, releases the lock. Accepts one that
+ * is still GLOVE_CONTROL_ENDPOINT_INIT. */
+void glove_control_endpoint_close(struct glove_control_endpoint *e);
+
+/* ---- gloved's loop (control-server.c) ---- */
+
+struct glove_control_limits {
+        size_t connections;       /* 0: GLOVE_CONTROL_CONNECTIONS_MAX */
+        unsigned frame_seconds;   /* 0: GLOVE_CONTROL_FRAME_SECONDS */
+        unsigned handshake_seconds;
+        unsigned write_seconds;
+};
+
+struct glove_control_server;
+
+/* A server on |listen_fd| (not owned) for connections of |owner| keyed with
+ * |key|, answering capabilities with |capabilities| (a new reference is
+ * taken; "role" is added per connection). |limits| may be NULL. */
+int glove_control_server_new(int listen_fd, uid_t owner, const uint8_t key[GLOVE_CONTROL_KEY_BYTES],
+                             json_t *capabilities, const struct glove_control_limits *limits,
+                             struct glove_control_server **ret);
+/* Serves until |stop_fd| is readable (a signalfd). -errno only when
+ * serving itself fails (poll); a connection's failure ends that
+ * connection. */
+int glove_control_server_run(struct glove_control_server *s, int stop_fd);
+void glove_control_server_free(struct glove_control_server *s);
+
+/* ---- The owner's client (control-client.c) ---- */
+
+#define GLOVE_CONTROL_CLIENT_INIT { .fd = -1 }
+struct glove_control_client {
+        int fd;
+        int64_t next_id;
+        char *buf;      /* GLOVE_CONTROL_FRAME_MAX bytes */
+        size_t len;
+};
+
+/* Connects to |dir|/gloved.sock (|dir| checked as gloved checks it),
+ * checks the server runs as the caller, and does the handshake as |role|
+ * with the secret beside it. On failure the reason and its fix are in
+ * |err|: -ENOENT no gloved, -EPERM refused (directory, secret or server),
+ * -EPROTO a protocol failure. */
+int glove_control_client_connect(const char *dir, enum glove_control_role role, struct glove_control_client *ret,
+                                 char *err, size_t errlen);
+/* Calls |method| with |params| (NULL: none) and waits for its answer:
+ * its result (a new reference) in *ret, or -EREMOTE with gloved's error
+ * "<name>: <message>" in |err| and its code in *ret_code (may be NULL). */
+int glove_control_client_call(struct glove_control_client *c, const char *method, json_t *params, json_t **ret,
+                              int *ret_code, char *err, size_t errlen);
+/* Accepts one that is still GLOVE_CONTROL_CLIENT_INIT. */
+void glove_control_client_close(struct glove_control_client *c);
+
+/* ---- capabilities (control-capabilities.c) ---- */
+
+/* Runs the doctor's probes (glove/doctor.h) in a child process, so that
+ * what they do to the process that runs them (a cgroup move, a systemd
+ * scope) stays with the child, and gives their report as JSON
+ * (glove_doctor_report_to_json()) in *ret. -errno when the child could
+ * not run or report. */
+int glove_control_probe_host(const char *glove_version, json_t **ret);
+
+/* The capabilities result without its "role", from what this build has
+ * and what the doctor's report |doctor| (the JSON above) found this host
+ * enforces (docs/control.md, "capabilities"). *ret is a new reference;
+ * -EINVAL for a report of another shape. */
+int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret);

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* What capabilities answers. Nothing here is a promise of what is to
+ * come: a schema is 1 only when its methods are built and answer, and the
+ * mechanisms are what the doctor's probes found this host enforces when
+ * gloved started. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "file-util.h"
+#include "glove/control.h"
+#include "glove/doctor.h"
+#include "glove/json.h"
+#include "macro.h"
+
+/* Every surface of the specification, whether it is built (1) or not (0),
+ * and for those that are not, why. */
+static const struct {
+        const char *name;
+        int version;
+        const char *not_offered;
+} surfaces[] = {
+        { "control", 1, NULL },
+        { "plan", 0, "plan.validate is not built yet" },
+        { "lifecycle", 0, "managed sessions (session.create, start, status, list, stop, cleanup) are not built yet" },
+        { "receipts", 0, "receipt delivery (receipts.page, receipts.ack) is not built yet" },
+        { "exposures", 0, "exposures (exposure.create, revoke, list) are not built yet" },
+        { "bundle_projection", 0, "library bundle projection is not built" },
+        { "refinement_eval", 0, "refinement evaluation is not built" },
+        { "guest_channel", 0, "guest channels are not built" },
+        { "remote_backend", 0, "there is no remote backend" },
+        { "retained_change_apply", 0, "retained-change apply is not built" },
+};
+
+static const char *const methods[] = { "capabilities" };
+
+#define DOCTOR_JSON_MAX ((size_t) 1 << 20)
+
+int glove_control_probe_host(const char *glove_version, json_t **ret) {
+        _cleanup_close_pair_ int pipefd[2] = { -EBADF, -EBADF };
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int status, r, rr;
+        pid_t pid;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                _cleanup_doctor_report_ struct glove_doctor_report *report = NULL;
+                _cleanup_json_ json_t *doctor = NULL;
+                _cleanup_free_ char *out = NULL;
+
+                pipefd[0] = safe_close(pipefd[0]);
+                if (glove_doctor_run(&report) < 0 || glove_doctor_report_to_json(report, glove_version, &doctor) < 0)
+                        _exit(EXIT_FAILURE);
+                out = json_dumps(doctor, JSON_COMPACT);
+                if (!out || write_all(pipefd[1], out, strlen(out)) < 0)
+                        _exit(EXIT_FAILURE);
+                _exit(EXIT_SUCCESS);
+        }
+        pipefd[1] = safe_close(pipefd[1]);
+        r = read_full_fd(pipefd[0], DOCTOR_JSON_MAX, &text, &len);
+        while ((rr = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+                ;
+        if (rr < 0)
+                return negative_errno();
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -ECHILD;
+        return glove_json_parse(text, len, NULL, ret, NULL, 0);
+}
+
+int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret) {
+        _cleanup_json_ json_t *root = NULL, *schemas = NULL, *not_offered = NULL, *mechanisms = NULL,
+                              *list = NULL;
+        json_t *checks, *ready, *check;
+        size_t i;
+
+        schemas = json_object();
+        not_offered = json_object();
+        mechanisms = json_object();
+        list = json_array();
+        if (!schemas || !not_offered || !mechanisms || !list)
+                return -ENOMEM;
+        for (i = 0; i < ELEMENTSOF(surfaces); i++) {
+                if (json_object_set_new(schemas, surfaces[i].name, json_integer(surfaces[i].version)) < 0)
+                        return -ENOMEM;
+                if (surfaces[i].not_offered &&
+                    json_object_set_new(not_offered, surfaces[i].name, json_string(surfaces[i].not_offered)) < 0)
+                        return -ENOMEM;
+        }
+        for (i = 0; i < ELEMENTSOF(methods); i++)
+                if (json_array_append_new(list, json_string(methods[i])) < 0)
+                        return -ENOMEM;
+        checks = json_object_get(doctor, "checks");
+        ready = json_object_get(doctor, "ready");
+        if (!json_is_array(checks) || !json_is_boolean(ready))
+                return -EINVAL;
+        /* names and states only: a check's detail may name host paths */
+        json_array_foreach(checks, i, check) {
+                json_t *name = json_object_get(check, "name"), *status = json_object_get(check, "status");
+
+                if (!json_is_string(name) || !json_is_string(status))
+                        return -EINVAL;
+                if (json_object_set(mechanisms, json_string_value(name), status) < 0)
+                        return -ENOMEM;
+        }
+
+        root = json_pack("{s:i, s:s, s:O, s:O, s:O, s:O, s:{s:b}, s:{s:i, s:i, s:i, s:i, s:i, s:i}}", "protocol",
+                         GLOVE_CONTROL_PROTOCOL, "glove_version", glove_version, "schemas", schemas, "not_offered",
+                         not_offered, "methods", list, "mechanisms", mechanisms, "host", "exec_ready",
+                         json_is_true(ready), "limits", "frame_bytes", GLOVE_CONTROL_FRAME_MAX,
+                         "depth", GLOVE_CONTROL_DEPTH_MAX, "calls_in_flight", GLOVE_CONTROL_IN_FLIGHT_MAX,
+                         "connections", GLOVE_CONTROL_CONNECTIONS_MAX, "frame_seconds", GLOVE_CONTROL_FRAME_SECONDS,
+                         "handshake_seconds", GLOVE_CONTROL_HANDSHAKE_SECONDS);
+        if (!root)
+                return -ENOMEM;
+        *ret = TAKE_PTR(root);
+        return 0;
+}

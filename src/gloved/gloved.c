@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* gloved: the owner-local control service (docs/control.md).
+ *
+ * Today it serves the control protocol's foundation: the owner-only socket
+ * in $XDG_RUNTIME_DIR/glove, the bootstrap secret, the handshake and
+ * capabilities. Plans, managed sessions, exposures and receipt delivery
+ * are not built yet; capabilities says so, and their methods are unknown
+ * methods. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "glove/control.h"
+#include "glove/host.h"
+#include "glove/json.h"
+#include "log.h"
+#include "macro.h"
+
+#define EXIT_GLOVED_FAILED 125
+
+static void help(FILE *f) {
+        (void) fprintf(f,
+                "usage: gloved [--help] [--version]\n"
+                "\n"
+                "Serves Glove's control protocol (docs/control.md) for this user on\n"
+                "$XDG_RUNTIME_DIR/glove/gloved.sock (made 0700 when missing; refused when it is\n"
+                "not yours or not 0700). At each start it writes a new bootstrap secret,\n"
+                "bootstrap-secret beside the socket (0600): only a client that holds it\n"
+                "completes the handshake, and only processes of this user may connect.\n"
+                "What it answers today: capabilities (what this build offers and what this\n"
+                "host enforces, as 'glove doctor' probes it at start). Managed sessions,\n"
+                "plans, exposures and receipt delivery are not built yet. 'glove ctl' is its\n"
+                "client. SIGTERM or SIGINT stop it; it removes the socket and the secret.\n"
+                "\n"
+                "  -h, --help     this text\n"
+                "      --version  print the version\n"
+                "\n"
+                "Exit status: 0 after a clean stop; 125 when it cannot start (the reason and\n"
+                "the fix are printed).\n");
+}
+
+static void dirs_donep(struct glove_dirs *d) {
+        glove_dirs_done(d);
+}
+
+static void endpoint_closep(struct glove_control_endpoint *e) {
+        glove_control_endpoint_close(e);
+}
+
+static void server_freep(struct glove_control_server **s) {
+        glove_control_server_free(*s);
+}
+
+static int run(void) {
+        _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
+        _cleanup_(server_freep) struct glove_control_server *server = NULL;
+        _cleanup_(dirs_donep) struct glove_dirs dirs = {};
+        _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
+        _cleanup_close_ int sfd = -EBADF;
+        char err[1024] = "";
+        sigset_t mask;
+        int r;
+
+        if (sodium_init() < 0)
+                return log_error_errno(-EIO, "Cannot initialise libsodium");
+        r = glove_dirs_resolve(&dirs, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+
+        /* SIGTERM and SIGINT end the loop; a peer that goes away is an
+         * error of a write, not a signal */
+        (void) sigemptyset(&mask);
+        (void) sigaddset(&mask, SIGTERM);
+        (void) sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(negative_errno(), "Cannot block SIGTERM: %m");
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return log_error_errno(negative_errno(), "Cannot make a signalfd: %m");
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        /* before the socket exists: what capabilities answers is known
+         * when the first client can ask */
+        r = glove_control_probe_host(GLOVE_VERSION, &doctor);
+        if (r < 0)
+                return log_error_errno(r, "Cannot probe what this host enforces: %m");
+        r = glove_control_capabilities(doctor, GLOVE_VERSION, &capabilities);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make the capabilities answer: %m");
+
+        r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, NULL, &server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start serving: %m");
+        log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
+
+        r = glove_control_server_run(server, sfd);
+        if (r < 0)
+                return log_error_errno(r, "Serving failed: %m");
+        log_info("gloved: stopped; %s/%s and its secret removed", endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        int c;
+
+        if (fd_ensure_std() < 0)
+                return EXIT_GLOVED_FAILED;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return 0;
+                case 'V':
+                        (void) printf("gloved %s\n", GLOVE_VERSION);
+                        return 0;
+                case '?':
+                        (void) fprintf(stderr, "gloved: unknown option '%s'; see 'gloved --help'\n",
+                                       argv[optind - 1]);
+                        return EXIT_GLOVED_FAILED;
+                default:
+                        return EXIT_GLOVED_FAILED;
+                }
+        }
+        if (optind < argc) {
+                (void) fprintf(stderr, "gloved: takes no operands ('%s'); see 'gloved --help'\n", argv[optind]);
+                return EXIT_GLOVED_FAILED;
+        }
+        log_set_max_level(LOG_LEVEL_INFO);
+        return run() < 0 ? EXIT_GLOVED_FAILED : 0;
+}

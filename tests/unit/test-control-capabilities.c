@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* src/control/control-capabilities.c: the answer says only what is built
+ * (control 1, every other surface 0 with its reason) and what the
+ * doctor's report found, by name and state, never a detail; the probe
+ * runs the real doctor in a child. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "glove/control.h"
+#include "glove/json.h"
+#include "macro.h"
+
+static void test_from_report(void **state) {
+        _cleanup_json_ json_t *doctor = NULL, *caps = NULL, *bad = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_t *schemas, *not_offered, *v;
+        const char *key;
+
+        doctor = json_pack("{s:b, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "ready", 0, "checks", "name", "landlock",
+                           "status", "available", "detail", "/etc/secret path", "name", "cgroup-v2", "status",
+                           "unavailable", "detail", "/sys/fs/cgroup");
+        assert_int_equal(glove_control_capabilities(doctor, "1.2.3", &caps), 0);
+        assert_int_equal(json_integer_value(json_object_get(caps, "protocol")), GLOVE_CONTROL_PROTOCOL);
+        assert_false(json_is_true(json_object_get(json_object_get(caps, "host"), "exec_ready")));
+        assert_string_equal(json_string_value(json_object_get(json_object_get(caps, "mechanisms"), "landlock")),
+                            "available");
+        assert_int_equal(json_object_size(json_object_get(caps, "mechanisms")), 2);
+        text = json_dumps(json_object_get(caps, "mechanisms"), 0);
+        assert_non_null(text);
+        assert_null(strchr(text, '/'));
+
+        schemas = json_object_get(caps, "schemas");
+        not_offered = json_object_get(caps, "not_offered");
+        assert_int_equal(json_integer_value(json_object_get(schemas, "control")), 1);
+        json_object_foreach(schemas, key, v) {
+                if (strcmp(key, "control") == 0)
+                        continue;
+                assert_int_equal(json_integer_value(v), 0);
+                assert_non_null(json_string_value(json_object_get(not_offered, key)));
+        }
+        assert_non_null(json_object_get(schemas, "lifecycle"));
+        assert_non_null(json_object_get(schemas, "retained_change_apply"));
+        assert_int_equal(json_array_size(json_object_get(caps, "methods")), 1);
+
+        bad = json_pack("{s:[]}", "checks");
+        glove_json_decrefp(&caps);
+        assert_int_equal(glove_control_capabilities(bad, "1", &caps), -EINVAL);
+}
+
+static void test_probe(void **state) {
+        _cleanup_json_ json_t *doctor = NULL, *caps = NULL;
+
+        assert_int_equal(glove_control_probe_host("0.0.1", &doctor), 0);
+        assert_true(json_is_array(json_object_get(doctor, "checks")));
+        assert_true(json_array_size(json_object_get(doctor, "checks")) > 5);
+        assert_int_equal(glove_control_capabilities(doctor, "0.0.1", &caps), 0);
+        assert_non_null(json_object_get(json_object_get(caps, "mechanisms"), "seccomp"));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_from_report),
+                cmocka_unit_test(test_probe),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
