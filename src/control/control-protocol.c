@@ -66,6 +66,12 @@ static int refuse(int *ret_code, int code, char *reason, size_t reasonlen, const
                 va_start(ap, format);
                 (void) vsnprintf(reason, reasonlen, format, ap);
                 va_end(ap);
+                /* one line of ASCII whatever the input held: the JSON
+                 * layer's reason may quote the bytes near the error, which
+                 * need not be UTF-8, and a cut may split a character */
+                for (char *p = reason; *p; p++)
+                        if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f)
+                                *p = '?';
         }
         return -EBADMSG;
 }
@@ -134,17 +140,9 @@ int glove_control_request_decode(const char *buf, size_t len, struct glove_contr
                 *ret_id = json_incref(id);
 
         json_object_foreach(root, key, v)
-                if (!member_known(key)) {
-                        char shown[65];
-
-                        /* the reason stays one line whatever the key holds */
-                        (void) snprintf(shown, sizeof(shown), "%s", key);
-                        for (char *p = shown; *p; p++)
-                                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                                        *p = '?';
+                if (!member_known(key))
                         return refuse(ret_code, GLOVE_CONTROL_INVALID_REQUEST, reason, reasonlen,
-                                      "unknown member \"%s\" (a request has jsonrpc, id, method, params)", shown);
-                }
+                                      "unknown member \"%.64s\" (a request has jsonrpc, id, method, params)", key);
         version = json_object_get(root, "jsonrpc");
         if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
                 return refuse(ret_code, GLOVE_CONTROL_INVALID_REQUEST, reason, reasonlen,

@@ -119,7 +119,9 @@ static void conn_error(struct conn *c, const json_t *id, int code, bool close, c
         va_start(ap, format);
         (void) vsnprintf(message, sizeof(message), format, ap);
         va_end(ap);
-        if (glove_control_frame_error(id, code, message, &frame, &len) >= 0)
+        /* a message that cannot be sent (not UTF-8) still gets its code */
+        if (glove_control_frame_error(id, code, message, &frame, &len) >= 0 ||
+            glove_control_frame_error(id, code, glove_control_error_name(code), &frame, &len) >= 0)
                 conn_queue(c, frame, len);
         if (close)
                 c->closing = true;

@@ -50,6 +50,7 @@ static void test_from_report(void **state) {
 
         bad = json_pack("{s:[]}", "checks");
         glove_json_decrefp(&caps);
+        caps = NULL;
         assert_int_equal(glove_control_capabilities(bad, "1", &caps), -EINVAL);
 }
 

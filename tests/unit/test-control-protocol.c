@@ -126,7 +126,7 @@ static void test_reason_one_line(void **state) {
 }
 
 static void test_frames(void **state) {
-        _cleanup_json_ json_t *id = json_integer(5), *result = json_pack("{s:s}", "b", "x\ny"), *back = NULL;
+        _cleanup_json_ json_t *id = json_integer(5), *result = json_pack("{s:s}", "b", "x\ny");
         _cleanup_free_ char *frame = NULL, *err = NULL, *big = NULL;
         _cleanup_json_ json_t *large = NULL;
         size_t len;
