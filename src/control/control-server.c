@@ -340,8 +340,8 @@ static void conn_process(struct glove_control_server *s, struct conn *c) {
         }
 }
 
-/* Reads what is there. -errno (or -EPIPE at the end with nothing
- * buffered) when the connection is done. */
+/* Reads what is there; at the peer's end of writing, sets |c->eof|.
+ * -errno when the connection failed. */
 static int conn_read(struct conn *c) {
         ssize_t n;
 
