@@ -163,13 +163,39 @@ struct glove_control_limits {
         unsigned write_seconds;
 };
 
+#define GLOVE_CONTROL_ROLE_BIT(role) (1u << (role))
+#define GLOVE_CONTROL_ROLES_ALL (GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER) | \
+                                 GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_CONTROLLER))
+
+/* One call of a method, as its handler gets it. */
+struct glove_control_call {
+        enum glove_control_role role; /* the connection's, proven in its handshake */
+        const json_t *params;         /* an object; the handler checks its members */
+};
+
+/* A method the server dispatches to: its handler answers at once, with a
+ * result (*ret_result, a new reference; return 0) or an error (return
+ * -EBADMSG, with one of the codes above in *ret_code and a one-line
+ * reason). A connection whose role is not in |roles| does not have the
+ * method: it is method-not-found there, and capabilities does not list it. */
+struct glove_control_method {
+        const char *name;
+        unsigned roles; /* GLOVE_CONTROL_ROLE_BIT()s */
+        int (*handle)(void *userdata, const struct glove_control_call *call, json_t **ret_result, int *ret_code,
+                      char *reason, size_t reasonlen);
+};
+
 struct glove_control_server;
 
 /* A server on |listen_fd| (not owned) for connections of |owner| keyed with
- * |key|, answering capabilities with |capabilities| (a new reference is
- * taken; "role" is added per connection). |limits| may be NULL. */
+ * |key|. It has the methods of |methods| (|n_methods| of them, which stay
+ * the caller's, as does |userdata|, handed to each handler) and its own
+ * capabilities, answered with |capabilities| (a new reference is taken)
+ * plus, per connection, "role" and "methods": the methods that role has.
+ * |limits| may be NULL. */
 int glove_control_server_new(int listen_fd, uid_t owner, const uint8_t key[GLOVE_CONTROL_KEY_BYTES],
-                             json_t *capabilities, const struct glove_control_limits *limits,
+                             json_t *capabilities, const struct glove_control_method *methods, size_t n_methods,
+                             void *userdata, const struct glove_control_limits *limits,
                              struct glove_control_server **ret);
 /* Serves until |stop_fd| is readable (a signalfd). -errno only when
  * serving itself fails (poll); a connection's failure ends that
@@ -211,7 +237,7 @@ void glove_control_client_close(struct glove_control_client *c);
  * not run or report. */
 int glove_control_probe_host(const char *glove_version, json_t **ret);
 
-/* The capabilities result without its "role", from what this build has
+/* The capabilities result without its "role" and "methods", from what this build has
  * and what the doctor's report |doctor| (the JSON above) found this host
  * enforces (docs/control.md, "capabilities"). *ret is a new reference;
  * -EINVAL for a report of another shape. */

@@ -36,8 +36,6 @@ static const struct {
         { "retained_change_apply", 0, "retained-change apply is not built" },
 };
 
-static const char *const methods[] = { "capabilities" };
-
 #define DOCTOR_JSON_MAX ((size_t) 1 << 20)
 
 int glove_control_probe_host(const char *glove_version, json_t **ret) {
@@ -79,16 +77,14 @@ int glove_control_probe_host(const char *glove_version, json_t **ret) {
 }
 
 int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret) {
-        _cleanup_json_ json_t *root = NULL, *schemas = NULL, *not_offered = NULL, *mechanisms = NULL,
-                              *list = NULL;
+        _cleanup_json_ json_t *root = NULL, *schemas = NULL, *not_offered = NULL, *mechanisms = NULL;
         json_t *checks, *ready, *check;
         size_t i;
 
         schemas = json_object();
         not_offered = json_object();
         mechanisms = json_object();
-        list = json_array();
-        if (!schemas || !not_offered || !mechanisms || !list)
+        if (!schemas || !not_offered || !mechanisms)
                 return -ENOMEM;
         for (i = 0; i < ELEMENTSOF(surfaces); i++) {
                 if (json_object_set_new(schemas, surfaces[i].name, json_integer(surfaces[i].version)) < 0)
@@ -97,9 +93,6 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
                     json_object_set_new(not_offered, surfaces[i].name, json_string(surfaces[i].not_offered)) < 0)
                         return -ENOMEM;
         }
-        for (i = 0; i < ELEMENTSOF(methods); i++)
-                if (json_array_append_new(list, json_string(methods[i])) < 0)
-                        return -ENOMEM;
         checks = json_object_get(doctor, "checks");
         ready = json_object_get(doctor, "ready");
         if (!json_is_array(checks) || !json_is_boolean(ready))
@@ -114,9 +107,9 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
                         return -ENOMEM;
         }
 
-        root = json_pack("{s:i, s:s, s:O, s:O, s:O, s:O, s:{s:b}, s:{s:i, s:i, s:i, s:i, s:i, s:i}}", "protocol",
+        root = json_pack("{s:i, s:s, s:O, s:O, s:O, s:{s:b}, s:{s:i, s:i, s:i, s:i, s:i, s:i}}", "protocol",
                          GLOVE_CONTROL_PROTOCOL, "glove_version", glove_version, "schemas", schemas, "not_offered",
-                         not_offered, "methods", list, "mechanisms", mechanisms, "host", "exec_ready",
+                         not_offered, "mechanisms", mechanisms, "host", "exec_ready",
                          json_is_true(ready), "limits", "frame_bytes", GLOVE_CONTROL_FRAME_MAX,
                          "depth", GLOVE_CONTROL_DEPTH_MAX, "calls_in_flight", GLOVE_CONTROL_IN_FLIGHT_MAX,
                          "connections", GLOVE_CONTROL_CONNECTIONS_MAX, "frame_seconds", GLOVE_CONTROL_FRAME_SECONDS,

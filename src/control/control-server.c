@@ -57,6 +57,9 @@ struct glove_control_server {
         uid_t owner;
         uint8_t key[GLOVE_CONTROL_KEY_BYTES];
         json_t *capabilities;
+        const struct glove_control_method *methods;
+        size_t n_methods;
+        void *userdata;
         struct glove_control_limits limits;
         struct conn **conns;
         size_t n_conns;
@@ -259,18 +262,59 @@ static void handle_auth(struct glove_control_server *s, struct conn *c, const st
         conn_result(c, req->id, result);
 }
 
+/* The methods |role| has: capabilities and those of the table. */
+static json_t *methods_of(const struct glove_control_server *s, enum glove_control_role role) {
+        _cleanup_json_ json_t *list = json_array();
+
+        if (!list || json_array_append_new(list, json_string("capabilities")) < 0)
+                return NULL;
+        for (size_t i = 0; i < s->n_methods; i++)
+                if ((s->methods[i].roles & GLOVE_CONTROL_ROLE_BIT(role)) &&
+                    json_array_append_new(list, json_string(s->methods[i].name)) < 0)
+                        return NULL;
+        return TAKE_PTR(list);
+}
+
 static void handle_capabilities(struct glove_control_server *s, struct conn *c,
                                 const struct glove_control_request *req) {
         _cleanup_json_ json_t *result = NULL;
 
         if (json_object_size(req->params) > 0) {
-                conn_error(c, req->id, GLOVE_CONTROL_INVALID_PARAMS, false,
-                           "capabilities takes no parameters");
+                conn_error(c, req->id, GLOVE_CONTROL_INVALID_PARAMS, false, "capabilities takes no parameters");
                 return;
         }
         result = json_copy(s->capabilities);
-        if (!result || json_object_set_new(result, "role", json_string(glove_control_role_to_string(c->role))) < 0) {
+        if (!result || json_object_set_new(result, "role", json_string(glove_control_role_to_string(c->role))) < 0 ||
+            json_object_set_new(result, "methods", methods_of(s, c->role)) < 0) {
                 conn_error(c, req->id, GLOVE_CONTROL_INTERNAL_ERROR, false, "out of memory");
+                return;
+        }
+        conn_result(c, req->id, result);
+}
+
+static const struct glove_control_method *method_find(const struct glove_control_server *s, const char *name,
+                                                      enum glove_control_role role) {
+        for (size_t i = 0; i < s->n_methods; i++)
+                if (strcmp(s->methods[i].name, name) == 0)
+                        return (s->methods[i].roles & GLOVE_CONTROL_ROLE_BIT(role)) ? &s->methods[i] : NULL;
+        return NULL;
+}
+
+static void handle_method(struct glove_control_server *s, struct conn *c, const struct glove_control_method *m,
+                          const struct glove_control_request *req) {
+        const struct glove_control_call call = { .role = c->role, .params = req->params };
+        _cleanup_json_ json_t *result = NULL;
+        char reason[512] = "";
+        int code = GLOVE_CONTROL_INTERNAL_ERROR;
+
+        if (m->handle(s->userdata, &call, &result, &code, reason, sizeof(reason)) < 0 || !result) {
+                if (!glove_control_error_name(code))
+                        code = GLOVE_CONTROL_INTERNAL_ERROR;
+                /* the reason stays one line whatever the handler wrote */
+                for (char *p = reason; *p; p++)
+                        if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                                *p = '?';
+                conn_error(c, req->id, code, false, "%s", reason[0] ? reason : glove_control_error_name(code));
                 return;
         }
         conn_result(c, req->id, result);
@@ -303,16 +347,21 @@ static void handle_frame(struct glove_control_server *s, struct conn *c, const c
                         conn_error(c, req.id, GLOVE_CONTROL_UNAUTHENTICATED, true,
                                    "authenticate first: the second request is control.auth (docs/control.md)");
                 break;
-        case CONN_READY:
+        case CONN_READY: {
+                const struct glove_control_method *m;
+
                 if (strcmp(req.method, "capabilities") == 0)
                         handle_capabilities(s, c, &req);
                 else if (strcmp(req.method, "control.hello") == 0 || strcmp(req.method, "control.auth") == 0)
                         conn_error(c, req.id, GLOVE_CONTROL_INVALID_REQUEST, false,
                                    "the handshake is done on this connection");
+                else if ((m = method_find(s, req.method, c->role)))
+                        handle_method(s, c, m, &req);
                 else
                         conn_error(c, req.id, GLOVE_CONTROL_METHOD_NOT_FOUND, false,
                                    "no method \"%s\" (capabilities lists the methods gloved has)", req.method);
                 break;
+        }
         default:
                 abort();
         }
@@ -462,7 +511,8 @@ static void accept_connections(struct glove_control_server *s) {
 }
 
 int glove_control_server_new(int listen_fd, uid_t owner, const uint8_t key[GLOVE_CONTROL_KEY_BYTES],
-                             json_t *capabilities, const struct glove_control_limits *limits,
+                             json_t *capabilities, const struct glove_control_method *methods, size_t n_methods,
+                             void *userdata, const struct glove_control_limits *limits,
                              struct glove_control_server **ret) {
         struct glove_control_server *s;
 
@@ -473,6 +523,9 @@ int glove_control_server_new(int listen_fd, uid_t owner, const uint8_t key[GLOVE
         s->owner = owner;
         memcpy(s->key, key, sizeof(s->key));
         s->capabilities = json_incref(capabilities);
+        s->methods = methods;
+        s->n_methods = n_methods;
+        s->userdata = userdata;
         if (limits)
                 s->limits = *limits;
         if (s->limits.connections == 0)

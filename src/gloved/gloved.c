@@ -98,7 +98,10 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, NULL, &server);
+        /* capabilities alone: the methods of plans, sessions, receipts and
+         * exposures join here as they are built */
+        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, NULL, 0, NULL, NULL,
+                                     &server);
         if (r < 0)
                 return log_error_errno(r, "Cannot start serving: %m");
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);

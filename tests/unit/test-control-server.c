@@ -25,6 +25,27 @@
 
 static char base[64], dir[128];
 
+/* The methods a later gloved registers look like these: one for the owner
+ * only, one for both roles that refuses. */
+static int echo(void *userdata, const struct glove_control_call *call, json_t **ret, int *ret_code, char *reason,
+                size_t reasonlen) {
+        (*(int *) userdata)++;
+        *ret = json_pack("{s:O, s:s}", "params", call->params, "role", glove_control_role_to_string(call->role));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int refuse(void *userdata, const struct glove_control_call *call, json_t **ret, int *ret_code, char *reason,
+                  size_t reasonlen) {
+        *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+        (void) snprintf(reason, reasonlen, "two\nlines");
+        return -EBADMSG;
+}
+
+static const struct glove_control_method methods[] = {
+        { "test.echo", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), echo },
+        { "test.refuse", GLOVE_CONTROL_ROLES_ALL, refuse },
+};
+
 static int setup(void **state) {
         strcpy(base, "/tmp/ctl-unit-server.XXXXXX");
         if (!mkdtemp(base))
@@ -72,7 +93,7 @@ static void test_endpoint_refusals(void **state) {
 static void test_serve(void **state) {
         struct glove_control_endpoint e = GLOVE_CONTROL_ENDPOINT_INIT, second = GLOVE_CONTROL_ENDPOINT_INIT;
         struct glove_control_client c = GLOVE_CONTROL_CLIENT_INIT;
-        _cleanup_json_ json_t *caps = NULL, *result = NULL, *doctor = NULL;
+        _cleanup_json_ json_t *caps = NULL, *result = NULL, *doctor = NULL, *params = NULL;
         struct glove_control_server *s = NULL;
         char err[1024];
         int stop[2], status, code = 0;
@@ -93,7 +114,10 @@ static void test_serve(void **state) {
         assert_true(pid >= 0);
         if (pid == 0) {
                 close(stop[1]);
-                if (glove_control_server_new(e.listen_fd, getuid(), e.key, caps, NULL, &s) < 0)
+                int calls = 0;
+
+                if (glove_control_server_new(e.listen_fd, getuid(), e.key, caps, methods, ELEMENTSOF(methods), &calls,
+                                             NULL, &s) < 0)
                         _exit(2);
                 _exit(glove_control_server_run(s, stop[0]) < 0 ? 3 : 0);
         }
@@ -103,10 +127,35 @@ static void test_serve(void **state) {
         assert_int_equal(glove_control_client_call(&c, "capabilities", NULL, &result, NULL, err, sizeof(err)), 0);
         assert_string_equal(json_string_value(json_object_get(result, "role")), "owner");
         assert_string_equal(json_string_value(json_object_get(result, "glove_version")), "9.9");
+        assert_int_equal(json_array_size(json_object_get(result, "methods")), 3);
         assert_int_equal(glove_control_client_call(&c, "session.list", NULL, &result, &code, err, sizeof(err)),
                          -EREMOTE);
         assert_int_equal(code, GLOVE_CONTROL_METHOD_NOT_FOUND);
         assert_non_null(strstr(err, "method-not-found"));
+
+        /* a registered method gets the role and the params */
+        params = json_pack("{s:i}", "n", 7);
+        json_decref(result);
+        result = NULL;
+        assert_int_equal(glove_control_client_call(&c, "test.echo", params, &result, NULL, err, sizeof(err)), 0);
+        assert_true(json_equal(json_object_get(result, "params"), params));
+        assert_string_equal(json_string_value(json_object_get(result, "role")), "owner");
+        assert_int_equal(glove_control_client_call(&c, "test.refuse", NULL, &result, &code, err, sizeof(err)),
+                         -EREMOTE);
+        assert_int_equal(code, GLOVE_CONTROL_INVALID_PARAMS);
+        assert_non_null(strstr(err, "two?lines"));
+        glove_control_client_close(&c);
+
+        /* a controller does not have the owner's method, nor sees it */
+        assert_int_equal(glove_control_client_connect(dir, GLOVE_CONTROL_ROLE_CONTROLLER, &c, err, sizeof(err)), 0);
+        json_decref(result);
+        result = NULL;
+        assert_int_equal(glove_control_client_call(&c, "capabilities", NULL, &result, NULL, err, sizeof(err)), 0);
+        assert_int_equal(json_array_size(json_object_get(result, "methods")), 2);
+        assert_string_equal(json_string_value(json_array_get(json_object_get(result, "methods"), 1)), "test.refuse");
+        assert_int_equal(glove_control_client_call(&c, "test.echo", params, &result, &code, err, sizeof(err)),
+                         -EREMOTE);
+        assert_int_equal(code, GLOVE_CONTROL_METHOD_NOT_FOUND);
         glove_control_client_close(&c);
 
         /* a server that does not hold the secret beside its socket is
