@@ -357,6 +357,37 @@ def main():
     silent.close()
     check("after the slow clients gloved serves others", g.serves())
 
+    # a client that sends and never reads: gloved stops reading it at the
+    # in-flight cap, keeps serving others, and drops it once its answers
+    # have made no progress for the write deadline
+    hoard = g.conn()
+    hoard.handshake()
+    flood = b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "capabilities"}).encode() + b"\n"
+                     for i in range(20000))
+
+    def send_flood():
+        try:
+            hoard.send_raw(flood)
+        except OSError:
+            pass
+
+    t = threading.Thread(target=send_flood)
+    t.start()
+    time.sleep(1)
+    check("while a client does not read its answers, others are served", g.serves())
+    time.sleep(11)
+    answers = 0
+    hoard.sock.settimeout(10)
+    try:
+        while (msg := hoard.recv()) is not None:
+            answers += "result" in msg
+    except OSError as e:
+        print(f"# {e!r}")
+    check("a client that does not read: dropped before all its requests were answered",
+          0 < answers < 20000, f"{answers} answers")
+    t.join()
+    hoard.close()
+
     # too many connections
     held = [g.conn() for _ in range(64)]
     extra = g.conn()
