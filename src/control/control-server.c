@@ -22,6 +22,9 @@
 #include "time-util.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define IN_SET_ERRNO(e, a, b, c, d) ((e) == (a) || (e) == (b) || (e) == (c) || (e) == (d))
+/* how long the listening socket rests when accept(2) runs out of resources */
+#define ACCEPT_PAUSE_MS 200
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 enum conn_state {
@@ -64,6 +67,7 @@ struct glove_control_server {
         struct conn **conns;
         size_t n_conns;
         struct pollfd *pfds;
+        int64_t accept_paused_until; /* out of descriptors: no accept before this; 0: none */
 };
 
 static void conn_free(struct conn *c) {
@@ -465,10 +469,23 @@ static void accept_connections(struct glove_control_server *s) {
 
                 fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                                log_warning("gloved: accept: %m");
+                        if (IN_SET_ERRNO(errno, EMFILE, ENFILE, ENOBUFS, ENOMEM)) {
+                                /* the connection stays in the backlog: try
+                                 * again later rather than spin on a
+                                 * listening socket that stays readable */
+                                if (s->accept_paused_until == 0)
+                                        (void) log_warning_errno(-errno,
+                                                                 "gloved: cannot accept connections for now (%m); "
+                                                                 "the ones waiting are taken as descriptors free up");
+                                s->accept_paused_until = now_monotonic_ms() + ACCEPT_PAUSE_MS;
+                        } else {
+                                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                                        (void) log_warning_errno(-errno, "gloved: accept: %m");
+                                s->accept_paused_until = 0;
+                        }
                         return;
                 }
+                s->accept_paused_until = 0;
                 if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred)) {
                         refuse_connection(fd, GLOVE_CONTROL_PEER_NOT_OWNER, "the peer's credentials are unknown");
                         continue;
@@ -603,7 +620,12 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                 s->n_conns = kept;
 
                 s->pfds[n++] = (struct pollfd) { .fd = stop_fd, .events = POLLIN };
-                s->pfds[n++] = (struct pollfd) { .fd = s->listen_fd, .events = POLLIN };
+                if (s->accept_paused_until > now)
+                        next = MIN(next, s->accept_paused_until);
+                s->pfds[n++] = (struct pollfd) {
+                        .fd = s->listen_fd,
+                        .events = s->accept_paused_until > now ? 0 : POLLIN,
+                };
                 for (size_t i = 0; i < s->n_conns; i++) {
                         struct conn *c = s->conns[i];
 
@@ -631,7 +653,8 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                                 conn_free(s->conns[i]);
                 }
                 s->n_conns = kept;
-                if (s->pfds[1].revents & POLLIN)
+                if ((s->pfds[1].revents & POLLIN) || (s->accept_paused_until != 0 &&
+                                                        now_monotonic_ms() >= s->accept_paused_until))
                         accept_connections(s);
         }
 }

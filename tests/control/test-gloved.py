@@ -50,7 +50,7 @@ def env_for(rt, home):
 class Gloved:
     """One gloved on its own XDG_RUNTIME_DIR (made 0700 for |uid|)."""
 
-    def __init__(self, name, uid=None, binary=GLOVED):
+    def __init__(self, name, uid=None, binary=GLOVED, prefix=()):
         self.rt = os.path.join(T, name, "run")
         self.home = os.path.join(T, name, "home")
         os.makedirs(self.rt, mode=0o700, exist_ok=True)
@@ -63,6 +63,7 @@ class Gloved:
         self.sock = os.path.join(self.dir, "gloved.sock")
         self.uid = uid
         self.binary = binary
+        self.prefix = list(prefix)
         self.proc = None
         self.log = os.path.join(T, name, "gloved.log")
 
@@ -70,6 +71,7 @@ class Gloved:
         return env_for(self.rt, self.home)
 
     def argv(self, args):
+        args = self.prefix + args
         if self.uid is None:
             return args
         return ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--"] + args
@@ -397,6 +399,19 @@ def main():
         h.close()
     time.sleep(0.2)
     check("after the connections close gloved serves others", g.serves())
+
+    # out of descriptors: the connections past them wait, none is lost
+    few = Gloved("fds", prefix=["prlimit", "--nofile=12", "--"]).start()
+    held = [few.conn() for _ in range(10)]
+    time.sleep(0.5)
+    for h in held[:6]:
+        h.close()
+    check("gloved out of descriptors serves again once connections close", few.serves())
+    for h in held[6:]:
+        h.close()
+    check("gloved out of descriptors said so once per shortage, not in a loop",
+          0 < open(few.log).read().count("cannot accept connections for now") <= 10, open(few.log).read())
+    few.stop()
 
     # a second gloved on the same directory
     rc, err = g.run_once()
