@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* src/control/control-endpoint.c, control-server.c and control-client.c
- * together, in one process tree: the endpoint made and checked, one
- * gloved per directory, a server in a child and the owner's client
- * against it (the handshake both ways, a call, an unknown method, a
- * server that does not hold the secret), and a clean close. */
+/* src/control/control-server.c and control-client.c together, in one
+ * process tree: a server in a child on a real endpoint and the owner's
+ * client against it (the handshake both ways, calls, methods of the
+ * table by role, an unknown method, a server that does not hold the
+ * secret), and a clean close. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -69,25 +69,6 @@ static bool exists(const char *name) {
 
         (void) snprintf(path, sizeof(path), "%s/%s", dir, name);
         return access(path, F_OK) == 0;
-}
-
-static void test_endpoint_refusals(void **state) {
-        struct glove_control_endpoint e = GLOVE_CONTROL_ENDPOINT_INIT;
-        char err[1024], loose[160];
-
-        /* a directory of another mode is never used, nor changed */
-        (void) snprintf(loose, sizeof(loose), "%s/loose", base);
-        assert_int_equal(mkdir(loose, 0755), 0);
-        assert_int_equal(chmod(loose, 0755), 0);
-        assert_int_equal(glove_control_endpoint_open(loose, &e, err, sizeof(err)), -EPERM);
-        assert_non_null(strstr(err, "chmod 700"));
-        assert_int_equal(rmdir(loose), 0);
-
-        /* no parent: a reason, not a made-up path */
-        (void) snprintf(loose, sizeof(loose), "%s/none/glove", base);
-        assert_true(glove_control_endpoint_open(loose, &e, err, sizeof(err)) < 0);
-        assert_non_null(strstr(err, "its parent must exist"));
-        glove_control_endpoint_close(&e);
 }
 
 static void test_serve(void **state) {
@@ -184,7 +165,6 @@ static void test_serve(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_endpoint_refusals),
                 cmocka_unit_test(test_serve),
         };
 
