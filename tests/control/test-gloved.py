@@ -7,6 +7,7 @@ followed by a check that gloved still serves the others.
 Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory,
 mode 755). Run as root it also checks other uids (setpriv), as uid 65534.
 Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed."""
+import atexit
 import json
 import os
 import shutil
@@ -26,6 +27,15 @@ T = os.environ["TEST_DIR"]
 NOBODY = 65534
 failed = 0
 passed = 0
+started = []  # every gloved the test starts: none outlives it, even when it fails
+
+
+@atexit.register
+def _stop_all():
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def check(desc, cond, detail=""):
@@ -79,6 +89,7 @@ class Gloved:
     def start(self, wait=True):
         self.proc = subprocess.Popen(self.argv([self.binary]), env=self.env(), stdout=subprocess.DEVNULL,
                                      stderr=open(self.log, "w"))
+        started.append(self.proc)
         if not wait:
             return self
         for _ in range(300):
