@@ -102,10 +102,17 @@ int gw_audit_denied(struct gateway *g, size_t c, json_t *id) {
         return gw_agent_error(g, c, id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
 }
 
+/* json_equal() of two ids (strings or integers), integers compared here:
+ * every request is held against every call in flight. */
+static bool id_equal(const json_t *a, const json_t *b) {
+        if (json_is_integer(a) && json_is_integer(b))
+                return json_integer_value(a) == json_integer_value(b);
+        return json_equal((json_t *) a, (json_t *) b);
+}
+
 static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
         for (size_t i = 0; i < g->n_pending; i++)
-                if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c &&
-                    json_equal(g->pending[i].agent_id, (json_t *) id))
+                if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c && id_equal(g->pending[i].agent_id, id))
                         return true;
         for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
                 if (g->fans[fi].used && g->fans[fi].conn == c && json_equal(g->fans[fi].agent_id, (json_t *) id))
