@@ -114,7 +114,7 @@ static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
         for (size_t i = 0; i < g->n_pending; i++)
                 if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c && id_equal(g->pending[i].agent_id, id))
                         return true;
-        for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+        for (size_t fi = 0; g->n_fans > 0 && fi < GW_MAX_FANS; fi++)
                 if (g->fans[fi].used && g->fans[fi].conn == c && json_equal(g->fans[fi].agent_id, (json_t *) id))
                         return true;
         return false;
