@@ -548,13 +548,19 @@ static int check_value(struct eval *e, const struct glove_mcp_rule *rule, struct
 /* |args|: the call's arguments, or NULL for none. */
 static int check_call(const struct glove_mcp_policy *p, const char *qualified_tool, const struct arg *args,
                       struct glove_mcp_verdict *ret) {
-        struct glove_mcp_verdict v = { .decision = GLOVE_MCP_DENY_TOOL };
+        /* not zeroed whole: a verdict is 800 bytes, and every call the
+         * gateway forwards is decided here */
+        struct glove_mcp_verdict v;
         struct eval e = { .v = &v };
         const struct glove_mcp_tool *t;
+        size_t n;
         int r;
 
         if (!qualified_tool || !ret)
                 return -EINVAL;
+        v.decision = GLOVE_MCP_DENY_TOOL;
+        v.allowed = false;
+        v.reason[0] = v.rule[0] = 0;
         t = glove_mcp_tool_find(p, qualified_tool);
         if (!t) {
                 (void) snprintf(v.reason, sizeof(v.reason), "unknown tool");
@@ -572,7 +578,9 @@ static int check_call(const struct glove_mcp_policy *p, const char *qualified_to
                 v.decision = GLOVE_MCP_ALLOW;
                 v.allowed = true;
                 v.reason[0] = 0;
-                (void) snprintf(v.rule, sizeof(v.rule), "%s", t->rule->pointer);
+                n = strnlen(t->rule->pointer, sizeof(v.rule) - 1);
+                memcpy(v.rule, t->rule->pointer, n);
+                v.rule[n] = 0;
         }
         *ret = v;
         return 0;
