@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit-log.h"
+#include "../tests/unit/mcp-call-record.h"
 #include "glove/audit.h"
 #include "glove/json.h"
 #include "glove/mcp-policy.h"
@@ -28,24 +28,6 @@ static const struct glove_policy_context ctx = { .home = "/home/u", .pwd = "/wor
 static bool same_verdict(const struct glove_mcp_verdict *a, const struct glove_mcp_verdict *b) {
         return a->decision == b->decision && a->allowed == b->allowed && strcmp(a->reason, b->reason) == 0 &&
                strcmp(a->rule, b->rule) == 0;
-}
-
-/* The gateway's record of a call of |tool| decided |v|, its arguments as
- * a tree or as canonical text, into |*buf|; -ENOMEM or 0. */
-static int record(struct glove_audit *a, const char *tool, const struct glove_mcp_verdict *v, const json_t *tree,
-                  const char *text, size_t text_len, char **buf, size_t *len, size_t *cap) {
-        *len = 0;
-        return audit_log_line(a, &(struct glove_audit_event) {
-                .component = "mcp",
-                .event = "tools/call",
-                .decision = v->allowed ? "allow" : "deny",
-                .rule = v->rule,
-                .reason = v->allowed ? "allowed by the policy" : v->reason,
-                .subject = tool,
-                .value = tree,
-                .value_text = text,
-                .value_text_len = text_len,
-        }, 1, "2026-12-03T18:00:00.000001Z", buf, len, cap);
 }
 
 /* One tool: 0, or -ENOMEM to stop quietly. */
@@ -65,7 +47,7 @@ static int one(struct glove_audit *a, const struct glove_mcp_policy *p, const ch
                 abort();
         if (!same_verdict(&d, &t) || d.decision != u.decision || (u.allowed && !same_verdict(&d, &u)))
                 abort();
-        r = record(a, tool, &d, NULL, canonical ? doc->text : "{}", canonical ? doc->text_len : 2, &l1, &n1, &c1);
+        r = mcp_call_record(a, tool, &d, NULL, canonical ? doc->text : "{}", canonical ? doc->text_len : 2, &l1, &n1, &c1);
         if (r < 0)
                 return r;
         {
@@ -73,7 +55,7 @@ static int one(struct glove_audit *a, const struct glove_mcp_policy *p, const ch
 
                 if (!canonical && !empty)
                         return -ENOMEM;
-                r = record(a, tool, &t, canonical ?: empty, NULL, 0, &l2, &n2, &c2);
+                r = mcp_call_record(a, tool, &t, canonical ?: empty, NULL, 0, &l2, &n2, &c2);
         }
         if (r < 0)
                 return r;

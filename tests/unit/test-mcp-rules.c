@@ -2,8 +2,7 @@
 /* src/policy/policy-mcp-rules.c: the argument-rule evaluator the gateway
  * asks before it forwards a tools/call. Loading the rules is
  * test-policy-mcp-schema.c's. */
-#include "audit-log.h"
-#include "glove/audit.h"
+#include "mcp-call-record.h"
 #include "policy-test.h"
 
 static void same_verdict(const struct glove_mcp_verdict *a, const struct glove_mcp_verdict *b, const char *tool,
@@ -18,29 +17,6 @@ static void same_verdict(const struct glove_mcp_verdict *a, const struct glove_m
  * memory); opened by main(). */
 static struct glove_audit *audit;
 
-/* The gateway's tools/call record of a call decided |v|, its arguments
- * given as a tree (|tree|) or as canonical text (|text|). */
-static char *call_record(const char *tool, const struct glove_mcp_verdict *v, const json_t *tree, const char *text,
-                         size_t text_len, size_t *ret_len) {
-        char *line = NULL;
-        size_t cap = 0;
-
-        *ret_len = 0;
-        assert_int_equal(audit_log_line(audit, &(struct glove_audit_event) {
-                                 .component = "mcp",
-                                 .event = "tools/call",
-                                 .decision = v->allowed ? "allow" : "deny",
-                                 .rule = v->rule,
-                                 .reason = v->allowed ? "allowed by the policy" : v->reason,
-                                 .subject = tool,
-                                 .value = tree,
-                                 .value_text = text,
-                                 .value_text_len = text_len,
-                         }, 7, "2026-12-03T18:00:00.000001Z", &line, ret_len, &cap),
-                         0);
-        return line;
-}
-
 /* |args| (JSON text, NULL for none) decided from the one-pass decoder's
  * index, without a tree (glove_mcp_check_call_doc), against the tree of
  * the same text in canonical order (glove_json_doc_tree): the same
@@ -50,7 +26,7 @@ static struct glove_mcp_verdict check_by_doc(const struct glove_policy *p, const
         _cleanup_json_ json_t *tree = NULL;
         _cleanup_free_ char *by_doc = NULL, *by_tree = NULL;
         struct glove_mcp_verdict d, t;
-        size_t n_doc, n_tree;
+        size_t n_doc = 0, n_tree = 0, cap_doc = 0, cap_tree = 0;
 
         if (args)
                 assert_int_equal(glove_json_decode(&doc, args, strlen(args), NULL, NULL, 0), 0);
@@ -63,10 +39,12 @@ static struct glove_mcp_verdict check_by_doc(const struct glove_policy *p, const
         same_verdict(&d, &t, tool, args);
         /* the gateway's record: the arguments' text ({} for none) against
          * the tree ({} for none) */
-        by_doc = call_record(tool, &d, NULL, args ? doc.text : "{}", args ? doc.text_len : 2, &n_doc);
+        assert_int_equal(mcp_call_record(audit, tool, &d, NULL, args ? doc.text : "{}", args ? doc.text_len : 2, &by_doc,
+                                         &n_doc, &cap_doc),
+                         0);
         if (!tree)
                 assert_non_null(tree = json_object());
-        by_tree = call_record(tool, &t, tree, NULL, 0, &n_tree);
+        assert_int_equal(mcp_call_record(audit, tool, &t, tree, NULL, 0, &by_tree, &n_tree, &cap_tree), 0);
         if (n_doc != n_tree || memcmp(by_doc, by_tree, n_doc) != 0)
                 fail_msg("%s %s: records differ:\n%s%s", tool, args, by_doc, by_tree);
         return d;
