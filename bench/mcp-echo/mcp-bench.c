@@ -3,7 +3,7 @@
  * The load generator bench/mcp-echo/run builds and drives (bench/README.md).
  *
  *   mcp-bench [--calls N] [--warmup N] [--size BYTES] [--raw DIR] [--window W]
- *             [--window-calls N]
+ *             [--window-calls N] [--window-chunk N]
  *             -- NAME[:TOOL[,TOOL...]] CMD [ARGS...] [--- NAME... CMD...]...
  *
  * Starts every CMD as an MCP stdio server, initializes it and checks that
@@ -19,8 +19,11 @@
  * CMD started. With --raw, every latency goes to DIR/NAME.txt. With
  * --window W, each peer then gets N more calls (--window-calls, default
  * --calls) with W in flight at once (a new one written as each answer
- * comes), one peer after the other: "pipelined_calls_per_s", the
- * throughput when the client does not wait.
+ * comes): "pipelined_calls_per_s", the throughput when the client does
+ * not wait. They go in chunks of --window-chunk calls (default 1000), the
+ * peers taking turns chunk by chunk (which goes first rotates), so that a
+ * busy moment of the machine, too, hits all peers alike; each peer's
+ * figure is its calls over the time its chunks took.
  *
  * C, not node, so that the client costs next to nothing and the same for
  * every peer. No Glove code: it measures Glove from outside.
@@ -62,7 +65,8 @@ typedef struct Peer {
         size_t start;
         double *lat_us;
         long vmhwm_kib;
-        double pipelined_per_s; /* --window: calls/s with that many in flight */
+        double pipelined_s;     /* --window: the time its chunks took */
+        double pipelined_per_s; /* ... and calls/s with that many in flight */
 } Peer;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -251,7 +255,8 @@ static double call(Peer *p, long id, const char *req, size_t req_len, const char
 }
 
 /* |calls| calls with |window| in flight: each answer is checked (an id
- * we sent, the message back) and answered with the next request. */
+ * we sent, the message back) and answered with the next request. Adds
+ * the time they took to p->pipelined_s. */
 static void pipelined(Peer *p, long first_id, long calls, long window, char *req, size_t req_cap,
                       const char *message) {
         long sent = 0, got = 0;
@@ -283,7 +288,7 @@ static void pipelined(Peer *p, long first_id, long calls, long window, char *req
                 }
                 json_decref(msg);
         }
-        p->pipelined_per_s = (double) calls / ((now_us() - t0) / 1e6);
+        p->pipelined_s += (now_us() - t0) / 1e6;
 }
 
 static void stop_peer(Peer *p) {
@@ -329,7 +334,7 @@ static double pct(const double *sorted, long n, double q) {
 }
 
 int main(int argc, char *argv[]) {
-        long calls = 20000, warmup = 1000, size = 64, window = 0, window_calls = 0;
+        long calls = 20000, warmup = 1000, size = 64, window = 0, window_calls = 0, window_chunk = 1000;
         const char *raw = NULL;
         Peer peers[MAX_PEERS] = { 0 };
         int npeers = 0, i;
@@ -349,6 +354,8 @@ int main(int argc, char *argv[]) {
                         window = parse_count(argv[++i], "--window");
                 else if (strcmp(argv[i], "--window-calls") == 0)
                         window_calls = parse_count(argv[++i], "--window-calls");
+                else if (strcmp(argv[i], "--window-chunk") == 0)
+                        window_chunk = parse_count(argv[++i], "--window-chunk");
                 else
                         die("unknown option %s", argv[i]);
         }
@@ -424,9 +431,17 @@ int main(int argc, char *argv[]) {
                 }
         }
         double wall_s = (now_us() - wall0) / 1e6;
+        if (!window_calls)
+                window_calls = calls;
+        for (long done = 0, turn = 0; window > 0 && done < window_calls; done += window_chunk, turn++) {
+                long n = window_calls - done < window_chunk ? window_calls - done : window_chunk;
+
+                for (int j = 0; j < npeers; j++)
+                        pipelined(&peers[(j + turn) % npeers], 100 + warmup + calls + done, n, window, req, req_cap,
+                                  message);
+        }
         for (i = 0; window > 0 && i < npeers; i++)
-                pipelined(&peers[i], 100 + warmup + calls, window_calls ? window_calls : calls, window, req, req_cap,
-                          message);
+                peers[i].pipelined_per_s = (double) window_calls / peers[i].pipelined_s;
 
         json_t *res = json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "calls", (json_int_t) calls, "warmup",
                                 (json_int_t) warmup, "message_bytes", (json_int_t) size, "window", (json_int_t) window,

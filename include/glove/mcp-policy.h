@@ -15,7 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "glove/json.h"
 #include "glove/policy.h"
 
 #define GLOVE_MCP_MAX_SERVERS 64
@@ -177,5 +179,13 @@ bool glove_mcp_prompts_allowed(const struct glove_mcp_policy *p, const char *ser
  * most GLOVE_MCP_RULE_MAX_DEPTH deep. */
 int glove_mcp_check_call(const struct glove_mcp_policy *p, const char *qualified_tool, const json_t *arguments,
                          struct glove_mcp_verdict *ret);
+/* The same for arguments the one-pass decoder indexed: token |arguments|
+ * of |doc| (-1: no arguments), without a tree. The same verdict, reason
+ * and rule as glove_mcp_check_call() gives the tree glove_json_doc_tree()
+ * makes of that token (its members in canonical order; a tree parsed from
+ * the agent's text has them in the agent's, and a denial names the first
+ * that fails). -EINVAL also for a token |doc| does not hold. */
+int glove_mcp_check_call_doc(const struct glove_mcp_policy *p, const char *qualified_tool,
+                             const struct glove_json_doc *doc, ssize_t arguments, struct glove_mcp_verdict *ret);
 
 const char *glove_mcp_type_to_string(enum glove_mcp_type t);

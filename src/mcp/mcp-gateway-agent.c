@@ -102,12 +102,19 @@ int gw_audit_denied(struct gateway *g, size_t c, json_t *id) {
         return gw_agent_error(g, c, id, GLOVE_JSONRPC_INTERNAL_ERROR, "Internal error: audit failed, call denied");
 }
 
+/* json_equal() of two ids (strings or integers), integers compared here:
+ * every request is held against every call in flight. */
+static bool id_equal(const json_t *a, const json_t *b) {
+        if (json_is_integer(a) && json_is_integer(b))
+                return json_integer_value(a) == json_integer_value(b);
+        return json_equal((json_t *) a, (json_t *) b);
+}
+
 static bool id_in_flight(struct gateway *g, size_t c, const json_t *id) {
         for (size_t i = 0; i < g->n_pending; i++)
-                if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c &&
-                    json_equal(g->pending[i].agent_id, (json_t *) id))
+                if (g->pending[i].kind == PENDING_CALL && g->pending[i].conn == c && id_equal(g->pending[i].agent_id, id))
                         return true;
-        for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
+        for (size_t fi = 0; g->n_fans > 0 && fi < GW_MAX_FANS; fi++)
                 if (g->fans[fi].used && g->fans[fi].conn == c && json_equal(g->fans[fi].agent_id, (json_t *) id))
                         return true;
         return false;
@@ -201,9 +208,10 @@ int gw_forward_request(struct gateway *g, size_t c, size_t k, struct glove_mcp_m
 
 /* A tools/call of the agent's, with its tool's |name| and arguments (an
  * object: |args|, or when that is NULL its canonical text |args_text|),
- * and what the policy said of them (|r|, |v|: from glove_mcp_check_call()):
- * put on record. 1 when it is to be forwarded to upstream *ret_k as
- * *ret_tool (there is room in flight); else it was answered. */
+ * and what the policy said of them (|r|, |v|: from glove_mcp_check_call()
+ * or glove_mcp_check_call_doc()): put on record. 1 when it is to be
+ * forwarded to upstream *ret_k as *ret_tool (there is room in flight);
+ * else it was answered. */
 static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name, const json_t *args,
                        const char *args_text, size_t args_len, int r, struct glove_mcp_verdict *v, size_t *ret_k,
                        const char **ret_tool) {
@@ -446,33 +454,20 @@ static int name_text(struct gateway *g, const char *s, struct iovec ret[3], size
         return 0;
 }
 
-/* Whether the policy's verdict on a call of |t| cannot depend on the
- * call's arguments (an object whose keys hold no NUL, as every decoded
- * one is): its rule names no argument, requires none and lets any other
- * through, and carries no keyword of a value's rule. */
-static bool tool_takes_any_arguments(const struct glove_mcp_tool *t) {
-        const struct glove_mcp_rule *rule = t->rule;
-
-        return rule->additional_properties && rule->n_properties == 0 && rule->n_required == 0 &&
-               rule->type == GLOVE_MCP_TYPE_OBJECT && !rule->enum_values && !rule->min && !rule->max &&
-               !rule->has_max_len && !rule->has_max_items && !rule->regex && rule->n_path_under == 0 && !rule->items;
-}
-
 /* A tools/call through the one pass (mcp-message.h): the agent's frame is
- * checked and its arguments, already in canonical text, are forwarded
- * without a tree of the message. Only a tool with argument rules gets a
- * tree of the arguments, for those rules; the audit record of a call of
- * any other takes the arguments' canonical text as its value (byte for
- * byte what the tree would give). Returns 1 when it was handled, 0
+ * checked and its arguments, already in canonical text, are decided by
+ * the policy from the decoder's index (glove_mcp_check_call_doc) and
+ * forwarded, without a tree of the message or of the arguments; the
+ * audit record takes the arguments' canonical text as its value (byte
+ * for byte what their tree would give). Returns 1 when it was handled, 0
  * for a frame that takes the tree path: anything but a tools/call that
  * can be forwarded as it is, and every frame to refuse or to answer with
  * an error, which that path answers as it always has. */
 static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_t len) {
         const struct glove_json_limits limits = { .max_bytes = GLOVE_MCP_MAX_FRAME_FROM_AGENT };
         struct mcp_view *v = &g->view;
-        _cleanup_json_ json_t *id = NULL, *args = NULL;
+        _cleanup_json_ json_t *id = NULL;
         struct glove_mcp_verdict verdict = {};
-        const struct glove_mcp_tool *tool;
         const char *name, *upstream_tool = NULL, *args_text = "{}";
         size_t args_len = 2, k = 0, n_name = 0;
         ssize_t name_tok, args_tok, meta;
@@ -502,30 +497,16 @@ static int agent_call_fast(struct gateway *g, size_t c, const char *frame, size_
                 return 0;
         if (args_tok >= 0)
                 args_text = mcp_view_text(v, args_tok, &args_len);
-        /* without a tree (args stays NULL) the policy decides as of no
-         * arguments: the same verdict for such a tool */
-        tool = glove_mcp_tool_find(g->o->policy, name);
-        if (!tool || !tool_takes_any_arguments(tool)) {
-                if (args_tok >= 0) {
-                        r = glove_json_doc_tree(&v->doc, (size_t) args_tok, &args);
-                        if (r < 0)
-                                return r == -ENOMEM ? r : 0;
-                } else {
-                        args = json_object();
-                        if (!args)
-                                return -ENOMEM;
-                }
-        }
 
-        /* The tree of the arguments has their members in canonical order,
-         * the tree path's in the agent's: the same verdict when the call
+        /* The index has the arguments' members in canonical order, the
+         * tree path's tree in the agent's: the same verdict when the call
          * is allowed (every member passes in any order), but a denial
          * names the first member that fails. So only an allowed call goes
          * on here; the tree path decides the others as it always has. */
-        r = glove_mcp_check_call(g->o->policy, name, args, &verdict);
+        r = glove_mcp_check_call_doc(g->o->policy, name, &v->doc, args_tok, &verdict);
         if (r < 0 || !verdict.allowed)
                 return 0;
-        r = call_decide(g, c, id, name, args, args_text, args_len, r, &verdict, &k, &upstream_tool);
+        r = call_decide(g, c, id, name, NULL, args_text, args_len, r, &verdict, &k, &upstream_tool);
         if (r <= 0)
                 return r < 0 ? r : 1;
         up_id = g->ups[k].u->next_id++;

@@ -20,7 +20,9 @@ static bool fan_allowed(const struct gateway *g, enum mcp_list_kind kind, size_t
         return kind == MCP_LIST_PROMPTS ? g->prm_ok[k] : g->res_ok[k];
 }
 
-void fan_free(struct fan *f) {
+void fan_free(struct gateway *g, struct fan *f) {
+        if (f->used)
+                g->n_fans--;
         json_decref(f->agent_id);
         json_decref(f->pairs);
         json_decref(f->cursors);
@@ -47,7 +49,7 @@ static int fan_finish(struct gateway *g, size_t fi) {
 
         r = mcp_catalog_merge(f->kind, f->pairs, &items, &hidden, &routes);
         if (r < 0) {
-                fan_free(f);
+                fan_free(g, f);
                 return r == -ENOMEM ? r : 0;
         }
         json_array_foreach(hidden, i, h)
@@ -67,17 +69,17 @@ static int fan_finish(struct gateway *g, size_t fi) {
                 g->res_templates = TAKE_PTR(routes);
         }
         if (conn == GW_NO_CONN || !g->conns[conn].open) {
-                fan_free(f);
+                fan_free(g, f);
                 return 0;
         }
         result = json_pack("{s:O}", mcp_list_key(f->kind), items);
         if (!result) {
-                fan_free(f);
+                fan_free(g, f);
                 return -ENOMEM;
         }
         {
                 _cleanup_json_ json_t *id = json_incref(f->agent_id);
-                fan_free(f);
+                fan_free(g, f);
                 return gw_agent_result(g, conn, id, result);
         }
 }
@@ -137,8 +139,9 @@ int fan_start(struct gateway *g, size_t conn, const json_t *agent_id, enum mcp_l
                 .agent_id = agent_id ? json_incref((json_t *) agent_id) : NULL,
                 .pairs = json_array(), .cursors = json_object(),
         };
+        g->n_fans++;
         if (!g->fans[fi].pairs || !g->fans[fi].cursors) {
-                fan_free(&g->fans[fi]);
+                fan_free(g, &g->fans[fi]);
                 return -ENOMEM;
         }
         /* one more than asked, so that no answer finishes it early */

@@ -153,6 +153,7 @@ struct gateway {
         json_t *res_uris;       /* URI -> server id, from the last resources/list */
         json_t *res_templates;  /* [prefix, server id], from the last resources/templates/list */
         struct fan fans[GW_MAX_FANS];
+        size_t n_fans;          /* of them in use: none, and a request need not look */
         struct held *held;      /* GW_MAX_PENDING of them */
         size_t n_held;
         struct pending *pending;
@@ -313,7 +314,8 @@ int gw_read_upstream(struct gateway *g, size_t k);
 
 /* ---- resources and prompts (mcp-gateway-catalog.c) ---- */
 
-void fan_free(struct fan *f);
+/* Frees what fan |f| of |g| holds; it is unused after. */
+void fan_free(struct gateway *g, struct fan *f);
 int fan_start(struct gateway *g, size_t conn, const json_t *agent_id, enum mcp_list_kind kind);
 int fan_result(struct gateway *g, size_t fi, size_t k, const json_t *result);
 /* The gateway's own routes for reads: resources and templates of every

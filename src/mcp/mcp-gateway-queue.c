@@ -134,6 +134,8 @@ int64_t outq_deadline(const struct outq *q, int64_t next) {
 
 void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_id, json_t *agent_id, const json_t *token,
                       const char *what) {
+        int64_t now = now_monotonic_ms();
+
         g->pending[g->n_pending++] = (struct pending) {
                 .kind = PENDING_CALL,
                 .up_id = up_id,
@@ -142,8 +144,8 @@ void pending_call_add(struct gateway *g, size_t c, size_t k, int64_t up_id, json
                 .agent_id = json_incref(agent_id),
                 .agent_token = token ? json_deep_copy(token) : NULL,
                 .tool = strdup(what),
-                .start_ms = now_monotonic_ms(),
-                .deadline_ms = now_monotonic_ms() + (int64_t) g->ups[k].cfg->call_timeout_ms,
+                .start_ms = now,
+                .deadline_ms = now + (int64_t) g->ups[k].cfg->call_timeout_ms,
         };
 }
 

@@ -565,7 +565,7 @@ void gw_done(struct gateway *g) {
         mcp_tools_free(g->tools);
         for (size_t fi = 0; fi < GW_MAX_FANS; fi++)
                 if (g->fans[fi].used)
-                        fan_free(&g->fans[fi]);
+                        fan_free(g, &g->fans[fi]);
         json_decref(g->res_uris);
         json_decref(g->res_templates);
 }

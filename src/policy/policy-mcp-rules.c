@@ -4,7 +4,12 @@
  * the rule says otherwise, and anything this code cannot decide is an
  * error the caller must turn into a denial. No allocation, no I/O;
  * recursion follows the rules (at most GLOVE_MCP_RULE_MAX_DEPTH deep), and
- * each part of the arguments is looked at by one rule at most. */
+ * each part of the arguments is looked at by one rule at most.
+ *
+ * The arguments come as a jansson tree or as a token of the one-pass
+ * decoder's index (glove_json_decode()): one evaluator reads both through
+ * struct arg, so the two cannot decide differently; fuzz-mcp-rules-doc and
+ * test-mcp-rules hold them to the same verdict on every input. */
 #include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -102,8 +107,11 @@ static size_t arg_push(struct eval *e, const char *prefix, const char *name, siz
                 }
                 return old;
         }
-        n += (size_t) snprintf(e->arg + n, sizeof(e->arg) - n, "%s%s", prefix, buf);
-        e->n = n;
+        /* it fits (above): no snprintf on the way of every argument */
+        memcpy(e->arg + n, prefix, strlen(prefix));
+        n += strlen(prefix);
+        memcpy(e->arg + n, buf, k + 1);
+        e->n = n + k;
         return old;
 }
 
@@ -155,52 +163,200 @@ static int violation(struct eval *e, const struct glove_mcp_rule *rule, const ch
         return 1;
 }
 
-/* ---- values ---- */
+/* ---- values: a jansson value or a token of a one-pass document ---- */
+
+/* An argument's value: |j|, or when |doc| is set its token |t|. */
+struct arg {
+        const json_t *j;
+        const struct glove_json_doc *doc;
+        size_t t;
+};
+
+#define ARG_JSON(v) ((struct arg) { .j = (v) })
+
+static json_type arg_type(struct arg a) {
+        return a.doc ? a.doc->tokens[a.t].type : json_typeof(a.j);
+}
+
+static bool arg_is_number(struct arg a) {
+        json_type t = arg_type(a);
+        return t == JSON_INTEGER || t == JSON_REAL;
+}
+
+static json_int_t arg_integer(struct arg a) {
+        return a.doc ? a.doc->tokens[a.t].integer : json_integer_value(a.j);
+}
+
+static double arg_real(struct arg a) {
+        return a.doc ? a.doc->tokens[a.t].real : json_real_value(a.j);
+}
+
+static const char *arg_string(struct arg a, size_t *ret_len) {
+        if (a.doc)
+                return glove_json_doc_string(a.doc, a.t, ret_len);
+        *ret_len = json_string_length(a.j);
+        return json_string_value(a.j);
+}
+
+/* An array's items or an object's members, one after the other: the
+ * tree's in its order, the document's in canonical order (which is the
+ * order of a tree made from its text). */
+struct arg_walk {
+        struct arg v;      /* the item, or the member's value */
+        const char *key;   /* a member's key, NUL-terminated ... */
+        size_t key_len;    /* ... and its length (a NUL inside shows) */
+        size_t index;      /* an item's index */
+        void *it;          /* a tree object's iterator */
+};
+
+static bool walk_set(struct arg a, struct arg_walk *w) {
+        if (a.doc) {
+                const struct glove_json_token *t;
+
+                if (w->v.t >= a.t + a.doc->tokens[a.t].span)
+                        return false;
+                t = &a.doc->tokens[w->v.t];
+                w->key = a.doc->strings + t->key;
+                w->key_len = t->key_len;
+                return true;
+        }
+        if (json_is_array(a.j)) {
+                w->v.j = json_array_get(a.j, w->index);
+                return w->v.j != NULL;
+        }
+        if (!w->it)
+                return false;
+        w->key = json_object_iter_key(w->it);
+        w->key_len = json_object_iter_key_len(w->it);
+        w->v.j = json_object_iter_value(w->it);
+        return true;
+}
+
+static bool walk_first(struct arg a, struct arg_walk *w) {
+        *w = (struct arg_walk) { .v = { .doc = a.doc, .t = a.t + 1 } };
+        if (!a.doc && json_is_object(a.j))
+                w->it = json_object_iter((json_t *) a.j);
+        return walk_set(a, w);
+}
+
+static bool walk_next(struct arg a, struct arg_walk *w) {
+        w->index++;
+        if (a.doc)
+                w->v.t += a.doc->tokens[w->v.t].span;
+        else if (!json_is_array(a.j))
+                w->it = json_object_iter_next((json_t *) a.j, w->it);
+        return walk_set(a, w);
+}
+
+static size_t arg_array_size(struct arg a) {
+        struct arg_walk w;
+        size_t n = 0;
+
+        if (!a.doc)
+                return json_array_size(a.j);
+        for (bool ok = walk_first(a, &w); ok; ok = walk_next(a, &w))
+                n++;
+        return n;
+}
+
+static bool arg_has_member(struct arg a, const char *key) {
+        return a.doc ? glove_json_doc_get(a.doc, a.t, key) >= 0 : json_object_get(a.j, key) != NULL;
+}
+
+/* json_equal(|a|, |x|) for either kind of |a|: same type (an integer is
+ * never equal to a real), same value, same members or items. */
+static bool arg_equal(struct arg a, const json_t *x) {
+        struct arg_walk w;
+        size_t n = 0, len;
+        const char *s;
+
+        if (!a.doc)
+                return json_equal((json_t *) a.j, (json_t *) x);
+        if (arg_type(a) != json_typeof(x))
+                return false;
+        switch (arg_type(a)) {
+        case JSON_OBJECT:
+                for (bool ok = walk_first(a, &w); ok; ok = walk_next(a, &w), n++) {
+                        const json_t *y = json_object_getn(x, w.key, w.key_len);
+                        if (!y || !arg_equal(w.v, y))
+                                return false;
+                }
+                return n == json_object_size(x);
+        case JSON_ARRAY:
+                for (bool ok = walk_first(a, &w); ok; ok = walk_next(a, &w), n++) {
+                        const json_t *y = json_array_get(x, n);
+                        if (!y || !arg_equal(w.v, y))
+                                return false;
+                }
+                return n == json_array_size(x);
+        case JSON_STRING:
+                s = arg_string(a, &len);
+                return len == json_string_length(x) && memcmp(s, json_string_value(x), len) == 0;
+        case JSON_INTEGER:
+                return arg_integer(a) == json_integer_value(x);
+        case JSON_REAL:
+                return arg_real(a) == json_real_value(x);
+        case JSON_TRUE:
+        case JSON_FALSE:
+        case JSON_NULL:
+        default: /* the type is the value */
+                return true;
+        }
+}
 
 /* Integers as JSON Schema has them: a number without a fraction. Beyond
  * 2^53 a double cannot tell, so such reals are not integers. */
-static bool is_integer(const json_t *v) {
+static bool is_integer(struct arg a) {
         double d;
 
-        if (json_is_integer(v))
+        if (arg_type(a) == JSON_INTEGER)
                 return true;
-        if (!json_is_real(v))
+        if (arg_type(a) != JSON_REAL)
                 return false;
-        d = json_real_value(v);
+        d = arg_real(a);
         return d >= -9007199254740992.0 && d <= 9007199254740992.0 && (double) (long long) d == d;
 }
 
-bool glove_mcp_value_has_type(const json_t *v, enum glove_mcp_type t) {
+static bool arg_has_type(struct arg a, enum glove_mcp_type t) {
         switch (t) {
         case GLOVE_MCP_TYPE_ANY:
                 return true;
         case GLOVE_MCP_TYPE_STRING:
-                return json_is_string(v);
+                return arg_type(a) == JSON_STRING;
         case GLOVE_MCP_TYPE_INTEGER:
-                return is_integer(v);
+                return is_integer(a);
         case GLOVE_MCP_TYPE_NUMBER:
-                return json_is_number(v);
+                return arg_is_number(a);
         case GLOVE_MCP_TYPE_BOOLEAN:
-                return json_is_boolean(v);
+                return arg_type(a) == JSON_TRUE || arg_type(a) == JSON_FALSE;
         case GLOVE_MCP_TYPE_ARRAY:
-                return json_is_array(v);
+                return arg_type(a) == JSON_ARRAY;
         case GLOVE_MCP_TYPE_OBJECT:
-                return json_is_object(v);
+                return arg_type(a) == JSON_OBJECT;
         case GLOVE_MCP_TYPE_NULL:
-                return json_is_null(v);
+                return arg_type(a) == JSON_NULL;
         default:
                 return false;
         }
 }
 
-int policy_num_cmp(const json_t *a, const json_t *b) {
+bool glove_mcp_value_has_type(const json_t *v, enum glove_mcp_type t) {
+        return arg_has_type(ARG_JSON(v), t);
+}
+
+/* |a| (a number) against the number |b|. */
+static int arg_num_cmp(struct arg a, const json_t *b) {
         long double x, y;
 
-        if (json_is_integer(a) && json_is_integer(b))
-                return json_integer_value(a) < json_integer_value(b) ? -1 : json_integer_value(a) > json_integer_value(b);
-        x = json_is_integer(a) ? (long double) json_integer_value(a) : (long double) json_real_value(a);
+        if (arg_type(a) == JSON_INTEGER && json_is_integer(b))
+                return arg_integer(a) < json_integer_value(b) ? -1 : arg_integer(a) > json_integer_value(b);
+        x = arg_type(a) == JSON_INTEGER ? (long double) arg_integer(a) : (long double) arg_real(a);
         y = json_is_integer(b) ? (long double) json_integer_value(b) : (long double) json_real_value(b);
         return x < y ? -1 : x > y;
+}
+
+int policy_num_cmp(const json_t *a, const json_t *b) {
+        return arg_num_cmp(ARG_JSON(a), b);
 }
 
 static void format_number(const json_t *n, char buf[40]) {
@@ -244,14 +400,16 @@ static const char *path_check_normalize(const char *s, size_t len, char *out) {
         return NULL;
 }
 
-static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const json_t *v, unsigned depth);
+static int check_value(struct eval *e, const struct glove_mcp_rule *rule, struct arg v, unsigned depth);
 
-static int check_object(struct eval *e, const struct glove_mcp_rule *rule, const json_t *obj, unsigned depth) {
+/* |obj|: an object, or NULL for none (as {}). */
+static int check_object(struct eval *e, const struct glove_mcp_rule *rule, const struct arg *obj, unsigned depth) {
         const char *extra_key = rule->is_tool ? "additional_arguments" : "additional_properties";
+        struct arg_walk w;
         int r;
 
         for (size_t i = 0; i < rule->n_required; i++)
-                if (!obj || !json_object_get(obj, rule->required[i])) {
+                if (!obj || !arg_has_member(*obj, rule->required[i])) {
                         size_t old = arg_push(e, e->n > 0 ? "." : "", rule->required[i], strlen(rule->required[i]));
                         r = violation(e, rule, "required", "is required");
                         arg_pop(e, old);
@@ -259,27 +417,25 @@ static int check_object(struct eval *e, const struct glove_mcp_rule *rule, const
                 }
         if (!obj)
                 return 0;
-        for (void *it = json_object_iter((json_t *) obj); it; it = json_object_iter_next((json_t *) obj, it)) {
-                const char *key = json_object_iter_key(it);
-                size_t klen = json_object_iter_key_len(it);
+        for (bool ok = walk_first(*obj, &w); ok; ok = walk_next(*obj, &w)) {
                 const struct glove_mcp_property *prop = NULL;
                 size_t old;
 
-                old = arg_push(e, e->n > 0 ? "." : "", key, klen);
+                old = arg_push(e, e->n > 0 ? "." : "", w.key, w.key_len);
                 /* A key with a NUL would look like its prefix to strcmp(). */
-                if (strlen(key) != klen) {
+                if (strlen(w.key) != w.key_len) {
                         r = violation(e, rule, NULL, "name holds a NUL character");
                         arg_pop(e, old);
                         return r;
                 }
                 if (rule->n_properties > 0)
-                        prop = bsearch(key, rule->properties, rule->n_properties, sizeof(*rule->properties),
+                        prop = bsearch(w.key, rule->properties, rule->n_properties, sizeof(*rule->properties),
                                        cmp_property_key);
                 if (!prop) {
                         r = rule->additional_properties ? 0
                                                         : violation(e, rule, extra_key, "not allowed by the policy");
                 } else
-                        r = check_value(e, prop->rule, json_object_iter_value(it), depth + 1);
+                        r = check_value(e, prop->rule, w.v, depth + 1);
                 arg_pop(e, old);
                 if (r != 0)
                         return r;
@@ -287,9 +443,9 @@ static int check_object(struct eval *e, const struct glove_mcp_rule *rule, const
         return 0;
 }
 
-static int check_string(struct eval *e, const struct glove_mcp_rule *rule, const json_t *v) {
-        const char *s = json_string_value(v);
-        size_t len = json_string_length(v);
+static int check_string(struct eval *e, const struct glove_mcp_rule *rule, struct arg v) {
+        size_t len;
+        const char *s = arg_string(v, &len);
 
         if (rule->has_max_len && utf8_length_upto(s, len, rule->max_len) > rule->max_len)
                 return violation(e, rule, "max_len", "longer than %ju characters", (uintmax_t) rule->max_len);
@@ -321,11 +477,11 @@ static int check_string(struct eval *e, const struct glove_mcp_rule *rule, const
         return 0;
 }
 
-static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const json_t *v, unsigned depth) {
+static int check_value(struct eval *e, const struct glove_mcp_rule *rule, struct arg v, unsigned depth) {
         if (depth > GLOVE_MCP_RULE_MAX_DEPTH + 1)
                 return -ELOOP; /* the loader refuses such rules: cannot happen */
 
-        if (!glove_mcp_value_has_type(v, rule->type))
+        if (!arg_has_type(v, rule->type))
                 return violation(e, rule, "type", "must be %s %s",
                                  rule->type == GLOVE_MCP_TYPE_INTEGER || rule->type == GLOVE_MCP_TYPE_ARRAY ||
                                                  rule->type == GLOVE_MCP_TYPE_OBJECT
@@ -338,38 +494,38 @@ static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const 
                 bool found = false;
 
                 json_array_foreach (rule->enum_values, i, x)
-                        if (json_equal((json_t *) v, x)) {
+                        if (arg_equal(v, x)) {
                                 found = true;
                                 break;
                         }
                 if (!found)
                         return violation(e, rule, "enum", "not one of the allowed values");
         }
-        if (json_is_number(v)) {
+        if (arg_is_number(v)) {
                 char b[40];
 
-                if (rule->min && policy_num_cmp(v, rule->min) < 0) {
+                if (rule->min && arg_num_cmp(v, rule->min) < 0) {
                         format_number(rule->min, b);
                         return violation(e, rule, "min", "less than %s", b);
                 }
-                if (rule->max && policy_num_cmp(v, rule->max) > 0) {
+                if (rule->max && arg_num_cmp(v, rule->max) > 0) {
                         format_number(rule->max, b);
                         return violation(e, rule, "max", "more than %s", b);
                 }
         }
-        if (json_is_string(v))
+        switch (arg_type(v)) {
+        case JSON_STRING:
                 return check_string(e, rule, v);
-        if (json_is_array(v)) {
-                size_t i;
-                json_t *x;
+        case JSON_ARRAY: {
+                struct arg_walk w;
 
-                if (rule->has_max_items && json_array_size(v) > rule->max_items)
+                if (rule->has_max_items && arg_array_size(v) > rule->max_items)
                         return violation(e, rule, "max_items", "more than %ju items", (uintmax_t) rule->max_items);
                 if (!rule->items)
                         return 0;
-                json_array_foreach (v, i, x) {
-                        size_t old = arg_push_index(e, i);
-                        int r = check_value(e, rule->items, x, depth + 1);
+                for (bool ok = walk_first(v, &w); ok; ok = walk_next(v, &w)) {
+                        size_t old = arg_push_index(e, w.index);
+                        int r = check_value(e, rule->items, w.v, depth + 1);
 
                         arg_pop(e, old);
                         if (r != 0)
@@ -377,20 +533,34 @@ static int check_value(struct eval *e, const struct glove_mcp_rule *rule, const 
                 }
                 return 0;
         }
-        if (json_is_object(v) && rule->type == GLOVE_MCP_TYPE_OBJECT)
-                return check_object(e, rule, v, depth);
-        return 0;
+        case JSON_OBJECT:
+                return rule->type == GLOVE_MCP_TYPE_OBJECT ? check_object(e, rule, &v, depth) : 0;
+        case JSON_INTEGER:
+        case JSON_REAL:
+        case JSON_TRUE:
+        case JSON_FALSE:
+        case JSON_NULL:
+        default:
+                return 0;
+        }
 }
 
-int glove_mcp_check_call(const struct glove_mcp_policy *p, const char *qualified_tool, const json_t *arguments,
-                         struct glove_mcp_verdict *ret) {
-        struct glove_mcp_verdict v = { .decision = GLOVE_MCP_DENY_TOOL };
+/* |args|: the call's arguments, or NULL for none. */
+static int check_call(const struct glove_mcp_policy *p, const char *qualified_tool, const struct arg *args,
+                      struct glove_mcp_verdict *ret) {
+        /* not zeroed whole: a verdict is 800 bytes, and every call the
+         * gateway forwards is decided here */
+        struct glove_mcp_verdict v;
         struct eval e = { .v = &v };
         const struct glove_mcp_tool *t;
+        size_t n;
         int r;
 
         if (!qualified_tool || !ret)
                 return -EINVAL;
+        v.decision = GLOVE_MCP_DENY_TOOL;
+        v.allowed = false;
+        v.reason[0] = v.rule[0] = 0;
         t = glove_mcp_tool_find(p, qualified_tool);
         if (!t) {
                 (void) snprintf(v.reason, sizeof(v.reason), "unknown tool");
@@ -398,18 +568,36 @@ int glove_mcp_check_call(const struct glove_mcp_policy *p, const char *qualified
                 *ret = v;
                 return 0;
         }
-        if (arguments && !json_is_object(arguments))
+        if (args && arg_type(*args) != JSON_OBJECT)
                 r = violation(&e, t->rule, NULL, "must be an object");
         else
-                r = check_object(&e, t->rule, arguments, 0);
+                r = check_object(&e, t->rule, args, 0);
         if (r < 0)
                 return r;
         if (r == 0) {
                 v.decision = GLOVE_MCP_ALLOW;
                 v.allowed = true;
                 v.reason[0] = 0;
-                (void) snprintf(v.rule, sizeof(v.rule), "%s", t->rule->pointer);
+                n = strnlen(t->rule->pointer, sizeof(v.rule) - 1);
+                memcpy(v.rule, t->rule->pointer, n);
+                v.rule[n] = 0;
         }
         *ret = v;
         return 0;
+}
+
+int glove_mcp_check_call(const struct glove_mcp_policy *p, const char *qualified_tool, const json_t *arguments,
+                         struct glove_mcp_verdict *ret) {
+        struct arg a = ARG_JSON(arguments);
+
+        return check_call(p, qualified_tool, arguments ? &a : NULL, ret);
+}
+
+int glove_mcp_check_call_doc(const struct glove_mcp_policy *p, const char *qualified_tool,
+                             const struct glove_json_doc *doc, ssize_t arguments, struct glove_mcp_verdict *ret) {
+        struct arg a = { .doc = doc, .t = (size_t) arguments };
+
+        if (arguments >= 0 && (!doc || (size_t) arguments >= doc->n_tokens))
+                return -EINVAL;
+        return check_call(p, qualified_tool, arguments >= 0 ? &a : NULL, ret);
 }

@@ -116,7 +116,8 @@ static void gw_start(struct gw_test *t) {
                              "{\"version\":1,\"mcp\":{\"servers\":{"
                              "\"aa\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false},"
                              "\"bb\":{\"command\":[\"/usr/bin/python3\",\"%s\"],\"sandbox\":false}},"
-                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{\"additional_arguments\":true},\"aa_relist\":{},\"bb_hold\":{},\"bb_echo\":{}}}}",
+                             "\"tools\":{\"aa_hold\":{},\"aa_echo\":{\"additional_arguments\":true},\"aa_relist\":{},\"bb_hold\":{},"
+                             "\"bb_echo\":{\"arguments\":{\"zz\":{\"type\":\"string\",\"max_len\":8}}}}}}",
                              script, script) > 0);
         assert_int_equal(glove_json_parse(text, strlen(text), NULL, &doc, err, sizeof(err)), 0);
         *t = (struct gw_test) {};
@@ -589,7 +590,8 @@ static void test_one_pass(void **state) {
         one_pass_call(&t, "6", "{\"error\": {\"code\": 1, \"message\": \"\"}}");
 
         /* A denial names the first argument that fails in the agent's
-         * order, not in canonical order: bb_echo takes no arguments. */
+         * order, not in canonical order: bb_echo takes a string "zz" and
+         * nothing else. */
         assert_int_equal(agent_send(&t, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
                                         "{\"name\":\"bb_echo\",\"arguments\":{\"zz\":1,\"aa\":2}}}"),
                          0);
@@ -604,10 +606,10 @@ static void test_one_pass(void **state) {
         gw_stop(&t);
 }
 
-/* A call of a tool without argument rules (aa_echo) goes on without a
- * tree of its arguments, and its record takes their canonical text as its
- * value: the same value members a tree of them gives, cut or not; a tool
- * with rules (bb_echo) is recorded from its tree as before. */
+/* An allowed call goes on without a tree of its arguments, whether its
+ * tool has argument rules (bb_echo) or not (aa_echo), and its record
+ * takes their canonical text as its value: the same value members a tree
+ * of them gives, cut or not. */
 static void test_one_pass_audit(void **state) {
         static const char *const args[] = {
                 "{}",
@@ -656,6 +658,8 @@ static void test_one_pass_audit(void **state) {
                             strcmp(json_string_value(json_object_get(rec, "decision")) ?: "", "info") == 0)
                                 continue;
                         value = n < ELEMENTSOF(args) ? parsed(args[n]) : json_incref(bb_args);
+                        /* each allowed, so through the one pass */
+                        assert_string_equal(json_string_value(json_object_get(rec, "decision")), "allow");
                         assert_int_equal(glove_audit_value_members(a, want, value), 0);
                         assert_non_null(json_object_get(want, "value_sha256"));
                         json_object_foreach(want, k, v)

@@ -2,12 +2,60 @@
 /* src/policy/policy-mcp-rules.c: the argument-rule evaluator the gateway
  * asks before it forwards a tools/call. Loading the rules is
  * test-policy-mcp-schema.c's. */
+#include "mcp-call-record.h"
 #include "policy-test.h"
 
-/* Evaluates |args| (JSON text, NULL for none) and returns the verdict. */
+static void same_verdict(const struct glove_mcp_verdict *a, const struct glove_mcp_verdict *b, const char *tool,
+                         const char *args) {
+        if (a->decision != b->decision || a->allowed != b->allowed || strcmp(a->reason, b->reason) != 0 ||
+            strcmp(a->rule, b->rule) != 0)
+                fail_msg("%s %s: the one pass says %d \"%s\" (%s), the tree %d \"%s\" (%s)", tool, args, a->decision,
+                         a->reason, a->rule, b->decision, b->reason, b->rule);
+}
+
+/* Where the records are made (nothing is written: each line is made in
+ * memory); opened by main(). */
+static struct glove_audit *audit;
+
+/* |args| (JSON text, NULL for none) decided from the one-pass decoder's
+ * index, without a tree (glove_mcp_check_call_doc), against the tree of
+ * the same text in canonical order (glove_json_doc_tree): the same
+ * verdict, reason and rule, and the same audit record. Returns the verdict. */
+static struct glove_mcp_verdict check_by_doc(const struct glove_policy *p, const char *tool, const char *args) {
+        _cleanup_(glove_json_doc_done) struct glove_json_doc doc = {};
+        _cleanup_json_ json_t *tree = NULL;
+        _cleanup_free_ char *by_doc = NULL, *by_tree = NULL;
+        struct glove_mcp_verdict d, t;
+        size_t n_doc = 0, n_tree = 0, cap_doc = 0, cap_tree = 0;
+
+        if (args)
+                assert_int_equal(glove_json_decode(&doc, args, strlen(args), NULL, NULL, 0), 0);
+        memset(&d, 0x55, sizeof(d));
+        assert_int_equal(glove_mcp_check_call_doc(p->mcp, tool, &doc, args ? 0 : -1, &d), 0);
+        if (args)
+                assert_int_equal(glove_json_doc_tree(&doc, 0, &tree), 0);
+        memset(&t, 0x55, sizeof(t));
+        assert_int_equal(glove_mcp_check_call(p->mcp, tool, tree, &t), 0);
+        same_verdict(&d, &t, tool, args);
+        /* the gateway's record: the arguments' text ({} for none) against
+         * the tree ({} for none) */
+        assert_int_equal(mcp_call_record(audit, tool, &d, NULL, args ? doc.text : "{}", args ? doc.text_len : 2, &by_doc,
+                                         &n_doc, &cap_doc),
+                         0);
+        if (!tree)
+                assert_non_null(tree = json_object());
+        assert_int_equal(mcp_call_record(audit, tool, &t, tree, NULL, 0, &by_tree, &n_tree, &cap_tree), 0);
+        if (n_doc != n_tree || memcmp(by_doc, by_tree, n_doc) != 0)
+                fail_msg("%s %s: records differ:\n%s%s", tool, args, by_doc, by_tree);
+        return d;
+}
+
+/* Evaluates |args| (JSON text, NULL for none) and returns the verdict;
+ * the one pass must agree (check_by_doc): on the decision always, and on
+ * the reason too when the agent's members came in canonical order. */
 static struct glove_mcp_verdict call(const struct glove_policy *p, const char *tool, const char *args) {
         _cleanup_json_ json_t *a = NULL;
-        struct glove_mcp_verdict v;
+        struct glove_mcp_verdict v, d;
         char jerr[256] = "";
 
         if (args && glove_json_parse(args, strlen(args), NULL, &a, jerr, sizeof(jerr)) < 0)
@@ -15,6 +63,10 @@ static struct glove_mcp_verdict call(const struct glove_policy *p, const char *t
         memset(&v, 0x55, sizeof(v));
         assert_int_equal(glove_mcp_check_call(p->mcp, tool, a, &v), 0);
         assert_true(v.allowed == (v.decision == GLOVE_MCP_ALLOW));
+        d = check_by_doc(p, tool, args);
+        assert_int_equal(d.decision, v.decision);
+        if (v.allowed)
+                same_verdict(&d, &v, tool, args);
         return v;
 }
 
@@ -423,6 +475,106 @@ static void test_large_arguments(void **state) {
         assert_string_equal(v.reason, "argument \"m[199999][1]\": more than 9");
 }
 
+/* ---- generated arguments: the one pass against the tree ---- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static unsigned rnd(unsigned n) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return (unsigned) (rng_state % n);
+}
+
+static void put_text(char **buf, size_t *len, const char *s) {
+        size_t n = strlen(s);
+        char *q = realloc(*buf, *len + n + 1);
+
+        assert_non_null(q);
+        memcpy(q + *len, s, n + 1);
+        *buf = q;
+        *len += n;
+}
+
+/* Names the rules know, their case variants and bytes they tame. */
+static const char *const gen_keys[] = {
+        "path", "head", "message", "n", "any", "kind", "s", "i", "b", "a", "o", "z", "x", "edits", "oldText",
+        "newText", "dryRun", "m", "f", "g", "k", "Path", "path ", "\\u00e9", "a\\\"b", "\\ud83d\\ude00", "",
+};
+static const char *const gen_scalars[] = {
+        "\"/work/ws/a\"", "\"/work/ws\"", "\"/work/ws/../etc\"", "\"/srv/data/x\"", "\"/srv/database\"",
+        "\"/work/ws//./a\"", "\"/work/~x\"", "\"relative\"", "\"abc\"", "\"ab cd\"", "\"ABC\"", "\"abcdef\"",
+        "\"\\u00e9\\u00e9\"", "\"x\"", "\"y\"", "\"a\"", "\"a\\\\b\"", "\"\\t\"", "\"\"", "0", "1", "-1", "2", "3",
+        "9", "10", "10000", "10001", "-0", "9223372036854775807", "-9223372036854775808", "9007199254740993",
+        "1.0", "1e2", "-1.5", "-1.6", "2.5", "2.51", "0.5", "0.50000001", "-0.0", "1e300", "1.5", "true", "false",
+        "null",
+};
+
+static void gen_value(char **buf, size_t *len, unsigned depth);
+
+static void gen_object(char **buf, size_t *len, unsigned depth) {
+        unsigned n = rnd(5);
+        bool used[ELEMENTSOF(gen_keys)] = {};
+
+        put_text(buf, len, rnd(4) == 0 ? "{ " : "{");
+        for (unsigned i = 0; i < n; i++) {
+                unsigned k = rnd(ELEMENTSOF(gen_keys));
+
+                if (used[k])
+                        continue; /* duplicate keys are the decoder's to refuse */
+                used[k] = true;
+                if (i > 0)
+                        put_text(buf, len, ",");
+                put_text(buf, len, "\"");
+                put_text(buf, len, gen_keys[k]);
+                put_text(buf, len, "\":");
+                gen_value(buf, len, depth + 1);
+        }
+        put_text(buf, len, "}");
+}
+
+static void gen_value(char **buf, size_t *len, unsigned depth) {
+        unsigned c = rnd(depth < 4 ? 10 : 6);
+
+        if (c < 6) {
+                put_text(buf, len, gen_scalars[rnd(ELEMENTSOF(gen_scalars))]);
+                return;
+        }
+        if (c < 8) {
+                gen_object(buf, len, depth);
+                return;
+        }
+        put_text(buf, len, "[");
+        for (unsigned i = 0, n = rnd(5); i < n; i++) {
+                if (i > 0)
+                        put_text(buf, len, ",");
+                gen_value(buf, len, depth + 1);
+        }
+        put_text(buf, len, "]");
+}
+
+static void test_one_pass_generated(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_mcp(rules);
+        size_t decided[3] = {};
+
+        for (int round = 0; round < 20000; round++) {
+                _cleanup_free_ char *args = NULL;
+                size_t len = 0;
+
+                /* mostly objects, with the members in any order */
+                if (rnd(10) > 0)
+                        gen_object(&args, &len, 0);
+                else
+                        gen_value(&args, &len, 0);
+                for (size_t t = 0; t < p->mcp->n_tools; t++)
+                        decided[check_by_doc(p, p->mcp->tools[t].name, args).decision]++;
+                (void) check_by_doc(p, "not_a_tool", args);
+        }
+        /* the generator reaches every kind of verdict */
+        assert_true(decided[GLOVE_MCP_ALLOW] > 1000);
+        assert_true(decided[GLOVE_MCP_DENY_ARGUMENTS] > 1000);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unknown_tools),
@@ -437,7 +589,19 @@ int main(void) {
                 cmocka_unit_test(test_nested),
                 cmocka_unit_test(test_reasons_bounded),
                 cmocka_unit_test(test_large_arguments),
+                cmocka_unit_test(test_one_pass_generated),
         };
+        static const char run_id[] = "0123456789abcdef0123456789abcdef";
+        int r;
 
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        r = glove_audit_open(&(struct glove_audit_options) {
+                .path = "/proc/self/glove-test-audit.jsonl", .run_id = run_id,
+        }, &audit, NULL, 0);
+        if (r < 0) {
+                fprintf(stderr, "glove_audit_open: %s\n", strerror(-r));
+                return 1;
+        }
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        glove_audit_close(audit);
+        return r;
 }
