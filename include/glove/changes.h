@@ -152,8 +152,9 @@ int glove_changeset_add_unsupported(struct glove_changeset *cs, const char *path
                                     enum glove_change_unsupported_type type);
 
 /* Sorts the entries and unsupported names, checks what decode checks
- * (unique paths, children only below a "dir" entry or, for deleted
- * children, a "deleted" one) and computes the digest. -EEXIST for a path
+ * (unique paths; below an entry that is not a "dir", only "deleted"
+ * entries: the old children of a directory removed or replaced by a file
+ * or symlink) and computes the digest. -EEXIST for a path
  * given twice, -EINVAL for the rest, with a reason in |err|. */
 int glove_changeset_finish(struct glove_changeset *cs, char *err, size_t errlen);
 

@@ -26,7 +26,7 @@ int changes_changeset_alloc(struct glove_changeset **ret);
 /* Makes room for element |n| of |*v| (|*cap| elements of |size|): -E2BIG
  * at |max|. */
 int changes_grow(void **v, size_t *cap, size_t n, size_t size, size_t max);
-/* Sorted, unique, children below a dir (or deleted below deleted). */
+/* Sorted, unique; below an entry that is no dir, only deleted entries. */
 int changes_check_structure(const struct glove_changeset *cs, char *err, size_t errlen);
 /* "sha256:" + hex of the canonical encoding of the entries array. */
 int changes_digest(const struct glove_changeset *cs, char ret[GLOVE_CHANGES_DIGEST_CHARS + 1]);

@@ -436,9 +436,10 @@ int changes_check_structure(const struct glove_changeset *cs, char *err, size_t 
                 if (!dir)
                         return -ENOMEM;
                 parent = glove_changeset_find(cs, dir);
-                if (!parent || parent->type == GLOVE_CHANGE_DIR)
-                        continue;
-                if (parent->type == GLOVE_CHANGE_DELETED && e->type == GLOVE_CHANGE_DELETED)
+                /* below anything but a directory, only what the host had
+                 * there can be: deleted (a directory replaced by a file,
+                 * or removed, has its old children deleted one by one) */
+                if (!parent || parent->type == GLOVE_CHANGE_DIR || e->type == GLOVE_CHANGE_DELETED)
                         continue;
                 return changes_fail(err, errlen, -EINVAL, "entries[%zu] \"%s\": below \"%s\", which is %s", i, e->path,
                                     parent->path,

@@ -197,6 +197,21 @@ static void test_builder_structure(void **state) {
                 finish_fails(cs, -EINVAL, "deleted");
         }
         {
+                /* a directory replaced by a file: its old children deleted */
+                _cleanup_changeset_ struct glove_changeset *cs = new_set();
+
+                assert_int_equal(glove_changeset_add_file(cs, "a", 0644, 0, HEX_A, NULL), 0);
+                assert_int_equal(glove_changeset_add_deleted(cs, "a/b", NULL), 0);
+                assert_int_equal(glove_changeset_finish(cs, NULL, 0), 0);
+        }
+        {
+                _cleanup_changeset_ struct glove_changeset *cs = new_set();
+
+                assert_int_equal(glove_changeset_add_symlink(cs, "a", "x", NULL), 0);
+                assert_int_equal(glove_changeset_add_dir(cs, "a/b", 0755, NULL), 0);
+                finish_fails(cs, -EINVAL, "no directory");
+        }
+        {
                 /* a deleted directory: one entry per thing beneath it */
                 _cleanup_changeset_ struct glove_changeset *cs = new_set();
 
