@@ -30,3 +30,15 @@ int changes_grow(void **v, size_t *cap, size_t n, size_t size, size_t max);
 int changes_check_structure(const struct glove_changeset *cs, char *err, size_t errlen);
 /* "sha256:" + hex of the canonical encoding of the entries array. */
 int changes_digest(const struct glove_changeset *cs, char ret[GLOVE_CHANGES_DIGEST_CHARS + 1]);
+
+/* openat2 below |grant_fd| without following any symlink, the last
+ * component's included (-ELOOP), or crossing a mount (O_CLOEXEC added);
+ * "" or NULL is the grant itself. */
+int changes_open_beneath(int grant_fd, const char *path, int flags);
+/* The directory |path| lies in, opened O_PATH beneath |grant_fd|; the
+ * last component in *ret_name (points into |path|). */
+int changes_open_parent(int grant_fd, const char *path, const char **ret_name);
+/* SHA-256 of what is left to read of |fd| (-EFBIG past |max| bytes). */
+int changes_hash_fd(int fd, uint64_t max, char ret[65], uint64_t *ret_size);
+/* The same, opened O_RDONLY|O_DIRECTORY (to be written to and fsynced). */
+int changes_open_parent_dir(int grant_fd, const char *path, const char **ret_name);

@@ -20,6 +20,7 @@ static const struct {
         { "run", cli_run, "glove exec, plus the MCP gateway outside the sandbox (glove mcp-connect inside)" },
         { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
         { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
+        { "changes", cli_changes, "list, show, apply or drop the change sets overlay runs kept" },
 };
 
 static void usage(FILE *f) {
