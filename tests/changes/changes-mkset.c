@@ -46,28 +46,29 @@ static char *join(const char *a, const char *b) {
         return p;
 }
 
-static void store_blob(struct ctx *c, const char *rel, char sha[65], uint64_t *size) {
+/* SHA-256 and size of NEW's file, through the library's reader: the
+ * digest apply checks. */
+static void hash_new(struct ctx *c, const char *rel, char sha[65], uint64_t *size) {
+        struct glove_change_base b = {};
+        int r = glove_changes_host_read(c->new_fd, rel, 0, &b);
+
+        if (r < 0 || b.type != GLOVE_BASE_FILE)
+                die(rel, r < 0 ? r : -EINVAL);
+        memcpy(sha, b.sha256, 65);
+        *size = b.size;
+}
+
+static void store_blob(struct ctx *c, const char *rel, const char *sha) {
         char buf[65536];
         int in, out;
         ssize_t n;
         struct stat sb;
 
+        if (fstatat(c->blobs_fd, sha, &sb, 0) == 0)
+                return;
         in = openat(c->new_fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (in < 0)
                 die(rel, -errno);
-        {
-                /* hash through the library's reader: the same digest apply checks */
-                struct glove_change_base b = {};
-                int r = glove_changes_host_read(c->new_fd, rel, 0, &b);
-                if (r < 0 || b.type != GLOVE_BASE_FILE)
-                        die(rel, r < 0 ? r : -EINVAL);
-                memcpy(sha, b.sha256, 65);
-                *size = b.size;
-        }
-        if (fstatat(c->blobs_fd, sha, &sb, 0) == 0) {
-                (void) close(in);
-                return;
-        }
         out = openat(c->blobs_fd, sha, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
         if (out < 0)
                 die(sha, -errno);
@@ -183,9 +184,11 @@ static void walk(struct ctx *c, const char *rel) {
                         char sha[65];
                         uint64_t size;
 
-                        store_blob(c, sub, sha, &size);
-                        if (!(b.type == GLOVE_BASE_FILE && b.mode == (sb.st_mode & 0777) && !strcmp(b.sha256, sha)))
+                        hash_new(c, sub, sha, &size);
+                        if (!(b.type == GLOVE_BASE_FILE && b.mode == (sb.st_mode & 0777) && !strcmp(b.sha256, sha))) {
+                                store_blob(c, sub, sha);
                                 r = glove_changeset_add_file(c->cs, sub, sb.st_mode & 0777, size, sha, &b);
+                        }
                 } else if (S_ISLNK(sb.st_mode)) {
                         char target[4097];
                         ssize_t n = readlinkat(c->new_fd, sub, target, sizeof(target) - 1);
