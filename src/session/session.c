@@ -459,6 +459,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                  : s->error.message,
         }, o, receipt_file_fd);
         free(TAKE_PTR(res.tail));
+        glove_session_result_done(&res);
         timeline_mark("supervisor: receipt recorded");
         if (r < 0) {
                 /* the receipt's failure is the session's, whatever the
