@@ -7,7 +7,11 @@
 # ENOSPC inside and takes nothing of the host's file system, and the
 # receipt states the cap and what was used; tmpfs grants' use is stated
 # the same way; what cannot be made (no user xattrs on tmpfs, a mount
-# below the grant, a file) is refused with 125 and the reason.
+# below the grant, a file) is refused with 125 and the reason. A retained
+# overlay's change set (docs/changes.md) lists exactly what the agent
+# changed, with blobs of the new contents, what the host had, a host file
+# edited during the run marked, and the digest the receipt commits to; one
+# that cannot be written fails the run (125).
 . "$(dirname "$0")/lib.sh"
 
 require_kernel
@@ -122,6 +126,94 @@ c = json.loads(sys.argv[1])["changes"][0]
 assert c["cap_bytes"] == 8 << 20, c
 assert (8 << 20) - (256 << 10) <= c["used_bytes"] <= 8 << 20, c
 ' "$(last_receipt "$id")"
+
+    # -- retained: the change set ---------------------------------------------
+    ws2=$(make_ws "$id" "ws2-$id")
+    before2=$(tree_digest "$ws2")
+    run "$id" "$ws2" --overlay-retained . -- sh -c '
+        rm sub/b.txt && echo "second line" >>a.txt && echo new >new.txt && chmod 700 run.sh &&
+        rm -r gone && mkdir gone && echo fresh >gone/only && touch sub/blob.bin && cp new.txt same.txt'
+    check "$id: retained: the run succeeds and the host tree is unchanged" \
+        eval 'rc_is 0 && [ "$(tree_digest "$ws2")" = "$before2" ]'
+    run_id=$(last_receipt "$id" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')
+    cs=$(state_of "$id")/changes/$run_id
+    check "$id: retained: the change set lists exactly the agent's changes" "$PY" - "$cs" "$ws2" \
+        "$(last_receipt "$id")" "$(file_uid "$id")" <<'PYEOF'
+import hashlib, json, os, stat, sys
+cs, ws, receipt, uid = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+raw = open(os.path.join(cs, "manifest.json"), "rb").read()
+m = json.loads(raw)
+want = {
+    "a.txt": ("file", 0o644), "new.txt": ("file", 0o644), "same.txt": ("file", 0o644), "run.sh": ("file", 0o700),
+    "sub/b.txt": ("deleted", None), "gone": ("dir", 0o755), "gone/only": ("file", 0o644),
+    "gone/one": ("deleted", None), "gone/deeper": ("deleted", None), "gone/deeper/two": ("deleted", None),
+}
+got = {e["path"]: (e["type"], e.get("mode")) for e in m["entries"]}
+assert got == want, (got, want)
+assert [e["path"] for e in m["entries"]] == sorted(want, key=lambda p: p.encode()), m["entries"]
+assert m["unsupported"] == [] and m["version"] == 1 and m["grant"]["path"] == ws, m
+st = os.stat(ws)
+assert (m["grant"]["dev"], m["grant"]["ino"]) == (st.st_dev, st.st_ino), m["grant"]
+# canonical JSON, and the digest over its entries is the receipt's
+canon = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+assert raw == canon(m), "manifest.json is not canonical"
+digest = "sha256:" + hashlib.sha256(canon(m["entries"])).hexdigest()
+assert m["digest"] == digest, (m["digest"], digest)
+c = receipt["changes"][0]
+assert c["retained"] is True and c["digest"] == digest and c["entries"] == len(want) and c["path"] == ws, c
+assert m["cap_bytes"] == c["cap_bytes"] == 1 << 30 and m["used_bytes"] == c["used_bytes"] > 0, (m, c)
+e = {x["path"]: x for x in m["entries"]}
+# blobs: named by their content's SHA-256, the agent's bytes, shared
+content = {"a.txt": b"first line\nsecond line\n", "new.txt": b"new\n", "same.txt": b"new\n", "gone/only": b"fresh\n",
+           "run.sh": b"#!/bin/sh\necho hi\n"}
+for p, data in content.items():
+    assert e[p]["sha256"] == hashlib.sha256(data).hexdigest() and e[p]["size"] == len(data), e[p]
+    assert open(os.path.join(cs, "blobs", e[p]["sha256"]), "rb").read() == data, p
+assert len(os.listdir(os.path.join(cs, "blobs"))) == 4, os.listdir(os.path.join(cs, "blobs"))
+# what the host had: as it is, nothing changed during the run
+host_a = open(os.path.join(ws, "a.txt"), "rb").read()
+assert e["a.txt"]["base"]["type"] == "file" and e["a.txt"]["base"]["sha256"] == hashlib.sha256(host_a).hexdigest()
+assert e["new.txt"]["base"] is None and e["gone/only"]["base"] is None
+assert e["gone/deeper"]["base"]["type"] == "dir" and e["sub/b.txt"]["base"]["type"] == "file"
+assert all(x["base"] is None or x["base"]["changed_during_run"] is False for x in m["entries"])
+# kept as the contract says: 0700 directories, 0400 files, the invoker's
+for p, mode in ((cs, 0o700), (os.path.join(cs, "blobs"), 0o700), (os.path.join(cs, "manifest.json"), 0o400)):
+    s = os.lstat(p)
+    assert stat.S_IMODE(s.st_mode) == mode and s.st_uid == uid, (p, oct(s.st_mode), s.st_uid)
+assert not [n for n in os.listdir(os.path.dirname(cs)) if n.startswith(".")], "a temporary change set was left"
+PYEOF
+
+    # a host file edited while the agent runs is marked in its base
+    ws3=$(make_ws "$id" "ws3-$id")
+    start_bg "$id" "$ws3" "$T/bg-$id" --overlay-retained . -- sh -c 'echo agent >>a.txt; sleep 2'
+    sleep 1
+    echo "host edit" >>"$ws3/a.txt"
+    wait_bg 20
+    check "$id: retained: a host file edited during the run is marked changed_during_run" "$PY" - \
+        "$(state_of "$id")/changes/$(last_receipt "$id" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')" \
+        "$ws3" <<'PYEOF'
+import hashlib, json, os, sys
+m = json.load(open(os.path.join(sys.argv[1], "manifest.json")))
+(e,) = m["entries"]
+host = open(os.path.join(sys.argv[2], "a.txt"), "rb").read()
+assert e["path"] == "a.txt" and e["base"]["changed_during_run"] is True, e
+assert e["base"]["sha256"] == hashlib.sha256(host).hexdigest() and host.endswith(b"host edit\n"), e
+assert e["base"]["ctime_ns"] > m["started_ns"], (e, m["started_ns"])
+PYEOF
+
+    # a change set that cannot be written fails the run, and says so
+    mv "$(state_of "$id")/changes" "$(state_of "$id")/changes.away"
+    ln -s /tmp "$(state_of "$id")/changes"
+    run "$id" "$ws2" --overlay-retained . -- sh -c 'echo lost >>a.txt'
+    check "$id: retained: a change set that cannot be written is 125, named" \
+        eval 'rc_is 125 && err_has "directory of change sets"'
+    check "$id: ... and the receipt says it was not written" "$PY" -c '
+import json, sys
+r = json.loads(sys.argv[1])
+c = r["changes"][0]
+assert r["started"] is True and c["retained"] is True and c["written"] is False and "digest" not in c, r
+' "$(last_receipt "$id")"
+    rm "$(state_of "$id")/changes" && mv "$(state_of "$id")/changes.away" "$(state_of "$id")/changes"
 
     # -- what cannot be made is refused --------------------------------------
     mk=$T/made-$id
