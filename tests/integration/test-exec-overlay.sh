@@ -239,6 +239,11 @@ assert r["reason"] == "setup_failed" and r["started"] is False and "changes" not
             refused "$ws/mnt is a mount point inside it" "$mk"
         umount "$ws/mnt" && rmdir "$ws/mnt"
     fi
+    (cd "$T" && as "$id" "$GLOVE" audit verify) >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+    check "$id: glove audit verify accepts every receipt with tmpfs and changes" rc_is 0
 done
 
 finish
