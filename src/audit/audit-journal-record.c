@@ -204,6 +204,8 @@ enum {
         MEMBER_MAC,
         MEMBER_KIND,
         MEMBER_NEXT_KEY,
+        MEMBER_TMPFS,
+        MEMBER_CHANGES,
         _MEMBER_MAX,
 };
 
@@ -214,7 +216,7 @@ static const struct {
 } member_names[_MEMBER_MAX] = {
         [MEMBER_V] = NAME("v"),      [MEMBER_SEQ] = NAME("seq"),   [MEMBER_PREV] = NAME("prev"),
         [MEMBER_KEY] = NAME("key"),  [MEMBER_MAC] = NAME("mac"),   [MEMBER_KIND] = NAME("kind"),
-        [MEMBER_NEXT_KEY] = NAME("next_key"),
+        [MEMBER_NEXT_KEY] = NAME("next_key"), [MEMBER_TMPFS] = NAME("tmpfs"), [MEMBER_CHANGES] = NAME("changes"),
 };
 #undef NAME
 
@@ -279,6 +281,82 @@ static bool member_hex(const struct glove_json_doc *doc, ssize_t i, size_t n, ch
         if (bad & 0xF0)
                 return false;
         memcpy(ret, s, n + 1);
+        return true;
+}
+
+static bool key_is(const struct glove_json_doc *doc, const struct glove_json_token *t, const char *key) {
+        return t->key_len == strlen(key) && memcmp(doc->strings + t->key, key, t->key_len) == 0;
+}
+
+static bool is_count(const struct glove_json_token *t) {
+        return t->type == JSON_INTEGER && t->integer >= 0;
+}
+
+/* One sized layer of a session receipt (docs/audit.md, "tmpfs" and
+ * "changes"): an object of exactly its members, each of its type; an
+ * overlay's digest and entry count only when retained and written, and
+ * "written": false only when retained and not. */
+static bool layer_ok(const struct glove_json_doc *doc, size_t o, bool overlay) {
+        const struct glove_json_token *obj = &doc->tokens[o];
+        bool path = false, cap = false, used = false, retained = false, retained_v = false, digest = false,
+             entries = false, written = false;
+
+        if (obj->type != JSON_OBJECT)
+                return false;
+        for (size_t i = o + 1; i < o + obj->span; i += doc->tokens[i].span) {
+                const struct glove_json_token *t = &doc->tokens[i];
+                size_t len = 0;
+                const char *v;
+
+                if (key_is(doc, t, "path"))
+                        path = t->type == JSON_STRING && t->str_len > 0;
+                else if (key_is(doc, t, "cap_bytes"))
+                        cap = is_count(t);
+                else if (key_is(doc, t, "used_bytes"))
+                        used = is_count(t);
+                else if (overlay && key_is(doc, t, "retained")) {
+                        retained = t->type == JSON_TRUE || t->type == JSON_FALSE;
+                        retained_v = t->type == JSON_TRUE;
+                } else if (overlay && key_is(doc, t, "digest")) {
+                        v = glove_json_doc_string(doc, i, &len);
+                        digest = v && len == 7 + GLOVE_SHA256_HEX_CHARS && strncmp(v, "sha256:", 7) == 0 &&
+                                 audit_is_hex(v + 7, GLOVE_SHA256_HEX_CHARS);
+                        if (!digest)
+                                return false;
+                } else if (overlay && key_is(doc, t, "entries")) {
+                        entries = is_count(t);
+                        if (!entries)
+                                return false;
+                } else if (overlay && key_is(doc, t, "written")) {
+                        written = t->type == JSON_FALSE;
+                        if (!written)
+                                return false;
+                } else
+                        return false;
+        }
+        if (!path || !cap || !used)
+                return false;
+        if (!overlay)
+                return true;
+        if (!retained)
+                return false;
+        if (!retained_v)
+                return !digest && !entries && !written;
+        return digest && entries ? !written : !digest && !entries && written;
+}
+
+/* "tmpfs" or "changes": absent, or a non-empty array of layers. */
+static bool layers_ok(const struct glove_json_doc *doc, ssize_t a, bool overlay) {
+        const struct glove_json_token *arr;
+
+        if (a < 0)
+                return true;
+        arr = &doc->tokens[a];
+        if (arr->type != JSON_ARRAY || arr->span < 2)
+                return false;
+        for (size_t i = (size_t) a + 1; i < (size_t) a + arr->span; i += doc->tokens[i].span)
+                if (!layer_ok(doc, i, overlay))
+                        return false;
         return true;
 }
 
@@ -355,6 +433,11 @@ int journal_record_parse(const char *line, size_t len, struct journal_record *re
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"kind\" is missing or empty");
         rec->setup = strcmp(rec->kind, "setup") == 0;
         rec->rotation = strcmp(rec->kind, "rotation") == 0;
+        if (strcmp(rec->kind, "session") == 0 &&
+            (!layers_ok(&rec->doc, m[MEMBER_TMPFS], false) || !layers_ok(&rec->doc, m[MEMBER_CHANGES], true)))
+                return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                  "a session receipt whose \"%s\" is not what Glove writes (docs/audit.md)",
+                                  layers_ok(&rec->doc, m[MEMBER_TMPFS], false) ? "changes" : "tmpfs");
         if (rec->rotation && (!member_hex(&rec->doc, m[MEMBER_NEXT_KEY], GLOVE_KEY_ID_CHARS, rec->next_key, NULL) ||
                               strcmp(rec->next_key, rec->key) == 0))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
