@@ -308,10 +308,12 @@ int main(int argc, char **argv) {
         (void) fsync(changes_fd);
 
         if (receipt) {
-                json_t *rec = json_pack("{s:s, s:s, s:s, s:{s:s, s:I, s:I, s:I, s:b}}", "kind", "session", "command",
-                                        "exec", "run", run, "changes", "digest", c.cs->digest, "cap_bytes",
-                                        (json_int_t) c.cs->cap_bytes, "used_bytes", (json_int_t) c.cs->used_bytes,
-                                        "entries", (json_int_t) c.cs->n_entries, "retained", 1);
+                /* as the session writes it: one layer per overlay grant */
+                json_t *rec = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:I, s:I, s:I, s:b}]}", "kind", "session",
+                                        "command", "exec", "run", run, "changes", "path", c.cs->grant_path, "digest",
+                                        c.cs->digest, "cap_bytes", (json_int_t) c.cs->cap_bytes, "used_bytes",
+                                        (json_int_t) c.cs->used_bytes, "entries", (json_int_t) c.cs->n_entries,
+                                        "retained", 1);
 
                 if (!rec)
                         die("json", ENOMEM);

@@ -332,6 +332,35 @@ EOF
     check "$id: a second apply finishes" eval 'rc_is 0 && [ "$(cd "$K/host" && sha256sum f* | sort -k2)" = "$newsums" ]'
     check "$id: the sub directory went, and no temporary is left" \
         eval 'absent "$K/host/sub" && [ -z "$(ls -A "$K/host" | grep glove-apply)" ]'
+
+    # ---- a real run: an agent commits on a branch in an overlay ----
+    G=$W/git
+    mkdir -p "$G/repo"
+    owned_by "$id" "$G"
+    as "$id" sh -c "cd '$G/repo' && git init -q -b main && git config user.email u@example.org && git config user.name u &&
+        echo hi >README && git add README && git commit -qm init" >/dev/null 2>&1
+    hooks_before=$(ls -A "$G/repo/.git/hooks" | sort | md5sum)
+    run "$id" "$G" --overlay-retained repo -- sh -c 'cd repo && git checkout -q -b agent && echo more >>README &&
+        echo new >new.txt && git add -A && git -c user.email=a@example.org -c user.name=agent commit -qm "agent work" &&
+        { echo "echo pwned" >.git/hooks/post-checkout; true; }'
+    if [ "$RC" = 125 ] && err_has overlay; then
+        skip_test "overlayfs in a user namespace: $ERR"
+    fi
+    check "$id: the agent commits in a retained overlay" rc_is 0
+    check "$id: the host repository is untouched by the run" \
+        eval '[ "$(as "$id" git -C "$G/repo" branch --list agent)" = "" ] && [ "$(cat "$G/repo/README")" = hi ]'
+    GRUN=$(tail -n 1 "$(state_of "$id")/receipts.jsonl" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')
+    changes "$id" show "$GRUN"
+    check "$id: show lists the commit's objects and the branch" \
+        eval 'out_has "A  .git/refs/heads/agent" && out_has "M  README" && out_has "A  new.txt"'
+    check "$id: no hook is in the change set" eval '! out_has ".git/hooks"'
+    changes "$id" apply "$GRUN"
+    check "$id: apply succeeds" rc_is 0
+    check "$id: the host repository has the commit, git fsck is clean" \
+        eval 'as "$id" git -C "$G/repo" fsck --strict >/dev/null 2>&1 &&
+              [ "$(as "$id" git -C "$G/repo" log -1 --format=%s agent)" = "agent work" ]'
+    check "$id: and the agent's worktree, its hooks as they were" \
+        eval '[ "$(cat "$G/repo/new.txt")" = new ] && [ "$(ls -A "$G/repo/.git/hooks" | sort | md5sum)" = "$hooks_before" ]'
 done
 
 finish
