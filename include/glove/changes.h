@@ -319,8 +319,9 @@ int glove_changes_examine(const struct glove_changeset *cs, int grant_fd, const 
 
 /* Verifies the receipt journal of the state directory |state_fd| (as
  * 'glove audit verify') and finds the session receipt of the change set's
- * run: 0 (its seq in *ret_seq) when its "changes" member (an object, or an
- * array with one per overlay grant) carries the change set's digest.
+ * run: 0 (its seq in *ret_seq) when its "changes" member (an array of
+ * layers, one per overlay grant, or one layer) has a layer with the change
+ * set's digest and, when the layer names its path, the manifest's grant.
  * -EBADMSG when the journal does not verify or the digest is not the
  * receipt's (the change set was edited), -ENOENT when there is no receipt
  * of the run or it commits to no change set; the reason in |err|. */

@@ -35,18 +35,24 @@ static int open_regular_at(int dir_fd, const char *name, int *ret_fd) {
         return 0;
 }
 
-/* Whether |changes| (an object, or an array of them: one per overlay
- * grant) holds |digest|. */
-static bool commits_to(const json_t *changes, const char *digest) {
+/* Whether |changes| (an array of layers, one per overlay grant, as the
+ * session writes it; or one layer) holds the change set's digest, for its
+ * grant: the digest does not cover the manifest's grant path, the
+ * receipt's layer does. */
+static bool commits_to(const json_t *changes, const struct glove_changeset *cs) {
         const json_t *c;
         size_t i;
 
         if (json_is_object(changes)) {
                 const char *d = json_string_value(json_object_get(changes, "digest"));
-                return d && strcmp(d, digest) == 0;
+                const json_t *path = json_object_get(changes, "path");
+
+                if (!d || strcmp(d, cs->digest) != 0)
+                        return false;
+                return !path || (json_is_string(path) && strcmp(json_string_value(path), cs->grant_path) == 0);
         }
         json_array_foreach(changes, i, c)
-                if (commits_to(c, digest))
+                if (commits_to(c, cs))
                         return true;
         return false;
 }
@@ -110,11 +116,11 @@ int glove_changes_receipt_check(int state_fd, const struct glove_changeset *cs, 
                                                             "set (it has no \"changes\" member): refused, since "
                                                             "nothing shows the change set is the run's",
                                                             cs->run, (unsigned long long) seq);
-                                if (!commits_to(changes, cs->digest))
+                                if (!commits_to(changes, cs))
                                         return changes_fail(err, errlen, -EBADMSG,
                                                             "the receipt of run %s (seq %llu) does not commit to "
-                                                            "this change set's digest %s: the change set was edited "
-                                                            "after the run; refused",
+                                                            "this change set's digest %s for its grant: the change "
+                                                            "set was edited after the run; refused",
                                                             cs->run, (unsigned long long) seq, cs->digest);
                                 found = true;
                                 break;
