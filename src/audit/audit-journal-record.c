@@ -360,6 +360,26 @@ static bool layers_ok(const struct glove_json_doc *doc, ssize_t a, bool overlay)
         return true;
 }
 
+/* A receipt of glove changes apply (|apply|) or drop (docs/audit.md,
+ * "Receipts of glove changes"): the run whose change set it concerns and
+ * how it ended, as Glove writes them. */
+static bool changes_receipt_ok(const struct glove_json_doc *doc, bool apply) {
+        static const char *const apply_results[] = { "applied", "partial", "refused", "failed", NULL };
+        static const char *const drop_results[] = { "dropped", "failed", NULL };
+        char run[GLOVE_RUN_ID_CHARS + 1];
+        const char *result;
+        ssize_t i;
+
+        if (!member_hex(doc, glove_json_doc_get(doc, 0, "change_run"), GLOVE_RUN_ID_CHARS, run, NULL))
+                return false;
+        i = glove_json_doc_get(doc, 0, "result");
+        result = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
+        for (const char *const *r = apply ? apply_results : drop_results; result && *r; r++)
+                if (strcmp(*r, result) == 0)
+                        return true;
+        return false;
+}
+
 /* Parses a line into |rec| and checks its form (not its MAC). On damage
  * returns it with a reason in |why| (without the damage's name). Returns
  * a negative errno for a failure of our own (ENOMEM). One pass over the
@@ -438,6 +458,12 @@ int journal_record_parse(const char *line, size_t len, struct journal_record *re
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
                                   "a session receipt whose \"%s\" is not what Glove writes (docs/audit.md)",
                                   layers_ok(&rec->doc, m[MEMBER_TMPFS], false) ? "changes" : "tmpfs");
+        if ((strcmp(rec->kind, "changes_apply") == 0 || strcmp(rec->kind, "changes_drop") == 0) &&
+            !changes_receipt_ok(&rec->doc, rec->kind[8] == 'a'))
+                return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                  "a %s receipt without the run it concerns (\"change_run\", %d hex digits) or a "
+                                  "\"result\" Glove writes (docs/audit.md)",
+                                  rec->kind, GLOVE_RUN_ID_CHARS);
         if (rec->rotation && (!member_hex(&rec->doc, m[MEMBER_NEXT_KEY], GLOVE_KEY_ID_CHARS, rec->next_key, NULL) ||
                               strcmp(rec->next_key, rec->key) == 0))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,

@@ -474,8 +474,7 @@ static int cmd_show(int argc, char **argv) {
                         show_diff(&l, e->path, NULL, e->path);
         }
         for (size_t k = 0; k < cs->n_unsupported; k++)
-                if (path_selected(cs->unsupported[k].path, paths, n_paths) ||
-                    (n_paths > 0 && cs->unsupported[k].type == GLOVE_UNSUPPORTED_NAME))
+                if (path_selected(cs->unsupported[k].path, paths, n_paths))
                         (void) printf("!  %s (%s: not applied)\n", cs->unsupported[k].path,
                                       glove_change_unsupported_type_to_string(cs->unsupported[k].type));
         glove_changes_names_free(whys, whys ? cs->n_entries : 0);
@@ -758,6 +757,10 @@ static int cmd_apply(int argc, char **argv) {
                 (void) printf("%s: %zu applied, %zu already there, %zu protected not applied, %zu conflicting "
                               "skipped, %zu failed\n",
                               result, res.applied, res.already, res.protected_skipped, res.conflicts, res.failed);
+        if (l.st->cs->n_unsupported > 0 && o.n_paths == 0)
+                (void) printf("%zu unsupported entr%s (fifos, sockets, devices, names) never applied: 'glove changes "
+                              "show' lists them\n",
+                              l.st->cs->n_unsupported, l.st->cs->n_unsupported == 1 ? "y" : "ies");
         return ar < 0 || res.refused || res.conflicts > 0 || res.failed > 0 ? CHANGES_EXIT_NOT_ALL : 0;
 }
 

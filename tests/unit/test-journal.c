@@ -474,6 +474,53 @@ static void test_layers_typed(void **state) {
         }
 }
 
+/* The receipts of glove changes apply and drop (docs/audit.md) name the
+ * change set's run and a result Glove writes; anything else under a valid
+ * MAC is bad-record. */
+static void test_changes_receipts_typed(void **state) {
+#define RUNID "0123456789abcdef0123456789abcdef"
+        static const char *const good[] = {
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"refused\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": \"" RUNID "\", \"result\": \"dropped\"}",
+        };
+        static const char *const bad[] = {
+                "{\"kind\": \"changes_apply\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"0123\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"dropped\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": \"" RUNID "\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": 7, \"result\": \"dropped\"}",
+        };
+#undef RUNID
+        struct st *s = *state;
+        char err[1024];
+        uint64_t seq = 1;
+
+        init_ok(s);
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                _cleanup_json_ json_t *r = json_loads(good[i], 0, NULL);
+
+                assert_non_null(r);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                verify_ok(s, ++seq);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ json_t *r = json_loads(bad[i], 0, NULL);
+                _cleanup_free_ char *journal = NULL, *head = NULL;
+                size_t jlen = 0, hlen = 0;
+
+                journal = slurp(s->fd, GLOVE_JOURNAL_NAME, &jlen);
+                head = slurp(s->fd, GLOVE_JOURNAL_HEAD_NAME, &hlen);
+                assert_non_null(r);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                EXPECT_DAMAGE(s, seq + 1, seq + 1, JOURNAL_BAD_RECORD);
+                spit(s->fd, GLOVE_JOURNAL_NAME, journal, jlen, 0600);
+                spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, hlen, 0600);
+                verify_ok(s, seq);
+        }
+}
+
 /* What is allocated past the journal's end, and how many spare heads lie
  * in the state directory. */
 static off_t past_end(struct st *s, off_t *ret_size) {
@@ -1691,6 +1738,7 @@ int main(void) {
                 T(test_mac_format),
                 T(test_append_and_verify),
                 T(test_layers_typed),
+                T(test_changes_receipts_typed),
                 T(test_reserve),
                 T(test_mac_lookalikes),
                 T(test_append_refuses_bad_receipts),
