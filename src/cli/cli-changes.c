@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* glove changes list
  * glove changes show [--diff] RUN [PATH...]
- * glove changes apply [--dry-run] [--force|--partial] [--include-protected] RUN [PATH...]
+ * glove changes apply [--dry-run] [--force|--partial] [--include-protected] [-q] RUN [PATH...]
  * glove changes drop RUN | --leftovers
  *
  * The change sets retained overlay runs keep under <state>/changes
@@ -38,7 +38,7 @@ static void help(FILE *f) {
         (void) fprintf(f,
                 "usage: glove changes list\n"
                 "       glove changes show [--diff] RUN [PATH...]\n"
-                "       glove changes apply [--dry-run] [--force|--partial] [--include-protected] RUN [PATH...]\n"
+                "       glove changes apply [--dry-run] [--force|--partial] [--include-protected] [-q] RUN [PATH...]\n"
                 "       glove changes drop RUN\n"
                 "       glove changes drop --leftovers\n"
                 "\n"
@@ -56,8 +56,8 @@ static void help(FILE *f) {
                 "          or --force (overwrite); protected paths (.git/hooks, shell rc files,\n"
                 "          .mcp.json, editor and agent configuration) are never applied unless\n"
                 "          each is named as a PATH and --include-protected is given;\n"
-                "          --dry-run says what it would do; running apply again finishes an\n"
-                "          interrupted one\n"
+                "          --dry-run says what it would do; -q leaves out the entries the host\n"
+                "          already has; running apply again finishes an interrupted one\n"
                 "  drop    remove the change set (--leftovers: what an interrupted writer or\n"
                 "          drop left behind)\n"
                 "\n"
