@@ -251,6 +251,7 @@ EOF
     rm "$X/new/hard" && echo agent >"$X/new/hard"
     ln -s "$O/secret" "$X/new/to-outside"
     mkfifo "$X/new/pipe"
+    [ "$(id -u)" = 0 ] && mknod "$X/new/nulldev" c 1 3
     owned_by "$id" "$X"
     owned_by "$id" "$O"
     RUN=$(new_run)
@@ -274,6 +275,11 @@ EOF
     check "$id: the agent's symlink is made, nothing written through it" \
         eval '[ "$(readlink "$X/host/to-outside")" = "$O/secret" ] && [ "$(cat "$O/secret")" = secret ]'
     check "$id: the fifo is not made" absent "$X/host/pipe"
+    if [ "$(id -u)" = 0 ]; then
+        changes "$id" show "$RUN"
+        check "$id: a device node is listed as unsupported, and not made" \
+            eval 'out_has "!  nulldev (device: not applied)" && absent "$X/host/nulldev"'
+    fi
 
     # a manifest with a path out of the grant, its digest right: refused
     RUN=$(new_run)
