@@ -384,17 +384,12 @@ static int write_entry(struct apply_ctx *c, const struct glove_change_entry *e) 
 /* What an apply killed before its rename left beside the host's files:
  * this change set's temporary names in the directories it writes to. */
 static void sweep_dir(const struct apply_ctx *c, const char *dir) {
-        _cleanup_close_ int fd = -EBADF;
-        DIR *d;
+        struct dirent *de;
+        DIR *d = NULL;
 
-        fd = changes_open_beneath(c->grant_fd, dir, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
+        if (changes_fdopendir(changes_open_beneath(c->grant_fd, dir, O_RDONLY | O_DIRECTORY), &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d)
-                return;
-        TAKE_FD(fd);
-        for (struct dirent *de; (de = readdir(d));) {
+        while (changes_readdir(d, &de) > 0) {
                 struct stat sb;
 
                 if (strncmp(de->d_name, c->prefix, strlen(c->prefix)) != 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "changes-internal.h"
+#include "fd-util.h"
 #include "file-util.h"
 #include "glove/changes.h"
 #include "macro.h"
@@ -57,10 +58,11 @@ int changes_open_parent_dir(int grant_fd, const char *path, const char **ret_nam
         return open_parent(grant_fd, path, O_RDONLY | O_DIRECTORY, ret_name);
 }
 
-int changes_hash_fd(int fd, uint64_t max, char ret[65], uint64_t *ret_size) {
+int changes_hash_fd(int fd, uint64_t max, int copy_fd, char ret[65], uint64_t *ret_size) {
         crypto_hash_sha256_state st;
         unsigned char md[crypto_hash_sha256_BYTES], buf[64 << 10];
         uint64_t total = 0;
+        int r;
 
         crypto_hash_sha256_init(&st);
         for (;;) {
@@ -77,11 +79,31 @@ int changes_hash_fd(int fd, uint64_t max, char ret[65], uint64_t *ret_size) {
                 if (total > max)
                         return -EFBIG;
                 crypto_hash_sha256_update(&st, buf, (unsigned long long) n);
+                if (copy_fd >= 0) {
+                        r = write_all(copy_fd, buf, (size_t) n);
+                        if (r < 0)
+                                return r;
+                }
         }
         crypto_hash_sha256_final(&st, md);
         sodium_bin2hex(ret, 65, md, sizeof(md));
         if (ret_size)
                 *ret_size = total;
+        return 0;
+}
+
+int changes_open_regular(int dir_fd, const char *name, int *ret_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat sb;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &sb) < 0)
+                return negative_errno();
+        if (!S_ISREG(sb.st_mode))
+                return -EBADMSG;
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
@@ -126,7 +148,7 @@ int glove_changes_host_read(int grant_fd, const char *path, int64_t started_ns, 
                         return negative_errno();
                 if (!S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev)
                         return -EAGAIN; /* replaced between the two looks */
-                r = changes_hash_fd(fd, UINT64_MAX, b.sha256, &b.size);
+                r = changes_hash_fd(fd, UINT64_MAX, -EBADF, b.sha256, &b.size);
                 if (r < 0)
                         return r;
         } else if (S_ISDIR(st.st_mode)) {

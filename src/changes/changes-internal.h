@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <dirent.h>
 #include <stdint.h>
 
 #include "glove/changes.h"
@@ -38,7 +39,16 @@ int changes_open_beneath(int grant_fd, const char *path, int flags);
 /* The directory |path| lies in, opened O_PATH beneath |grant_fd|; the
  * last component in *ret_name (points into |path|). */
 int changes_open_parent(int grant_fd, const char *path, const char **ret_name);
-/* SHA-256 of what is left to read of |fd| (-EFBIG past |max| bytes). */
-int changes_hash_fd(int fd, uint64_t max, char ret[65], uint64_t *ret_size);
+/* SHA-256 of what is left to read of |fd| (-EFBIG past |max| bytes),
+ * copied on the way to |copy_fd| when it is >= 0. */
+int changes_hash_fd(int fd, uint64_t max, int copy_fd, char ret[65], uint64_t *ret_size);
+/* |name| in |dir_fd| opened to read, never through a symlink, without
+ * hanging on a FIFO: a regular file, else -EBADMSG. */
+int changes_open_regular(int dir_fd, const char *name, int *ret_fd);
+/* A directory stream over |fd| (taken over, closed on failure too). */
+int changes_fdopendir(int fd, DIR **ret);
+/* The next entry of |d| but "." and "..": 1 with it in *ret, 0 at the
+ * end, -errno. */
+int changes_readdir(DIR *d, struct dirent **ret);
 /* The same, opened O_RDONLY|O_DIRECTORY (to be written to and fsynced). */
 int changes_open_parent_dir(int grant_fd, const char *path, const char **ret_name);

@@ -20,21 +20,6 @@
 
 #define JOURNAL_MAX_BYTES ((size_t) 1 << 30)
 
-static int open_regular_at(int dir_fd, const char *name, int *ret_fd) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat sb;
-
-        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &sb) < 0)
-                return negative_errno();
-        if (!S_ISREG(sb.st_mode))
-                return -EBADMSG;
-        *ret_fd = TAKE_FD(fd);
-        return 0;
-}
-
 /* Whether |changes| (an array of layers, one per overlay grant, as the
  * session writes it; or one layer) holds the change set's digest, for its
  * grant: the digest does not cover the manifest's grant path, the
@@ -72,9 +57,9 @@ int glove_changes_receipt_check(int state_fd, const struct glove_changeset *cs, 
         r = glove_keyring_load(state_fd, &ring, why, sizeof(why));
         if (r < 0)
                 return changes_fail(err, errlen, r, "cannot check the run's receipt: %s", why);
-        r = open_regular_at(state_fd, GLOVE_JOURNAL_NAME, &jfd);
+        r = changes_open_regular(state_fd, GLOVE_JOURNAL_NAME, &jfd);
         if (r >= 0) {
-                r = open_regular_at(state_fd, GLOVE_JOURNAL_HEAD_NAME, &hfd);
+                r = changes_open_regular(state_fd, GLOVE_JOURNAL_HEAD_NAME, &hfd);
                 if (r == -ENOENT)
                         r = 0;
         }

@@ -70,7 +70,6 @@ int glove_changes_load(int changes_fd, const char *run, struct glove_changes_sto
         _cleanup_free_ char *buf = NULL;
         char what[80];
         size_t len = 0;
-        struct stat sb;
         int r;
 
         if (!glove_changes_run_id_valid(run))
@@ -95,12 +94,10 @@ int glove_changes_load(int changes_fd, const char *run, struct glove_changes_sto
         if (st->blobs_fd < 0)
                 return changes_fail(err, errlen, negative_errno(), "%s: cannot open blobs/: %s", what, strerror(errno));
 
-        mfd = openat(st->dir_fd, GLOVE_CHANGES_MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (mfd < 0)
-                return changes_fail(err, errlen, negative_errno(), "%s: cannot open manifest.json: %s", what,
-                                    strerror(errno));
-        if (fstat(mfd, &sb) < 0 || !S_ISREG(sb.st_mode))
-                return changes_fail(err, errlen, -EBADMSG, "%s: manifest.json is not a regular file", what);
+        r = changes_open_regular(st->dir_fd, GLOVE_CHANGES_MANIFEST_NAME, &mfd);
+        if (r < 0)
+                return changes_fail(err, errlen, r, "%s: cannot open manifest.json: %s", what,
+                                    r == -EBADMSG ? "not a regular file" : strerror(-r));
         r = read_full_fd(mfd, GLOVE_CHANGES_MAX_MANIFEST_BYTES, &buf, &len);
         if (r < 0)
                 return changes_fail(err, errlen, r, "%s: cannot read manifest.json: %s", what,
@@ -120,54 +117,25 @@ int glove_changes_load(int changes_fd, const char *run, struct glove_changes_sto
 }
 
 int glove_changes_blob_open(const struct glove_changes_stored *st, const struct glove_change_entry *e, int *ret_fd) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat sb;
-
         if (e->type != GLOVE_CHANGE_FILE)
                 return -EINVAL;
-        fd = openat(st->blobs_fd, e->sha256, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &sb) < 0)
-                return negative_errno();
-        if (!S_ISREG(sb.st_mode))
-                return -EBADMSG;
-        *ret_fd = TAKE_FD(fd);
-        return 0;
+        return changes_open_regular(st->blobs_fd, e->sha256, ret_fd);
 }
 
 int glove_changes_blob_copy(const struct glove_changes_stored *st, const struct glove_change_entry *e, int dst_fd) {
         _cleanup_close_ int fd = -EBADF;
-        crypto_hash_sha256_state hs;
-        unsigned char md[crypto_hash_sha256_BYTES], buf[64 << 10];
-        char hex[65];
         uint64_t total = 0;
+        char hex[65];
         int r;
 
         r = glove_changes_blob_open(st, e, &fd);
         if (r < 0)
                 return r;
-        crypto_hash_sha256_init(&hs);
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                total += (uint64_t) n;
-                if (total > e->size)
-                        return -EBADMSG;
-                crypto_hash_sha256_update(&hs, buf, (unsigned long long) n);
-                r = write_all(dst_fd, buf, (size_t) n);
-                if (r < 0)
-                        return r;
-        }
-        crypto_hash_sha256_final(&hs, md);
-        sodium_bin2hex(hex, sizeof(hex), md, sizeof(md));
+        r = changes_hash_fd(fd, e->size, dst_fd, hex, &total);
+        if (r == -EFBIG)
+                return -EBADMSG;
+        if (r < 0)
+                return r;
         if (total != e->size || strcmp(hex, e->sha256) != 0)
                 return -EBADMSG;
         return 0;
@@ -197,6 +165,44 @@ int glove_changes_blob_read(const struct glove_changes_stored *st, const struct 
         return 0;
 }
 
+int changes_fdopendir(int fd, DIR **ret) {
+        DIR *d;
+
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = negative_errno();
+
+                safe_close(fd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
+int changes_readdir(DIR *d, struct dirent **ret) {
+        for (;;) {
+                struct dirent *de;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de)
+                        return errno ? -errno : 0;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                *ret = de;
+                return 1;
+        }
+}
+
+/* A stream of its own over the directory |dir_fd|. */
+static int opendir_at(int dir_fd, DIR **ret) {
+        int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return changes_fdopendir(fd < 0 ? negative_errno() : fd, ret);
+}
+
 static int name_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -210,29 +216,16 @@ void glove_changes_names_free(char **v, size_t n) {
 int glove_changes_list(int changes_fd, char ***ret_runs, size_t *ret_n_runs, char ***ret_other, size_t *ret_n_other) {
         char **runs = NULL, **other = NULL;
         size_t n_runs = 0, n_other = 0, cap_runs = 0, cap_other = 0;
-        _cleanup_close_ int fd = -EBADF;
-        DIR *d;
-        int r = 0;
+        struct dirent *de;
+        DIR *d = NULL;
+        int r;
 
-        fd = openat(changes_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d)
-                return negative_errno();
-        TAKE_FD(fd);
-        for (;;) {
-                struct dirent *de;
+        r = opendir_at(changes_fd, &d);
+        if (r < 0)
+                return r;
+        while ((r = changes_readdir(d, &de)) > 0) {
                 char *copy;
 
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        r = errno ? -errno : 0;
-                        break;
-                }
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
                 copy = strdup(de->d_name);
                 if (!copy) {
                         r = -ENOMEM;
@@ -273,32 +266,18 @@ int glove_changes_list(int changes_fd, char ***ret_runs, size_t *ret_n_runs, cha
 /* Removes everything below |dir_fd| (a change set holds two levels; more
  * than |depth| levels is not one, and is left alone: -ELOOP). */
 static int remove_below(int dir_fd, unsigned depth) {
-        _cleanup_close_ int fd = -EBADF;
-        DIR *d;
-        int r = 0;
+        struct dirent *de;
+        DIR *d = NULL;
+        int r;
 
         if (depth == 0)
                 return -ELOOP;
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d)
-                return negative_errno();
-        TAKE_FD(fd);
-        for (;;) {
-                struct dirent *de;
+        r = opendir_at(dir_fd, &d);
+        if (r < 0)
+                return r;
+        while ((r = changes_readdir(d, &de)) > 0) {
                 struct stat sb;
 
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        if (errno)
-                                r = -errno;
-                        break;
-                }
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
                 if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
                         r = negative_errno();
                         break;
