@@ -215,6 +215,12 @@ struct glove_layer_result {
         uint64_t entries;
 };
 
+/* overlayfs as an overlay grant gets it (docs/architecture.md, "Overlay
+ * grants": userxattr, no redirects, no metacopy, nosuid, nodev) over the
+ * layers at these paths, in the caller's user and mount namespace: a
+ * detached mount (fsmount), or -errno. glove doctor tries exactly this. */
+int glove_overlay_mount(const char *lower, const char *upper, const char *work);
+
 /* Closes and frees what |res| owns of its layers. */
 void glove_session_result_done(struct glove_session_result *res);
 
