@@ -188,8 +188,11 @@ PYEOF
 
     # a host file edited while the agent runs is marked in its base
     ws3=$(make_ws "$id" "ws3-$id")
-    start_bg "$id" "$ws3" "$T/bg-$id" --overlay-retained . -- sh -c 'echo agent >>a.txt; sleep 2'
-    sleep 1
+    start_bg "$id" "$ws3" "$T/bg-$id" --overlay-retained . -- sh -c 'echo agent >>a.txt; echo ready; sleep 2'
+    for _ in $(seq 200); do
+        grep -q ready "$T/bg-$id" 2>/dev/null && break
+        sleep 0.1
+    done
     echo "host edit" >>"$ws3/a.txt"
     wait_bg 20
     check "$id: retained: a host file edited during the run is marked changed_during_run" "$PY" - \
