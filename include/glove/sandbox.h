@@ -215,6 +215,12 @@ struct glove_layer_result {
         uint64_t entries;
 };
 
+/* overlayfs as an overlay grant gets it (docs/architecture.md, "Overlay
+ * grants": userxattr, no redirects, no metacopy, nosuid, nodev) over the
+ * layers at these paths, in the caller's user and mount namespace: a
+ * detached mount (fsmount), or -errno. glove doctor tries exactly this. */
+int glove_overlay_mount(const char *lower, const char *upper, const char *work);
+
 /* Closes and frees what |res| owns of its layers. */
 void glove_session_result_done(struct glove_session_result *res);
 
@@ -223,7 +229,7 @@ void glove_session_result_done(struct glove_session_result *res);
  * 125/126/127 as above; what went wrong is in opts->error (the first
  * failure: the setup stage and its errno), what the user must know before
  * the command starts in opts->warnings. |ret| (may be NULL) is filled in
- * on every path. */
+ * on every path; the caller then owns its layers (and its tail). */
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
 
 /* A sandbox beside the session's agent (each upstream MCP server's own):

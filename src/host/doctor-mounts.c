@@ -309,7 +309,7 @@ void doctor_probe_idmap(struct doctor *d) {
  * write landing in the upper one and a removal leaving a whiteout. */
 static int child_overlay(struct probe_msg *m) {
         static const char *const dirs[] = { "lower", "upper", "work", "merged" };
-        _cleanup_close_ int fd = -EBADF, fs = -EBADF, mnt = -EBADF;
+        _cleanup_close_ int fd = -EBADF, mnt = -EBADF;
         const char *s;
         char p[128], q[128], r_[128];
         struct stat st;
@@ -337,22 +337,11 @@ static int child_overlay(struct probe_msg *m) {
         if (setxattr(p, "user.glove.probe", "1", 1, 0) < 0)
                 return -errno;
 
-        doctor_probe_stage(m, "making an overlay (fsopen/fsconfig, userxattr)");
-        fs = RET_NERRNO(fsopen("overlay", FSOPEN_CLOEXEC));
-        if (fs < 0)
-                return fs;
+        doctor_probe_stage(m, "making an overlay as the sandbox does (fsopen, fsconfig with userxattr)");
         (void) snprintf(p, sizeof(p), "%s/lower", s);
         (void) snprintf(q, sizeof(q), "%s/upper", s);
         (void) snprintf(r_, sizeof(r_), "%s/work", s);
-        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", p, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", q, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", r_, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        mnt = RET_NERRNO(fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+        mnt = glove_overlay_mount(p, q, r_);
         if (mnt < 0)
                 return mnt;
         (void) snprintf(p, sizeof(p), "%s/merged", s);

@@ -409,6 +409,27 @@ static void fd_path(int fd, char buf[static 32]) {
         (void) snprintf(buf, 32, "/proc/self/fd/%d", fd);
 }
 
+int glove_overlay_mount(const char *lower, const char *upper, const char *work) {
+        _cleanup_close_ int fs = -EBADF;
+
+        fs = RET_NERRNO(fsopen("overlay", FSOPEN_CLOEXEC));
+        if (fs < 0)
+                return fs;
+        /* no redirects, no metacopy: a renamed host directory is copied
+         * (EXDEV to the agent's rename, which mv and git handle), and the
+         * upper layer always holds whole files, which is what the change
+         * set is read from */
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return negative_errno();
+        return RET_NERRNO(fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+}
+
 #define OVERLAY_FIX "; overlay grants need overlayfs mountable in a user namespace (Linux >= 5.11, overlay " \
                     "module loaded) with a tmpfs that stores user xattrs (Linux >= 6.6): see 'glove doctor'"
 
@@ -420,7 +441,7 @@ static void fd_path(int fd, char buf[static 32]) {
  * descriptor) still reach it. */
 static int mount_overlay(const struct mount_op *op, struct mount_walk *w, char *detail, size_t len) {
         _cleanup_close_ int lower = -EBADF, up = -EBADF, stage_dir = -EBADF, upper = -EBADF, work = -EBADF,
-                            fs = -EBADF, mnt = -EBADF, target = -EBADF;
+                            mnt = -EBADF, target = -EBADF;
         char stage_name[32], lp[32], upp[32], wp[32];
         const char *rel = op->path + 1;
         struct stat st;
@@ -468,25 +489,10 @@ static int mount_overlay(const struct mount_op *op, struct mount_walk *w, char *
                 return negative_errno();
 
         (void) snprintf(detail, len, "overlayfs at %s" OVERLAY_FIX, op->path);
-        fs = RET_NERRNO(fsopen("overlay", FSOPEN_CLOEXEC));
-        if (fs < 0)
-                return fs;
         fd_path(lower, lp);
         fd_path(upper, upp);
         fd_path(work, wp);
-        /* no redirects, no metacopy: a renamed host directory is copied
-         * (EXDEV to the agent's rename, which mv and git handle), and the
-         * upper layer always holds whole files, which is what the change
-         * set is read from */
-        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lp, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upp, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wp, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return negative_errno();
-        mnt = RET_NERRNO(fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+        mnt = glove_overlay_mount(lp, upp, wp);
         if (mnt < 0)
                 return mnt;
         target = openat2_beneath(w->root, rel, O_PATH | O_DIRECTORY);

@@ -619,5 +619,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         close_pairp(&run.pair);
         if (ret)
                 *ret = run.res;
+        else
+                glove_session_result_done(&run.res);
         return run.res.status;
 }

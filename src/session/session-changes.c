@@ -191,47 +191,58 @@ static int add_r(struct walk *w, int r, const char *rel) {
         return 0;
 }
 
+static int delete_host_children(struct walk *w, int host_dir, const char *name, const char *rel, unsigned depth,
+                                int keep);
+
 /* Every file and directory the host has at and below |rel| (|name| in
- * |host_dir|), as deleted entries, children first in apply's order. */
+ * |host_dir|), as deleted entries. */
 static int delete_host_tree(struct walk *w, int host_dir, const char *name, const char *rel, unsigned depth) {
         _cleanup_(base_done) struct glove_change_base base = {};
-        struct stat st;
         int r;
 
-        r = read_base(w, host_dir, name, rel, &st, &base);
+        r = read_base(w, host_dir, name, rel, NULL, &base);
         if (r < 0 || base.type == GLOVE_BASE_NONE)
                 return r;
         if (!glove_changes_path_valid(rel, strlen(rel)))
                 return add_r(w, glove_changeset_add_unsupported(w->cs, rel, strlen(rel), GLOVE_UNSUPPORTED_NAME), rel);
         if (base.type == GLOVE_BASE_DIR) {
-                _cleanup_close_ int fd = -EBADF;
-                DIR *d;
-                struct dirent *de;
-
-                if (depth >= WALK_MAX_DEPTH)
-                        return fail(w, -ELOOP, rel, "too deep:");
-                fd = open_beneath(host_dir, name, O_RDONLY | O_DIRECTORY);
-                if (fd < 0)
-                        return fail(w, fd, rel, "cannot open the host's");
-                d = fdopendir(fd);
-                if (!d)
-                        return fail(w, negative_errno(), rel, "cannot list the host's");
-                fd = -EBADF;
-                while ((de = readdir(d))) {
-                        _cleanup_free_ char *sub = NULL;
-
-                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                                continue;
-                        sub = join(rel, de->d_name);
-                        r = sub ? delete_host_tree(w, dirfd(d), de->d_name, sub, depth + 1) : -ENOMEM;
-                        if (r < 0) {
-                                closedir(d);
-                                return r;
-                        }
-                }
-                closedir(d);
+                r = delete_host_children(w, host_dir, name, rel, depth, -EBADF);
+                if (r < 0)
+                        return r;
         }
         return add_r(w, glove_changeset_add_deleted(w->cs, rel, &base), rel);
+}
+
+/* Calls |fn| for every name in the directory |name| below |dir| (NULL:
+ * |dir| itself), with the directory's descriptor and the name's relative
+ * path, until one fails. */
+static int for_each_name(struct walk *w, int dir, const char *name, const char *rel, unsigned depth,
+                         int (*fn)(struct walk *w, int dir, const char *name, const char *sub, unsigned depth,
+                                   void *userdata),
+                         void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (depth >= WALK_MAX_DEPTH)
+                return fail(w, -ELOOP, rel, "too deep:");
+        fd = name ? open_beneath(dir, name, O_RDONLY | O_DIRECTORY)
+                  : RET_NERRNO(openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d)
+                return fail(w, fd < 0 ? fd : negative_errno(), rel, "cannot list");
+        fd = -EBADF;
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *sub = NULL;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                sub = join(rel, de->d_name);
+                r = sub ? fn(w, dirfd(d), de->d_name, sub, depth, userdata) : -ENOMEM;
+        }
+        closedir(d);
+        return r;
 }
 
 static bool is_placeholder(const struct walk *w, const char *rel) {
@@ -268,64 +279,41 @@ static int store_blob(struct walk *w, int fd, const char *rel, char sha[65], uin
 static int walk_entry(struct walk *w, int upper_dir, int host_dir, const char *name, const char *rel, bool opaque,
                       unsigned depth);
 
-/* The host directory |name|'s children (not itself), as deleted entries;
- * with |keep| (an upper directory) those it holds are left out. */
+static int delete_unless_kept(struct walk *w, int dir, const char *name, const char *sub, unsigned depth,
+                              void *userdata) {
+        const int *keep = userdata;
+        struct stat st;
+
+        if (*keep >= 0 && fstatat(*keep, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                return 0;
+        return delete_host_tree(w, dir, name, sub, depth + 1);
+}
+
+/* The host directory |name|'s children (not itself; NULL: |host_dir|'s),
+ * as deleted entries; with |keep| (an upper directory) those it holds are
+ * left out. */
 static int delete_host_children(struct walk *w, int host_dir, const char *name, const char *rel, unsigned depth,
                                 int keep) {
-        _cleanup_close_ int fd = -EBADF;
-        struct dirent *de;
-        DIR *d;
-        int r = 0;
+        return for_each_name(w, host_dir, name, rel, depth, delete_unless_kept, &keep);
+}
 
-        if (depth >= WALK_MAX_DEPTH)
-                return fail(w, -ELOOP, rel, "too deep:");
-        fd = name ? open_beneath(host_dir, name, O_RDONLY | O_DIRECTORY)
-                  : RET_NERRNO(openat(host_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (fd < 0)
-                return fail(w, fd, rel, "cannot open the host's");
-        d = fdopendir(fd);
-        if (!d)
-                return fail(w, negative_errno(), rel, "cannot list the host's");
-        fd = -EBADF;
-        while (r >= 0 && (de = readdir(d))) {
-                _cleanup_free_ char *sub = NULL;
-                struct stat st;
+struct walk_dir_args {
+        int host_dir;
+        bool opaque;
+};
 
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (keep >= 0 && fstatat(keep, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        continue;
-                sub = join(rel, de->d_name);
-                r = sub ? delete_host_tree(w, dirfd(d), de->d_name, sub, depth + 1) : -ENOMEM;
-        }
-        closedir(d);
-        return r;
+static int walk_one(struct walk *w, int dir, const char *name, const char *sub, unsigned depth, void *userdata) {
+        const struct walk_dir_args *a = userdata;
+
+        return walk_entry(w, dir, a->host_dir, name, sub, a->opaque, depth);
 }
 
 /* Every name of an upper directory; with |opaque| (it hides the host's
  * directory |host_dir|), the host's names it lacks are deleted. */
 static int walk_dir(struct walk *w, int upper_dir, int host_dir, const char *rel, bool opaque, unsigned depth) {
-        _cleanup_close_ int fd = -EBADF;
-        struct dirent *de;
-        DIR *d;
-        int r = 0;
+        int r = for_each_name(w, upper_dir, NULL, rel, depth, walk_one,
+                              &(struct walk_dir_args) { .host_dir = host_dir, .opaque = opaque });
 
-        fd = RET_NERRNO(openat(upper_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (fd < 0)
-                return fail(w, fd, rel, "cannot list");
-        d = fdopendir(fd);
-        if (!d)
-                return fail(w, negative_errno(), rel, "cannot list");
-        fd = -EBADF;
-        while (r >= 0 && (de = readdir(d))) {
-                _cleanup_free_ char *sub = NULL;
-
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                sub = join(rel, de->d_name);
-                r = sub ? walk_entry(w, upper_dir, host_dir, de->d_name, sub, opaque, depth) : -ENOMEM;
-        }
-        closedir(d);
         if (r >= 0 && opaque && host_dir >= 0)
                 r = delete_host_children(w, host_dir, NULL, rel, depth, upper_dir);
         return r;

@@ -132,7 +132,8 @@ assert (8 << 20) - (256 << 10) <= c["used_bytes"] <= 8 << 20, c
     before2=$(tree_digest "$ws2")
     run "$id" "$ws2" --overlay-retained . -- sh -c '
         rm sub/b.txt && echo "second line" >>a.txt && echo new >new.txt && chmod 700 run.sh &&
-        rm -r gone && mkdir gone && echo fresh >gone/only && touch sub/blob.bin && cp new.txt same.txt'
+        rm -r gone && mkdir gone && echo fresh >gone/only && touch sub/blob.bin && cp new.txt same.txt &&
+        echo locked >locked.txt && chmod 000 locked.txt && mkdir shut && echo in >shut/f && chmod 000 shut'
     check "$id: retained: the run succeeds and the host tree is unchanged" \
         eval 'rc_is 0 && [ "$(tree_digest "$ws2")" = "$before2" ]'
     run_id=$(last_receipt "$id" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["run"])')
@@ -147,6 +148,8 @@ want = {
     "a.txt": ("file", 0o644), "new.txt": ("file", 0o644), "same.txt": ("file", 0o644), "run.sh": ("file", 0o700),
     "sub/b.txt": ("deleted", None), "gone": ("dir", 0o755), "gone/only": ("file", 0o644),
     "gone/one": ("deleted", None), "gone/deeper": ("deleted", None), "gone/deeper/two": ("deleted", None),
+    # made unreadable by the agent: read all the same, modes as the agent left them
+    "locked.txt": ("file", 0), "shut": ("dir", 0), "shut/f": ("file", 0o644),
 }
 got = {e["path"]: (e["type"], e.get("mode")) for e in m["entries"]}
 assert got == want, (got, want)
@@ -165,11 +168,11 @@ assert m["cap_bytes"] == c["cap_bytes"] == 1 << 30 and m["used_bytes"] == c["use
 e = {x["path"]: x for x in m["entries"]}
 # blobs: named by their content's SHA-256, the agent's bytes, shared
 content = {"a.txt": b"first line\nsecond line\n", "new.txt": b"new\n", "same.txt": b"new\n", "gone/only": b"fresh\n",
-           "run.sh": b"#!/bin/sh\necho hi\n"}
+           "run.sh": b"#!/bin/sh\necho hi\n", "locked.txt": b"locked\n", "shut/f": b"in\n"}
 for p, data in content.items():
     assert e[p]["sha256"] == hashlib.sha256(data).hexdigest() and e[p]["size"] == len(data), e[p]
     assert open(os.path.join(cs, "blobs", e[p]["sha256"]), "rb").read() == data, p
-assert len(os.listdir(os.path.join(cs, "blobs"))) == 4, os.listdir(os.path.join(cs, "blobs"))
+assert len(os.listdir(os.path.join(cs, "blobs"))) == 6, os.listdir(os.path.join(cs, "blobs"))
 # what the host had: as it is, nothing changed during the run
 host_a = open(os.path.join(ws, "a.txt"), "rb").read()
 assert e["a.txt"]["base"]["type"] == "file" and e["a.txt"]["base"]["sha256"] == hashlib.sha256(host_a).hexdigest()
@@ -185,8 +188,11 @@ PYEOF
 
     # a host file edited while the agent runs is marked in its base
     ws3=$(make_ws "$id" "ws3-$id")
-    start_bg "$id" "$ws3" "$T/bg-$id" --overlay-retained . -- sh -c 'echo agent >>a.txt; sleep 2'
-    sleep 1
+    start_bg "$id" "$ws3" "$T/bg-$id" --overlay-retained . -- sh -c 'echo agent >>a.txt; echo ready; sleep 2'
+    for _ in $(seq 200); do
+        grep -q ready "$T/bg-$id" 2>/dev/null && break
+        sleep 0.1
+    done
     echo "host edit" >>"$ws3/a.txt"
     wait_bg 20
     check "$id: retained: a host file edited during the run is marked changed_during_run" "$PY" - \
