@@ -333,6 +333,69 @@ static void show_diff(const struct loaded *l, const char *old_path, const struct
                 (void) log_error_errno(r, "cannot diff %s: %m", new_path);
 }
 
+struct deleted_file {
+        const char *sha256;
+        size_t index;
+};
+
+static int deleted_file_cmp(const void *a, const void *b) {
+        const struct deleted_file *x = a, *y = b;
+        int c = strcmp(x->sha256, y->sha256);
+
+        return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Renames: an added file whose content a deleted file had. *ret[i] is the
+ * deleted entry added entry i was renamed from (SIZE_MAX: none), and
+ * done[k] is set for each such deleted entry, so that it gets no line of
+ * its own wherever it sorts. Pairs are made in path order, each deleted
+ * file used once; deleted files are sorted by content, so that this takes
+ * O(n log n), not a scan per added file. */
+static int pair_renames(const struct glove_changeset *cs, char **paths, size_t n_paths, bool *done, size_t **ret) {
+        _cleanup_free_ struct deleted_file *del = NULL;
+        _cleanup_free_ size_t *from = NULL;
+        size_t n_del = 0;
+
+        from = malloc((cs->n_entries ? cs->n_entries : 1) * sizeof(*from));
+        del = malloc((cs->n_entries ? cs->n_entries : 1) * sizeof(*del));
+        if (!from || !del)
+                return -ENOMEM;
+        for (size_t k = 0; k < cs->n_entries; k++) {
+                const struct glove_change_entry *d = &cs->entries[k];
+
+                from[k] = SIZE_MAX;
+                if (d->type == GLOVE_CHANGE_DELETED && d->base.type == GLOVE_BASE_FILE &&
+                    path_selected(d->path, paths, n_paths))
+                        del[n_del++] = (struct deleted_file) { d->base.sha256, k };
+        }
+        if (n_del > 1)
+                qsort(del, n_del, sizeof(*del), deleted_file_cmp);
+        for (size_t i = 0; i < cs->n_entries && n_del > 0; i++) {
+                const struct glove_change_entry *e = &cs->entries[i];
+                size_t lo = 0, hi = n_del;
+
+                if (e->type != GLOVE_CHANGE_FILE || e->base.type != GLOVE_BASE_NONE ||
+                    !path_selected(e->path, paths, n_paths))
+                        continue;
+                while (lo < hi) { /* the first with this content */
+                        size_t mid = lo + (hi - lo) / 2;
+
+                        if (strcmp(del[mid].sha256, e->sha256) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                for (; lo < n_del && strcmp(del[lo].sha256, e->sha256) == 0; lo++)
+                        if (!done[del[lo].index]) {
+                                from[i] = del[lo].index;
+                                done[del[lo].index] = true;
+                                break;
+                        }
+        }
+        *ret = TAKE_PTR(from);
+        return 0;
+}
+
 static int cmd_show(int argc, char **argv) {
         static const struct option options[] = {
                 { "diff", no_argument, NULL, 'd' },
@@ -342,6 +405,7 @@ static int cmd_show(int argc, char **argv) {
         _cleanup_(loaded_done) struct loaded l = {};
         _cleanup_free_ enum glove_changes_action *state = NULL;
         _cleanup_free_ bool *done = NULL;
+        _cleanup_free_ size_t *renamed_from = NULL;
         char **whys = NULL, **paths;
         const struct glove_changeset *cs;
         size_t n_paths;
@@ -405,6 +469,9 @@ static int cmd_show(int argc, char **argv) {
                         return log_oom_exit();
         }
 
+        r = pair_renames(cs, paths, n_paths, done, &renamed_from);
+        if (r < 0)
+                return log_oom_exit();
         for (size_t i = 0; i < cs->n_entries; i++) {
                 const struct glove_change_entry *e = &cs->entries[i], *from = NULL;
                 const char *why = whys ? whys[i] : NULL;
@@ -412,17 +479,8 @@ static int cmd_show(int argc, char **argv) {
 
                 if (done[i] || !path_selected(e->path, paths, n_paths))
                         continue;
-                /* a rename: an added file whose content a deleted file had */
-                if (e->type == GLOVE_CHANGE_FILE && e->base.type == GLOVE_BASE_NONE)
-                        for (size_t k = 0; k < cs->n_entries && !from; k++) {
-                                const struct glove_change_entry *d = &cs->entries[k];
-
-                                if (!done[k] && d->type == GLOVE_CHANGE_DELETED && d->base.type == GLOVE_BASE_FILE &&
-                                    strcmp(d->base.sha256, e->sha256) == 0 && path_selected(d->path, paths, n_paths)) {
-                                        from = d;
-                                        done[k] = true;
-                                }
-                        }
+                if (renamed_from && renamed_from[i] != SIZE_MAX)
+                        from = &cs->entries[renamed_from[i]];
                 done[i] = true;
                 if (from) {
                         (void) printf("R  %s -> %s", from->path, e->path);

@@ -71,6 +71,7 @@ make_trees() { # make_trees ID DIR
     echo keep >"$d/host/keep"
     echo old >"$d/host/gone/deep/x"
     echo moved >"$d/host/old-name"
+    echo renamed >"$d/host/a-old"
     printf 'bin\0ary' >"$d/host/bin"
     echo hook >"$d/host/.git/hooks/pre-commit"
     chmod 755 "$d/host/.git/hooks/pre-commit"
@@ -78,6 +79,7 @@ make_trees() { # make_trees ID DIR
     printf 'one\n2\nthree\nfour\n' >"$d/new/a.txt"
     rm -rf "$d/new/gone"
     mv "$d/new/old-name" "$d/new/new-name"
+    mv "$d/new/a-old" "$d/new/z-new" # a rename whose old name sorts first
     chmod 755 "$d/new/keep"
     echo added >"$d/new/sub/added"
     ln -s a.txt "$d/new/link"
@@ -97,6 +99,7 @@ T  keep 644 -> 755
 A  link -> a.txt
 R  old-name -> new-name
 A  sub/added
+R  a-old -> z-new
 !  fifo (fifo: not applied)'
 
 for id in ${ONLY_IDS:-$IDS}; do
@@ -108,7 +111,7 @@ for id in ${ONLY_IDS:-$IDS}; do
 
     changes "$id" list
     check "$id: list names the change set, its counts and state" \
-        out_has "$RUN  $W/host  11 entries (3 added, 4 changed, 4 deleted, 1 unsupported)  57 B  pending, 1 protected"
+        out_has "$RUN  $W/host  13 entries (4 added, 4 changed, 5 deleted, 1 unsupported)  65 B  pending, 1 protected"
 
     changes "$id" show "$RUN"
     check "$id: show's header names the run, grant, digest and receipt" \
@@ -145,7 +148,7 @@ receipt: seq "
     changes "$id" list
     check "$id: list says applied" out_has "applied, 1 protected"
     changes "$id" apply "$RUN"
-    check "$id: a second apply skips everything" eval 'rc_is 0 && out_has "0 applied, 10 already there"'
+    check "$id: a second apply skips everything" eval 'rc_is 0 && out_has "0 applied, 12 already there"'
 
     changes "$id" apply --include-protected "$RUN"
     check "$id: --include-protected needs the paths named" eval 'rc_is 2 && err_has "named one by one"'
