@@ -18,7 +18,7 @@ enum glove_grant_kind {
         GLOVE_GRANT_RO,      /* host path, read-only */
         GLOVE_GRANT_RW,      /* host path, live read-write */
         GLOVE_GRANT_TMPFS,   /* empty private tmpfs, sized */
-        GLOVE_GRANT_OVERLAY, /* copy-on-write over a host path: accepted by the format, not yet built */
+        GLOVE_GRANT_OVERLAY, /* copy-on-write over a host directory: overlayfs, its upper layer a sized tmpfs */
 };
 
 enum glove_net_mode {
@@ -31,6 +31,9 @@ enum glove_net_mode {
 #define GLOVE_POLICY_MAX_STRING 4096
 #define GLOVE_DEFAULT_TMPFS_SIZE ((uint64_t) 512 << 20)
 #define GLOVE_POLICY_MAX_TMPFS_SIZE ((uint64_t) INT64_MAX)
+/* An overlay grant's upper layer (docs/policy.md: a working tree and the
+ * build output of a typical repository fit; its pages are memory) */
+#define GLOVE_DEFAULT_OVERLAY_SIZE ((uint64_t) 1 << 30)
 /* identity.uid_when_root "allocated" (the default): each root run takes a
  * host uid of its own (glove_uid_allocate(), glove/sandbox.h) */
 #define GLOVE_ROOT_UID_ALLOCATED 0
@@ -43,7 +46,8 @@ enum glove_net_mode {
 struct glove_grant {
         char *path; /* absolute, normalised, expanded */
         enum glove_grant_kind kind;
-        uint64_t size;  /* tmpfs only, bytes */
+        uint64_t size;  /* tmpfs and overlay (its upper layer), bytes */
+        bool retained;  /* overlay only: its upper layer is kept as a change set after the run */
         char *origin;   /* where it came from, for messages: "/filesystem/read/2", "--rw", "default" */
 };
 
@@ -187,9 +191,17 @@ int glove_policy_load_file(const char *path, const struct glove_policy_context *
 
 /* Amending. |path| may use "~/" and "${PWD}"; |origin| is kept for messages.
  * A second grant of the same path and kind is merged; a different kind is
- * refused as contradictory (-EEXIST). */
+ * refused as contradictory (-EEXIST), but for an overlay grant of a path
+ * that only the built-in default made writable ("rw", origin "default"):
+ * the narrower overlay replaces it. |size| 0 is the kind's default. An
+ * overlay grant added here is ephemeral. */
 int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                            enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen);
+/* An overlay grant with its lifetime: |retained| keeps its upper layer as
+ * a change set (<state>/changes/<run-id>, docs/changes.md); a policy holds
+ * at most one retained overlay, since a run has one change set. */
+int glove_policy_add_overlay(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             uint64_t size, bool retained, const char *origin, char *err, size_t errlen);
 int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                              char *err, size_t errlen);
 int glove_policy_add_protect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,

@@ -61,6 +61,10 @@ struct glove_sandbox_options {
          * nothing; NULL: not kept. Borrowed. */
         struct glove_error *error;
         struct glove_warnings *warnings;
+        /* The caller writes retained overlays' change sets from the
+         * result's layers (glove exec, glove run); without it a retained
+         * overlay in the policy is refused. */
+        bool retain_overlays;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of
@@ -180,14 +184,52 @@ struct glove_session_result {
         uint64_t oom_kills, memory_max_events, pids_max_events;
         /* proxy mode: the egress proxy's audit run, for the receipt */
         struct glove_audit_helper proxy;
+        /* the writable layers Glove sized, tmpfs grants and overlay
+         * grants' upper layers, in mount order, once the command has run:
+         * malloc'd, the caller frees them with glove_session_result_done() */
+        struct glove_layer_result *layers;
+        size_t n_layers;
 };
+
+/* One sized writable layer after the run (docs/audit.md, the receipt's
+ * "tmpfs" and "changes"). */
+struct glove_layer_result {
+        const char *path;            /* the grant's path; borrowed from the policy */
+        enum glove_grant_kind kind;  /* GLOVE_GRANT_TMPFS or GLOVE_GRANT_OVERLAY */
+        bool retained;               /* an overlay kept as a change set */
+        uint64_t cap_bytes;          /* its size */
+        uint64_t used_bytes;         /* used at the end (statfs: blocks in use) */
+        /* retained overlays: owned, for the caller that writes the change
+         * set (then closes them); else -EBADF. |upper_fd| is the upper
+         * layer's directory (O_RDONLY), |grant_fd| the host directory as
+         * pinned before the run (O_PATH), with its identity. */
+        int upper_fd, grant_fd;
+        uint64_t grant_dev, grant_ino;
+        char **placeholders;         /* relative paths of the empty protected directories Glove made in
+                                      * the upper layer (not the agent's changes); owned, counted */
+        size_t n_placeholders;
+        /* filled in by that caller: the change set was written, its digest
+         * ("sha256:" + 64 hex) and entry count; or why not */
+        bool written;
+        char digest[72];
+        uint64_t entries;
+};
+
+/* overlayfs as an overlay grant gets it (docs/architecture.md, "Overlay
+ * grants": userxattr, no redirects, no metacopy, nosuid, nodev) over the
+ * layers at these paths, in the caller's user and mount namespace: a
+ * detached mount (fsmount), or -errno. glove doctor tries exactly this. */
+int glove_overlay_mount(const char *lower, const char *upper, const char *work);
+
+/* Closes and frees what |res| owns of its layers. */
+void glove_session_result_done(struct glove_session_result *res);
 
 /* Builds the sandbox, runs the command, waits for it. Returns the status
  * glove should exit with: the command's own, 128+N for signal N,
  * 125/126/127 as above; what went wrong is in opts->error (the first
  * failure: the setup stage and its errno), what the user must know before
  * the command starts in opts->warnings. |ret| (may be NULL) is filled in
- * on every path. */
+ * on every path; the caller then owns its layers (and its tail). */
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
 
 /* A sandbox beside the session's agent (each upstream MCP server's own):

@@ -204,6 +204,8 @@ enum {
         MEMBER_MAC,
         MEMBER_KIND,
         MEMBER_NEXT_KEY,
+        MEMBER_TMPFS,
+        MEMBER_CHANGES,
         _MEMBER_MAX,
 };
 
@@ -214,7 +216,7 @@ static const struct {
 } member_names[_MEMBER_MAX] = {
         [MEMBER_V] = NAME("v"),      [MEMBER_SEQ] = NAME("seq"),   [MEMBER_PREV] = NAME("prev"),
         [MEMBER_KEY] = NAME("key"),  [MEMBER_MAC] = NAME("mac"),   [MEMBER_KIND] = NAME("kind"),
-        [MEMBER_NEXT_KEY] = NAME("next_key"),
+        [MEMBER_NEXT_KEY] = NAME("next_key"), [MEMBER_TMPFS] = NAME("tmpfs"), [MEMBER_CHANGES] = NAME("changes"),
 };
 #undef NAME
 
@@ -280,6 +282,102 @@ static bool member_hex(const struct glove_json_doc *doc, ssize_t i, size_t n, ch
                 return false;
         memcpy(ret, s, n + 1);
         return true;
+}
+
+static bool key_is(const struct glove_json_doc *doc, const struct glove_json_token *t, const char *key) {
+        return t->key_len == strlen(key) && memcmp(doc->strings + t->key, key, t->key_len) == 0;
+}
+
+static bool is_count(const struct glove_json_token *t) {
+        return t->type == JSON_INTEGER && t->integer >= 0;
+}
+
+/* One sized layer of a session receipt (docs/audit.md, "tmpfs" and
+ * "changes"): an object of exactly its members, each of its type; an
+ * overlay's digest and entry count only when retained and written, and
+ * "written": false only when retained and not. */
+static bool layer_ok(const struct glove_json_doc *doc, size_t o, bool overlay) {
+        const struct glove_json_token *obj = &doc->tokens[o];
+        bool path = false, cap = false, used = false, retained = false, retained_v = false, digest = false,
+             entries = false, written = false;
+
+        if (obj->type != JSON_OBJECT)
+                return false;
+        for (size_t i = o + 1; i < o + obj->span; i += doc->tokens[i].span) {
+                const struct glove_json_token *t = &doc->tokens[i];
+                size_t len = 0;
+                const char *v;
+
+                if (key_is(doc, t, "path"))
+                        path = t->type == JSON_STRING && t->str_len > 0;
+                else if (key_is(doc, t, "cap_bytes"))
+                        cap = is_count(t);
+                else if (key_is(doc, t, "used_bytes"))
+                        used = is_count(t);
+                else if (overlay && key_is(doc, t, "retained")) {
+                        retained = t->type == JSON_TRUE || t->type == JSON_FALSE;
+                        retained_v = t->type == JSON_TRUE;
+                } else if (overlay && key_is(doc, t, "digest")) {
+                        v = glove_json_doc_string(doc, i, &len);
+                        digest = v && len == 7 + GLOVE_SHA256_HEX_CHARS && strncmp(v, "sha256:", 7) == 0 &&
+                                 audit_is_hex(v + 7, GLOVE_SHA256_HEX_CHARS);
+                        if (!digest)
+                                return false;
+                } else if (overlay && key_is(doc, t, "entries")) {
+                        entries = is_count(t);
+                        if (!entries)
+                                return false;
+                } else if (overlay && key_is(doc, t, "written")) {
+                        written = t->type == JSON_FALSE;
+                        if (!written)
+                                return false;
+                } else
+                        return false;
+        }
+        if (!path || !cap || !used)
+                return false;
+        if (!overlay)
+                return true;
+        if (!retained)
+                return false;
+        if (!retained_v)
+                return !digest && !entries && !written;
+        return digest && entries ? !written : !digest && !entries && written;
+}
+
+/* "tmpfs" or "changes": absent, or a non-empty array of layers. */
+static bool layers_ok(const struct glove_json_doc *doc, ssize_t a, bool overlay) {
+        const struct glove_json_token *arr;
+
+        if (a < 0)
+                return true;
+        arr = &doc->tokens[a];
+        if (arr->type != JSON_ARRAY || arr->span < 2)
+                return false;
+        for (size_t i = (size_t) a + 1; i < (size_t) a + arr->span; i += doc->tokens[i].span)
+                if (!layer_ok(doc, i, overlay))
+                        return false;
+        return true;
+}
+
+/* A receipt of glove changes apply (|apply|) or drop (docs/audit.md,
+ * "Receipts of glove changes"): the run whose change set it concerns and
+ * how it ended, as Glove writes them. */
+static bool changes_receipt_ok(const struct glove_json_doc *doc, bool apply) {
+        static const char *const apply_results[] = { "applied", "partial", "refused", "failed", NULL };
+        static const char *const drop_results[] = { "dropped", "failed", NULL };
+        char run[GLOVE_RUN_ID_CHARS + 1];
+        const char *result;
+        ssize_t i;
+
+        if (!member_hex(doc, glove_json_doc_get(doc, 0, "change_run"), GLOVE_RUN_ID_CHARS, run, NULL))
+                return false;
+        i = glove_json_doc_get(doc, 0, "result");
+        result = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
+        for (const char *const *r = apply ? apply_results : drop_results; result && *r; r++)
+                if (strcmp(*r, result) == 0)
+                        return true;
+        return false;
 }
 
 /* Parses a line into |rec| and checks its form (not its MAC). On damage
@@ -355,6 +453,17 @@ int journal_record_parse(const char *line, size_t len, struct journal_record *re
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"kind\" is missing or empty");
         rec->setup = strcmp(rec->kind, "setup") == 0;
         rec->rotation = strcmp(rec->kind, "rotation") == 0;
+        if (strcmp(rec->kind, "session") == 0 &&
+            (!layers_ok(&rec->doc, m[MEMBER_TMPFS], false) || !layers_ok(&rec->doc, m[MEMBER_CHANGES], true)))
+                return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                  "a session receipt whose \"%s\" is not what Glove writes (docs/audit.md)",
+                                  layers_ok(&rec->doc, m[MEMBER_TMPFS], false) ? "changes" : "tmpfs");
+        if ((strcmp(rec->kind, "changes_apply") == 0 || strcmp(rec->kind, "changes_drop") == 0) &&
+            !changes_receipt_ok(&rec->doc, rec->kind[8] == 'a'))
+                return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                  "a %s receipt without the run it concerns (\"change_run\", %d hex digits) or a "
+                                  "\"result\" Glove writes (docs/audit.md)",
+                                  rec->kind, GLOVE_RUN_ID_CHARS);
         if (rec->rotation && (!member_hex(&rec->doc, m[MEMBER_NEXT_KEY], GLOVE_KEY_ID_CHARS, rec->next_key, NULL) ||
                               strcmp(rec->next_key, rec->key) == 0))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,

@@ -222,6 +222,13 @@ static int receipted(struct ctx *c, const char *run, bool names_log, const json_
         return 0;
 }
 
+/* The receipts that vouch for a run's audit records: a session's, and
+ * those of glove changes apply and drop (docs/audit.md). */
+static bool receipt_counts_records(const char *kind) {
+        return kind && (strcmp(kind, "session") == 0 || strcmp(kind, "changes_apply") == 0 ||
+                        strcmp(kind, "changes_drop") == 0);
+}
+
 static int receipt_line(const char *line, size_t len, uint64_t n, bool complete, void *userdata) {
         struct ctx *c = userdata;
         _cleanup_json_ json_t *rec = NULL;
@@ -234,8 +241,7 @@ static int receipt_line(const char *line, size_t len, uint64_t n, bool complete,
                              NULL, 0) < 0)
                 return damage(c->ret, 0, NULL, "the journal's line %llu is not JSON: verify the journal first",
                               (unsigned long long) n);
-        if (!json_is_object(rec) || !json_is_string(json_object_get(rec, "kind")) ||
-            strcmp(json_string_value(json_object_get(rec, "kind")), "session") != 0)
+        if (!json_is_object(rec) || !receipt_counts_records(json_string_value(json_object_get(rec, "kind"))))
                 return 0;
         audit = json_object_get(rec, "audit");
         run = json_string_value(json_object_get(rec, "run"));

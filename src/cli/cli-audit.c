@@ -98,31 +98,6 @@ static int log_oom(void) {
         return AUDIT_EXIT_CANNOT;
 }
 
-/* ---- the state directory ---- */
-
-static int open_state(int *ret_fd, char **ret_path) {
-        struct glove_dirs dirs = {};
-        char err[1024] = "";
-        int fd, r;
-
-        r = glove_dirs_resolve(&dirs, err, sizeof(err));
-        if (r < 0) {
-                log_error("cannot find the state directory: %s", err);
-                glove_dirs_done(&dirs);
-                return r;
-        }
-        fd = glove_dir_open_checked(dirs.state, err, sizeof(err));
-        if (fd < 0) {
-                log_error("%s", err);
-                glove_dirs_done(&dirs);
-                return fd;
-        }
-        *ret_fd = fd;
-        *ret_path = TAKE_PTR(dirs.state);
-        glove_dirs_done(&dirs);
-        return 0;
-}
-
 /* |dir|/|name|, for messages only */
 static char *join(const char *dir, const char *name) {
         char *p = NULL;
@@ -481,7 +456,7 @@ static int audit_verify(int argc, char **argv) {
                 return AUDIT_EXIT_CANNOT;
         }
         /* the keys always come from the state directory */
-        r = open_state(&state_fd, &state);
+        r = cli_open_state(&state_fd, &state);
         if (r < 0)
                 return AUDIT_EXIT_CANNOT;
         r = glove_keyring_load(state_fd, &ring, err, sizeof(err));
@@ -971,7 +946,7 @@ static int audit_show(int argc, char **argv) {
                 r = open_regular(AT_FDCWD, file, false, &fd);
         } else {
                 const char *name = log_mode ? GLOVE_AUDIT_LOG_NAME : GLOVE_JOURNAL_NAME;
-                r = open_state(&state_fd, &state);
+                r = cli_open_state(&state_fd, &state);
                 if (r < 0)
                         return AUDIT_EXIT_CANNOT;
                 file = join(state, name);

@@ -48,6 +48,10 @@ static void help(FILE *f, bool run) {
                 "  --ro PATH              grant PATH read-only\n"
                 "  --rw PATH              grant PATH read-write (live)\n"
                 "  --tmpfs PATH[:SIZE]    an empty private tmpfs at PATH (default size 512M)\n"
+                "  --overlay PATH[:SIZE]  PATH copy-on-write: the command sees it and writes to a\n"
+                "                         private layer of SIZE (default 1G), gone with the run\n"
+                "  --overlay-retained PATH[:SIZE]  the same, its writes kept as a change set for\n"
+                "                         'glove changes show|apply|drop' (docs/changes.md)\n"
                 "  --symlink PATH         recreate the host symlink PATH inside\n"
                 "  --protect PATH         keep PATH read-only inside writable grants\n"
                 "  --unprotect NAME       release a built-in protected name (e.g. .vscode)\n"
@@ -94,6 +98,8 @@ enum {
         OPT_RO,
         OPT_RW,
         OPT_TMPFS,
+        OPT_OVERLAY,
+        OPT_OVERLAY_RETAINED,
         OPT_SYMLINK,
         OPT_PROTECT,
         OPT_UNPROTECT,
@@ -124,6 +130,8 @@ static const struct option options[] = {
         { "ro", required_argument, NULL, OPT_RO },
         { "rw", required_argument, NULL, OPT_RW },
         { "tmpfs", required_argument, NULL, OPT_TMPFS },
+        { "overlay", required_argument, NULL, OPT_OVERLAY },
+        { "overlay-retained", required_argument, NULL, OPT_OVERLAY_RETAINED },
         { "symlink", required_argument, NULL, OPT_SYMLINK },
         { "protect", required_argument, NULL, OPT_PROTECT },
         { "unprotect", required_argument, NULL, OPT_UNPROTECT },
@@ -195,7 +203,8 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
         uid_t uid;
         int r;
 
-        if (opt == OPT_RO || opt == OPT_RW || opt == OPT_TMPFS || opt == OPT_SYMLINK || opt == OPT_CWD ||
+        if (opt == OPT_RO || opt == OPT_RW || opt == OPT_TMPFS || opt == OPT_OVERLAY || opt == OPT_OVERLAY_RETAINED ||
+            opt == OPT_SYMLINK || opt == OPT_CWD ||
             opt == OPT_AUDIT_LOG ||
             (opt == OPT_PROTECT && (arg[0] == '.' && (arg[1] == '/' || arg[1] == 0))))
                 arg = absolutize(ctx, arg, abs, sizeof(abs));
@@ -209,15 +218,24 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
         case OPT_RW:
                 return glove_policy_add_grant(p, ctx, arg, GLOVE_GRANT_RW, 0, "--rw", err, errlen);
         case OPT_TMPFS:
+        case OPT_OVERLAY:
+        case OPT_OVERLAY_RETAINED: {
+                const char *flag = opt == OPT_TMPFS     ? "--tmpfs"
+                                   : opt == OPT_OVERLAY ? "--overlay"
+                                                        : "--overlay-retained";
+
                 colon = strrchr(arg, ':');
                 if (colon) {
                         *colon = 0;
                         if (parse_size(colon + 1, &size) < 0 || size == 0) {
-                                (void) snprintf(err, errlen, "--tmpfs: \"%s\" is not a size", colon + 1);
+                                (void) snprintf(err, errlen, "%s: \"%s\" is not a size", flag, colon + 1);
                                 return -EINVAL;
                         }
                 }
-                return glove_policy_add_grant(p, ctx, arg, GLOVE_GRANT_TMPFS, size, "--tmpfs", err, errlen);
+                if (opt == OPT_TMPFS)
+                        return glove_policy_add_grant(p, ctx, arg, GLOVE_GRANT_TMPFS, size, flag, err, errlen);
+                return glove_policy_add_overlay(p, ctx, arg, size, opt == OPT_OVERLAY_RETAINED, flag, err, errlen);
+        }
         case OPT_SYMLINK:
                 return glove_policy_add_symlink(p, ctx, arg, err, errlen);
         case OPT_PROTECT:

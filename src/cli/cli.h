@@ -18,6 +18,7 @@ int cli_mcp(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_mcp_connect(int argc, char **argv);
 int cli_ctl(int argc, char **argv);
+int cli_changes(int argc, char **argv);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);
@@ -36,3 +37,6 @@ void cli_unknown_option(const char *command, char **argv);
  * operands than |command| takes: none when |operand| is NULL, else one
  * (|operand| names it: "FILE"). */
 bool cli_too_many_operands(const char *command, const char *operand, int argc, char **argv);
+/* The state directory, resolved and checked (glove_dir_open_checked);
+ * logs why not. *ret_path is malloc'd. */
+int cli_open_state(int *ret_fd, char **ret_path);

@@ -22,6 +22,7 @@ static const struct {
         { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
         { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
         { "ctl", cli_ctl, "talk to gloved, this user's control service, as its owner" },
+        { "changes", cli_changes, "list, show, apply or drop the change sets overlay runs kept" },
 };
 
 static void usage(FILE *f) {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "doctor-internal.h"
@@ -301,11 +302,17 @@ void doctor_probe_idmap(struct doctor *d) {
 
 /* ---- overlayfs in a user namespace ---- */
 
+/* What an overlay grant's setup does (src/sandbox/sandbox-mount.c), on a
+ * scratch tmpfs: a user xattr stored on tmpfs (overlayfs keeps its
+ * whiteouts' and opaque directories' markers there), overlayfs made with
+ * the sandbox's options through fsopen/fsconfig, the lower layer seen, a
+ * write landing in the upper one and a removal leaving a whiteout. */
 static int child_overlay(struct probe_msg *m) {
         static const char *const dirs[] = { "lower", "upper", "work", "merged" };
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF, mnt = -EBADF;
         const char *s;
-        char opts[512], p[128], q[128];
+        char p[128], q[128], r_[128];
+        struct stat st;
         int r;
 
         r = doctor_child_enter_scratch(m, &s);
@@ -325,11 +332,20 @@ static int child_overlay(struct probe_msg *m) {
         if (fd < 0)
                 return -errno;
         fd = safe_close(fd);
+        doctor_probe_stage(m, "storing a user xattr on tmpfs");
+        (void) snprintf(p, sizeof(p), "%s/upper", s);
+        if (setxattr(p, "user.glove.probe", "1", 1, 0) < 0)
+                return -errno;
 
-        doctor_probe_stage(m, "mount(\"overlay\")");
-        (void) snprintf(opts, sizeof(opts), "lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", s, s, s);
+        doctor_probe_stage(m, "making an overlay as the sandbox does (fsopen, fsconfig with userxattr)");
+        (void) snprintf(p, sizeof(p), "%s/lower", s);
+        (void) snprintf(q, sizeof(q), "%s/upper", s);
+        (void) snprintf(r_, sizeof(r_), "%s/work", s);
+        mnt = glove_overlay_mount(p, q, r_);
+        if (mnt < 0)
+                return mnt;
         (void) snprintf(p, sizeof(p), "%s/merged", s);
-        if (mount("overlay", p, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+        if (move_mount(mnt, "", AT_FDCWD, p, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return -errno;
 
         doctor_probe_stage(m, "checking the lower layer shows through");
@@ -344,34 +360,47 @@ static int child_overlay(struct probe_msg *m) {
         (void) snprintf(q, sizeof(q), "%s/upper/g", s);
         if (access(q, F_OK) < 0)
                 return -errno;
+        doctor_probe_stage(m, "checking a removal leaves a whiteout in the upper layer");
+        (void) snprintf(p, sizeof(p), "%s/merged/f", s);
+        (void) snprintf(q, sizeof(q), "%s/upper/f", s);
+        if (unlink(p) < 0)
+                return -errno;
+        if (lstat(q, &st) < 0)
+                return -errno;
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != 0)
+                return -EPROTO;
         doctor_probe_stage(m, "done");
         return 0;
 }
 
-/* Glove offers no overlay grants yet (the policy refuses them), so this is
- * never "available": it says whether the kernel could do its part. */
+/* Needed only by overlay grants (filesystem.write kind "overlay",
+ * --overlay): optional, and a run with one fails (125) where this does. */
 void doctor_probe_overlay(struct doctor *d) {
-        static const char unused[] = "not used: Glove does not offer 'overlay' grants yet (a policy with one is "
-                                     "refused; use 'rw' or 'tmpfs')";
         struct probe_msg m;
 
-        doctor_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_SKIPPED);
         if (!d->userns_ok) {
                 doctor_extra(d, CHECK_OVERLAY, "kernel_mounts_overlay", json_null());
-                doctor_detail(d, CHECK_OVERLAY, "%s; whether the kernel could mount one was not tried: that needs a "
-                                                "user namespace",
-                              unused);
+                not_probed_without_userns(d, CHECK_OVERLAY, "not probed: overlay grants are made inside a user "
+                                                            "namespace, and those are unavailable");
                 return;
         }
         doctor_probe_in_child(child_overlay, &m);
         doctor_extra(d, CHECK_OVERLAY, "kernel_mounts_overlay", json_boolean(m.error == 0));
         if (m.error == 0) {
-                doctor_detail(d, CHECK_OVERLAY, "%s; the kernel could: tried, an overlay mounted in a user+mount "
-                                                "namespace showed its lower layer and took a write in its upper one",
-                              unused);
+                doctor_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_AVAILABLE);
+                doctor_detail(d, CHECK_OVERLAY, "overlay grants (--overlay, filesystem.write kind \"overlay\") work: "
+                                                "tried, an overlay with a tmpfs upper layer, made in a user+mount "
+                                                "namespace as the sandbox makes it, showed its lower layer, took a "
+                                                "write in its upper one and left a whiteout for a removal");
                 return;
         }
+        doctor_status(d, CHECK_OVERLAY, GLOVE_DOCTOR_UNAVAILABLE);
         doctor_extra_errno(d, CHECK_OVERLAY, m.stage, m.error);
-        doctor_detail(d, CHECK_OVERLAY, "%s; nor could the kernel: tried, %s failed in a user+mount namespace: %s (%s)",
-                      unused, m.stage, errno_name(m.error), doctor_err_desc(m.error));
+        doctor_detail(d, CHECK_OVERLAY, "overlay grants (--overlay, filesystem.write kind \"overlay\") cannot be made "
+                                        "here, and a run with one fails (125): tried, %s failed in a user+mount "
+                                        "namespace: %s (%s)",
+                      m.stage, errno_name(m.error), doctor_err_desc(m.error));
+        doctor_fix(d, CHECK_OVERLAY, "use a kernel >= 6.6 with overlayfs (CONFIG_OVERLAY_FS, 'modprobe overlay'): "
+                                     "it mounts in user namespaces from 5.11 and tmpfs keeps user xattrs from 6.6; "
+                                     "or use \"rw\" or \"tmpfs\" grants");
 }

@@ -85,6 +85,7 @@ struct write_entry {
         const char *path;
         enum glove_grant_kind kind;
         uint64_t size;
+        bool retained;
 };
 
 static int load_write_kind(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
@@ -104,8 +105,26 @@ static int load_write_kind(void *target, const void *ctx, const json_t *v, const
 static int check_write_size(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
         const struct write_entry *w = target;
 
-        if (w->kind != GLOVE_GRANT_TMPFS)
-                return policy_error(err, errlen, EINVAL, at->s, "applies only to \"kind\": \"tmpfs\"");
+        if (w->kind != GLOVE_GRANT_TMPFS && w->kind != GLOVE_GRANT_OVERLAY)
+                return policy_error(err, errlen, EINVAL, at->s,
+                                    "applies only to \"kind\": \"tmpfs\" and \"kind\": \"overlay\"");
+        return 0;
+}
+
+static int load_write_lifetime(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
+                               size_t errlen) {
+        struct write_entry *w = target;
+        const char *l;
+        int r;
+
+        if (w->kind != GLOVE_GRANT_OVERLAY)
+                return policy_error(err, errlen, EINVAL, at->s, "applies only to \"kind\": \"overlay\"");
+        r = policy_get_string(v, at, GLOVE_POLICY_MAX_STRING, &l, err, errlen);
+        if (r < 0)
+                return r;
+        if (strcmp(l, "ephemeral") != 0 && strcmp(l, "retained") != 0)
+                return policy_error(err, errlen, EINVAL, at->s, "must be \"ephemeral\" or \"retained\"");
+        w->retained = strcmp(l, "retained") == 0;
         return 0;
 }
 
@@ -116,6 +135,7 @@ static const struct policy_field write_fields[] = {
           .type = POLICY_FIELD_SIZE,
           .offset = offsetof(struct write_entry, size),
           .check_before = check_write_size },
+        { .key = "lifetime", .type = POLICY_FIELD_CUSTOM, .load = load_write_lifetime },
         {},
 };
 
@@ -131,6 +151,8 @@ static int load_write(void *target, const void *ctx, const json_t *v, const stru
                 r = policy_load_fields(v, at, write_fields, &w, ctx, err, errlen);
         if (r < 0)
                 return r;
+        if (w.kind == GLOVE_GRANT_OVERLAY)
+                return glove_policy_add_overlay(target, ctx, w.path, w.size, w.retained, at->s, err, errlen);
         return glove_policy_add_grant(target, ctx, w.path, w.kind, w.size, at->s, err, errlen);
 }
 

@@ -166,8 +166,13 @@ static bool path_is_reserved(const char *path) {
         return path_startswith(path, "/proc") || path_startswith(path, "/dev");
 }
 
-int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
-                           enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen) {
+static bool kind_has_size(enum glove_grant_kind kind) {
+        return kind == GLOVE_GRANT_TMPFS || kind == GLOVE_GRANT_OVERLAY;
+}
+
+static int add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                     enum glove_grant_kind kind, uint64_t size, bool retained, const char *origin, char *err,
+                     size_t errlen) {
         _cleanup_free_ char *norm = NULL, *orig = NULL;
         struct glove_grant *ng;
         int r;
@@ -175,13 +180,10 @@ int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_con
         r = policy_expand_path_named(ctx, path, "path", origin, &norm, err, errlen);
         if (r < 0)
                 return r;
-        if (kind == GLOVE_GRANT_OVERLAY)
-                return policy_error(err, errlen, EOPNOTSUPP, origin,
-                                    "overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for %s", norm);
-        if (kind != GLOVE_GRANT_TMPFS && size != 0)
-                return policy_error(err, errlen, EINVAL, origin, "\"size\" applies only to tmpfs grants");
-        if (kind == GLOVE_GRANT_TMPFS && size == 0)
-                size = GLOVE_DEFAULT_TMPFS_SIZE;
+        if (!kind_has_size(kind) && size != 0)
+                return policy_error(err, errlen, EINVAL, origin, "\"size\" applies only to tmpfs and overlay grants");
+        if (size == 0 && kind_has_size(kind))
+                size = kind == GLOVE_GRANT_TMPFS ? GLOVE_DEFAULT_TMPFS_SIZE : GLOVE_DEFAULT_OVERLAY_SIZE;
         /* The size is written back as a JSON integer (glove_policy_to_json)
          * and handed to the kernel as a mount option; both are signed
          * 64-bit at most. */
@@ -202,17 +204,44 @@ int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_con
 
                 if (strcmp(g->path, norm) != 0)
                         continue;
+                /* glove exec --overlay . over the default's writable
+                 * working directory: the copy-on-write grant is the
+                 * narrower one, and what the user asked for */
+                if (kind == GLOVE_GRANT_OVERLAY && g->kind == GLOVE_GRANT_RW && strcmp(g->origin, "default") == 0) {
+                        orig = strdup(origin ? origin : "");
+                        if (!orig)
+                                return -ENOMEM;
+                        free(g->origin);
+                        g->origin = TAKE_PTR(orig);
+                        g->kind = kind;
+                        g->size = size;
+                        g->retained = retained;
+                        return 0;
+                }
                 if (g->kind != kind)
                         return policy_error(err, errlen, EEXIST, origin,
                                             "%s is granted as \"%s\" by %s and as \"%s\" here: contradictory grants",
                                             norm, glove_grant_kind_to_string(g->kind), g->origin,
                                             glove_grant_kind_to_string(kind));
-                if (kind == GLOVE_GRANT_TMPFS && g->size != size)
+                if (kind_has_size(kind) && g->size != size)
                         return policy_error(err, errlen, EEXIST, origin,
-                                            "%s is a tmpfs of %llu bytes by %s and of %llu bytes here", norm,
+                                            "%s is a%s %s of %llu bytes by %s and of %llu bytes here", norm,
+                                            kind == GLOVE_GRANT_OVERLAY ? "n" : "", glove_grant_kind_to_string(kind),
                                             (unsigned long long) g->size, g->origin, (unsigned long long) size);
+                if (g->retained != retained)
+                        return policy_error(err, errlen, EEXIST, origin,
+                                            "%s is an overlay with lifetime \"%s\" by %s and \"%s\" here", norm,
+                                            g->retained ? "retained" : "ephemeral", g->origin,
+                                            retained ? "retained" : "ephemeral");
                 return 0;
         }
+        /* a run has one change set (<state>/changes/<run-id>) */
+        for (size_t i = 0; retained && i < p->n_grants; i++)
+                if (p->grants[i].retained)
+                        return policy_error(err, errlen, EEXIST, origin,
+                                            "%s and %s (%s) are both retained overlays; a run keeps one change "
+                                            "set, so at most one overlay may be retained",
+                                            norm, p->grants[i].path, p->grants[i].origin);
         if (p->n_grants >= GLOVE_POLICY_MAX_ENTRIES)
                 return policy_error(err, errlen, E2BIG, origin, "more than %d grants", GLOVE_POLICY_MAX_ENTRIES);
 
@@ -226,10 +255,21 @@ int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_con
         p->grants[p->n_grants++] = (struct glove_grant) {
                 .path = TAKE_PTR(norm),
                 .kind = kind,
-                .size = kind == GLOVE_GRANT_TMPFS ? size : 0,
+                .size = kind_has_size(kind) ? size : 0,
+                .retained = retained,
                 .origin = TAKE_PTR(orig),
         };
         return 0;
+}
+
+int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                           enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen) {
+        return add_grant(p, ctx, path, kind, size, false, origin, err, errlen);
+}
+
+int glove_policy_add_overlay(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                             uint64_t size, bool retained, const char *origin, char *err, size_t errlen) {
+        return add_grant(p, ctx, path, GLOVE_GRANT_OVERLAY, size, retained, origin, err, errlen);
 }
 
 int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
@@ -457,6 +497,10 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                    g->kind == GLOVE_GRANT_TMPFS
                                            ? json_pack("{s:s,s:s,s:I}", "path", g->path, "kind", "tmpfs", "size",
                                                        (json_int_t) g->size)
+                                   : g->kind == GLOVE_GRANT_OVERLAY
+                                           ? json_pack("{s:s,s:s,s:I,s:s}", "path", g->path, "kind", "overlay",
+                                                       "size", (json_int_t) g->size, "lifetime",
+                                                       g->retained ? "retained" : "ephemeral")
                                            : json_pack("{s:s,s:s}", "path", g->path, "kind",
                                                        glove_grant_kind_to_string(g->kind))) < 0)
                         goto oom;

@@ -116,8 +116,10 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                 json_t *item = json_pack("{s:o,s:s,s:s}", "path", glove_json_string_lossy(g->path, strlen(g->path)),
                                          "access", glove_grant_kind_to_string(g->kind), "rule", g->origin);
 
-                if (!item || (g->kind == GLOVE_GRANT_TMPFS &&
+                if (!item || ((g->kind == GLOVE_GRANT_TMPFS || g->kind == GLOVE_GRANT_OVERLAY) &&
                               json_object_set_new(item, "size", json_integer((json_int_t) g->size)) < 0) ||
+                    (g->kind == GLOVE_GRANT_OVERLAY &&
+                     json_object_set_new(item, "lifetime", json_string(g->retained ? "retained" : "ephemeral")) < 0) ||
                     json_array_append_new(grants, item) < 0)
                         return -ENOMEM;
         }
@@ -455,6 +457,40 @@ static json_t *output_json(const struct glove_session_result *res) {
         return TAKE_PTR(o);
 }
 
+/* The sized writable layers: each tmpfs grant's and each overlay's cap
+ * and what it used at the end ("tmpfs", "changes"); a retained overlay's
+ * change set by its digest and entry count once written. */
+static int layers_receipt(const struct glove_session_result *res, json_t *r) {
+        _cleanup_json_ json_t *tmpfs = json_array(), *changes = json_array();
+
+        if (!tmpfs || !changes)
+                return -ENOMEM;
+        for (size_t i = 0; i < res->n_layers; i++) {
+                const struct glove_layer_result *l = &res->layers[i];
+                json_t *e = json_pack("{s:o,s:I,s:I}", "path", glove_json_string_lossy(l->path, strlen(l->path)),
+                                      "cap_bytes", (json_int_t) l->cap_bytes, "used_bytes",
+                                      (json_int_t) l->used_bytes);
+
+                if (!e || json_array_append_new(l->kind == GLOVE_GRANT_OVERLAY ? changes : tmpfs, e) < 0)
+                        return -ENOMEM;
+                if (l->kind != GLOVE_GRANT_OVERLAY)
+                        continue;
+                if (json_object_set_new(e, "retained", json_boolean(l->retained)) < 0)
+                        return -ENOMEM;
+                if (!l->retained)
+                        continue;
+                if (l->written ? json_object_set_new(e, "digest", json_string(l->digest)) < 0 ||
+                                         json_object_set_new(e, "entries", json_integer((json_int_t) l->entries)) < 0
+                               : json_object_set_new(e, "written", json_false()) < 0)
+                        return -ENOMEM;
+        }
+        if (json_array_size(tmpfs) > 0 && json_object_set_new(r, "tmpfs", TAKE_PTR(tmpfs)) < 0)
+                return -ENOMEM;
+        if (json_array_size(changes) > 0 && json_object_set_new(r, "changes", TAKE_PTR(changes)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         const struct glove_session_result *res = in->result;
         char argv_sha[GLOVE_SHA256_HEX_CHARS + 1];
@@ -509,6 +545,8 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         }
         /* the other limits, the mechanism (replacing "resources": "none") and the cgroup's figures */
         if (limits_receipt(in, r) < 0)
+                return -ENOMEM;
+        if (layers_receipt(res, r) < 0)
                 return -ENOMEM;
         if (in->audit) {
                 char digest[GLOVE_SHA256_HEX_CHARS + 1];

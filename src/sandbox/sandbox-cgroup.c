@@ -302,7 +302,7 @@ uint64_t limits_tmpfs_bytes(const struct glove_policy *p) {
         uint64_t total = p->shm_size ? p->shm_size : GLOVE_DEFAULT_SHM_SIZE;
 
         for (size_t i = 0; i < p->n_grants; i++)
-                if (p->grants[i].kind == GLOVE_GRANT_TMPFS)
+                if (p->grants[i].kind == GLOVE_GRANT_TMPFS || p->grants[i].kind == GLOVE_GRANT_OVERLAY)
                         total = p->grants[i].size > UINT64_MAX - total ? UINT64_MAX : total + p->grants[i].size;
         return total;
 }

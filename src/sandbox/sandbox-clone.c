@@ -58,7 +58,9 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
         for (size_t i = 0; i < plan->n_grants; i++) {
                 struct grant *gr = &plan->grants[i];
                 struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, .propagation = MS_PRIVATE };
-                bool rw = gr->g->kind == GLOVE_GRANT_RW;
+                /* an overlay's lower layer is idmapped too (overlayfs
+                 * copies up with the owners it shows), and read-only */
+                bool rw = gr->g->kind == GLOVE_GRANT_RW || gr->g->kind == GLOVE_GRANT_OVERLAY;
 
                 if (gr->fd < 0)
                         continue;
@@ -71,7 +73,10 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
                 if (rw) {
                         attr.attr_set |= MOUNT_ATTR_IDMAP;
                         attr.userns_fd = (uint64_t) userns;
-                } else
+                }
+                if (gr->g->kind == GLOVE_GRANT_OVERLAY)
+                        attr.attr_set |= MOUNT_ATTR_RDONLY;
+                else if (!rw)
                         attr.attr_set |= MOUNT_ATTR_RDONLY;
                 if (mount_setattr(gr->tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
                         return glove_error_set(plan->error, negative_errno(), "grants",

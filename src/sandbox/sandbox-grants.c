@@ -61,6 +61,11 @@ static int resolve_one(struct plan *plan, struct grant *gr, uid_t uid) {
                 return glove_error_set(plan->error, -EINVAL, "grants",
                                        "Refusing grant %s (%s): only directories and regular files can be granted",
                                        g->path, g->origin);
+        if (g->kind == GLOVE_GRANT_OVERLAY && !S_ISDIR(st.st_mode))
+                return glove_error_set(plan->error, -ENOTDIR, "grants",
+                                       "Refusing the overlay grant %s (%s): an overlay covers a directory; grant "
+                                       "the directory that holds it, or the file \"rw\"",
+                                       g->path, g->origin);
         /* In a root run everything the agent creates lands on disk owned by
          * root: in a directory others can write to (/tmp), its symlinks
          * would pass the kernel's protected_symlinks check for root. */
@@ -86,8 +91,13 @@ static int resolve_one(struct plan *plan, struct grant *gr, uid_t uid) {
 static bool grant_counts(const struct grant *gr, bool writable_only) {
         if (gr->fd < 0)
                 return false;
-        return writable_only ? gr->g->kind == GLOVE_GRANT_RW : gr->g->kind != GLOVE_GRANT_TMPFS;
+        /* an overlay's writes stay in the sandbox, but a retained one's
+         * may be applied to the host afterwards: it counts as writable */
+        return writable_only ? gr->g->kind == GLOVE_GRANT_RW || gr->g->kind == GLOVE_GRANT_OVERLAY
+                             : gr->g->kind != GLOVE_GRANT_TMPFS;
 }
+
+
 
 /* Walks ".." from |fd| by identity and returns the first ancestor (|fd|
  * included) that |match| accepts. Aliases (bind mounts, symlinked parents,
@@ -215,6 +225,43 @@ static int plan_mountinfo(struct plan *plan) {
                 plan->mountinfo = NULL;
                 return -EIO;
         }
+        return 0;
+}
+
+/* overlayfs reads its lower layer's own file system only: a file system
+ * mounted below an overlay grant would not show, and the directory it
+ * covers on the host would (what the mount hides, readable and copied up).
+ * Such a grant is refused, naming the mount. */
+static int check_overlay_submounts(struct plan *plan) {
+        _cleanup_(mountinfo_iter_done) struct mountinfo_iter it = {};
+        struct mountinfo_entry e;
+        int r;
+
+        bool any = false;
+
+        for (size_t i = 0; i < plan->n_grants; i++)
+                any = any || plan->grants[i].g->kind == GLOVE_GRANT_OVERLAY;
+        if (!any)
+                return 0;
+        r = plan_mountinfo(plan);
+        if (r < 0)
+                return glove_error_set(plan->error, r, "grants", "Cannot read /proc/self/mountinfo: %m");
+        mountinfo_iter_init(&it, plan->mountinfo, plan->mountinfo_len);
+        while ((r = mountinfo_iter_next(&it, &e)) > 0)
+                for (size_t i = 0; i < plan->n_grants; i++) {
+                        const struct glove_grant *g = plan->grants[i].g;
+                        const char *below = path_startswith(e.mount_point, g->path);
+
+                        /* granted itself, it is attached over the overlay */
+                        if (g->kind == GLOVE_GRANT_OVERLAY && below && *below && !grant_at(plan, e.mount_point))
+                                return glove_error_set(plan->error, -EXDEV, "grants",
+                                                       "Refusing the overlay grant %s (%s): %s is a mount point "
+                                                       "inside it, and an overlay shows only the file system of "
+                                                       "its directory; grant %s on its own as well",
+                                                       g->path, g->origin, e.mount_point, e.mount_point);
+                }
+        if (r < 0)
+                return glove_error_set(plan->error, r, "grants", "Cannot read /proc/self/mountinfo: %m");
         return 0;
 }
 
@@ -633,6 +680,9 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                 if (r < 0)
                         return r;
         }
+        r = check_overlay_submounts(plan);
+        if (r < 0)
+                return r;
         r = plan_symlinks(plan);
         if (r < 0)
                 return r;

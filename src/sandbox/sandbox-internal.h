@@ -50,6 +50,7 @@ enum stage {
         STAGE_TERMINAL,
         STAGE_NET,
         STAGE_LIMITS,
+        STAGE_OVERLAY,
         _STAGE_MAX,
 };
 
@@ -67,13 +68,14 @@ enum msg_type {
         MSG_RELEASE,        /* supervisor -> init: the run's audit records are durable; start the agent */
         MSG_TERMINAL,       /* init -> supervisor: the agent's pty master (SCM_RIGHTS) */
         MSG_APPLIED,        /* agent -> supervisor: every protection is in place, execve is next */
+        MSG_LAYER,          /* init -> supervisor: a tmpfs grant or an overlay's upper layer (SCM_RIGHTS) */
 };
 
 struct sync_msg {
         uint32_t type;
         int32_t stage;
         int32_t error;   /* positive errno */
-        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES) */
+        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES); the grant (MSG_LAYER) */
         char detail[240];
         /* MSG_AGENT_EXITED: rusage of everything init reaped */
         uint64_t utime_us, stime_us, maxrss_kib;
@@ -115,6 +117,8 @@ struct protect_mount {
         char *path;
         bool readonly;
         bool is_dir;
+        bool create;        /* a missing protected directory of an overlay grant: made by init in the
+                             * upper layer (never on the host), then bound read-only */
 };
 
 struct missing_protected {
@@ -222,6 +226,7 @@ enum mount_op_kind {
         MOUNT_OP_ROOT_TMPFS,        /* the new root: an empty tmpfs */
         MOUNT_OP_TMPFS,             /* a tmpfs grant attached */
         MOUNT_OP_ATTACH_GRANT,      /* a host grant's tree attached (a file grant onto a file) */
+        MOUNT_OP_OVERLAY,           /* a host grant's tree attached as the lower layer of an overlay of |size| */
         MOUNT_OP_SYMLINK,           /* a host symlink recreated */
         MOUNT_OP_WAIT_PLACEHOLDERS, /* the supervisor's word that the placeholders exist */
         MOUNT_OP_PROTECT,           /* a protected path bound over itself: read-only, or pinned */
@@ -240,6 +245,7 @@ struct mount_op {
         const char *mode;           /* tmpfs mode ("1777") */
         bool file;                  /* MOUNT_OP_ATTACH_GRANT: a file grant */
         bool readonly;              /* MOUNT_OP_PROTECT: read-only, else pinned */
+        bool create;                /* MOUNT_OP_PROTECT: make the directory first (struct protect_mount) */
 };
 
 /* The steps, in order: 0 with a malloc'd array (its paths borrowed from

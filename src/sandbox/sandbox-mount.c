@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -135,7 +136,8 @@ static int grant_tree(const struct grant *gr, enum stage *stage) {
         tree = RET_NERRNO(open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
         if (tree < 0)
                 return tree;
-        if (gr->g->kind == GLOVE_GRANT_RO)
+        /* an overlay's lower layer is only read: its writes go to the upper */
+        if (gr->g->kind == GLOVE_GRANT_RO || gr->g->kind == GLOVE_GRANT_OVERLAY)
                 set |= MOUNT_ATTR_RDONLY;
         if (setattr(tree, AT_RECURSIVE, set, 0, MS_PRIVATE) < 0)
                 return negative_errno();
@@ -355,8 +357,10 @@ int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
                 const struct grant *gr = &plan->grants[i];
 
                 if (gr->g->kind == GLOVE_GRANT_TMPFS)
-                        ADD(.kind = MOUNT_OP_TMPFS, .path = gr->g->path, .size = gr->g->size,
+                        ADD(.kind = MOUNT_OP_TMPFS, .path = gr->g->path, .grant = i, .size = gr->g->size,
                             .mode = tmpfs_mode(gr->g->path));
+                else if (gr->g->kind == GLOVE_GRANT_OVERLAY)
+                        ADD(.kind = MOUNT_OP_OVERLAY, .path = gr->g->path, .grant = i, .size = gr->g->size);
                 else
                         ADD(.kind = MOUNT_OP_ATTACH_GRANT, .path = gr->g->path, .grant = i,
                             .file = gr->type == S_IFREG);
@@ -368,7 +372,8 @@ int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
         /* Protected paths, ancestors first, after every grant is in place so
          * they cover whatever grant ends up visible there. */
         for (size_t i = 0; i < plan->n_prot; i++)
-                ADD(.kind = MOUNT_OP_PROTECT, .path = plan->prot[i].path, .readonly = plan->prot[i].readonly);
+                ADD(.kind = MOUNT_OP_PROTECT, .path = plan->prot[i].path, .readonly = plan->prot[i].readonly,
+                    .create = plan->prot[i].create);
         ADD(.kind = MOUNT_OP_PROC, .path = "/proc");
         ADD(.kind = MOUNT_OP_DEV, .path = "/dev", .size = plan->policy->shm_size ? plan->policy->shm_size : SHM_SIZE);
         ADD(.kind = MOUNT_OP_ROOT_READONLY, .path = "/");
@@ -388,6 +393,130 @@ struct mount_walk {
         size_t n_trees;
         int sync_fd;
 };
+
+/* Gives the supervisor a descriptor of a tmpfs it sized (a tmpfs grant,
+ * an overlay's upper layer): it reads what was used after the run, and a
+ * retained overlay's upper from it. */
+static int send_layer(int sync_fd, size_t grant, int mnt) {
+        struct sync_msg m = { .type = MSG_LAYER, .status = (int32_t) grant };
+
+        return sync_send(sync_fd, &m, &mnt, 1);
+}
+
+/* "/proc/self/fd/N": how a layer is named to overlayfs, whose options are
+ * paths (and whose lowerdir splits at ':'), without the host's name. */
+static void fd_path(int fd, char buf[static 32]) {
+        (void) snprintf(buf, 32, "/proc/self/fd/%d", fd);
+}
+
+int glove_overlay_mount(const char *lower, const char *upper, const char *work) {
+        _cleanup_close_ int fs = -EBADF;
+
+        fs = RET_NERRNO(fsopen("overlay", FSOPEN_CLOEXEC));
+        if (fs < 0)
+                return fs;
+        /* no redirects, no metacopy: a renamed host directory is copied
+         * (EXDEV to the agent's rename, which mv and git handle), and the
+         * upper layer always holds whole files, which is what the change
+         * set is read from */
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return negative_errno();
+        return RET_NERRNO(fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+}
+
+#define OVERLAY_FIX "; overlay grants need overlayfs mountable in a user namespace (Linux >= 5.11, overlay " \
+                    "module loaded) with a tmpfs that stores user xattrs (Linux >= 6.6): see 'glove doctor'"
+
+/* An overlay grant: the grant's tree attached read-only at its place, a
+ * tmpfs of the grant's size attached beside it for the upper and work
+ * directories, overlayfs (userxattr: its whiteouts and opaque markers as
+ * user.overlay.* on the tmpfs) mounted on top of the tree, and the tmpfs
+ * detached again: only overlayfs (and the supervisor, which is handed its
+ * descriptor) still reach it. */
+static int mount_overlay(const struct mount_op *op, struct mount_walk *w, char *detail, size_t len) {
+        _cleanup_close_ int lower = -EBADF, up = -EBADF, stage_dir = -EBADF, upper = -EBADF, work = -EBADF,
+                            mnt = -EBADF, target = -EBADF;
+        char stage_name[32], lp[32], upp[32], wp[32];
+        const char *rel = op->path + 1;
+        struct stat st;
+        int r;
+
+        (void) snprintf(detail, len, "attach the lower layer of %s", op->path);
+        r = attach(w->trees[op->grant], w->root, rel, false);
+        if (r < 0)
+                return r;
+        lower = openat2_beneath(w->root, rel, O_PATH | O_DIRECTORY);
+        if (lower < 0)
+                return lower;
+        if (fstat(lower, &st) < 0)
+                return negative_errno();
+
+        (void) snprintf(detail, len, "a tmpfs of %llu bytes for the upper layer of %s",
+                        (unsigned long long) op->size, op->path);
+        up = make_tmpfs(op->size, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (up < 0)
+                return up;
+        /* overlayfs takes its layers from this mount namespace: the tmpfs
+         * is attached for the mount's time, under a name of the root
+         * tmpfs the agent never sees (it is removed below) */
+        (void) snprintf(stage_name, sizeof(stage_name), ".glove-upper-%zu", op->grant);
+        stage_dir = make_mountpoint(w->root, stage_name, false);
+        if (stage_dir < 0)
+                return stage_dir;
+        if (move_mount(up, "", stage_dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return negative_errno();
+        stage_dir = safe_close(stage_dir);
+        /* the merged root shows the upper directory's mode: the host's */
+        if (mkdirat(up, "upper", st.st_mode & 07777) < 0 || mkdirat(up, "work", 0700) < 0)
+                return negative_errno();
+        upper = openat2_beneath(up, "upper", O_RDONLY | O_DIRECTORY);
+        work = openat2_beneath(up, "work", O_PATH | O_DIRECTORY);
+        if (upper < 0 || work < 0)
+                return upper < 0 ? upper : work;
+        if (fchmod(upper, st.st_mode & 07777) < 0)
+                return negative_errno();
+        /* overlayfs mounts without xattrs and then cannot mark a directory
+         * opaque: a directory removed and made again would show the
+         * host's old entries. Refuse that here, by name. */
+        (void) snprintf(detail, len, "user xattrs on the upper layer of %s" OVERLAY_FIX, op->path);
+        if (fsetxattr(upper, "user.glove.probe", "1", 1, 0) < 0 || fremovexattr(upper, "user.glove.probe") < 0)
+                return negative_errno();
+
+        (void) snprintf(detail, len, "overlayfs at %s" OVERLAY_FIX, op->path);
+        fd_path(lower, lp);
+        fd_path(upper, upp);
+        fd_path(work, wp);
+        mnt = glove_overlay_mount(lp, upp, wp);
+        if (mnt < 0)
+                return mnt;
+        target = openat2_beneath(w->root, rel, O_PATH | O_DIRECTORY);
+        if (target < 0)
+                return target;
+        if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return negative_errno();
+
+        (void) snprintf(detail, len, "hand the upper layer of %s to the supervisor", op->path);
+        r = send_layer(w->sync_fd, op->grant, up);
+        if (r < 0)
+                return r;
+        (void) snprintf(detail, len, "detach the upper layer of %s", op->path);
+        {
+                char up_path[32];
+
+                fd_path(up, up_path);
+                if (umount2(up_path, MNT_DETACH) < 0)
+                        return negative_errno();
+        }
+        if (unlinkat(w->root, stage_name, AT_REMOVEDIR) < 0)
+                return negative_errno();
+        return 0;
+}
 
 static int symlink_at(int root, const struct mount_op *op, enum stage *stage, char *detail, size_t len) {
         const char *rel = op->path + 1;
@@ -453,8 +582,18 @@ static int mount_op_run(const struct plan *plan, const struct mount_op *op, stru
                 *stage = STAGE_TMPFS;
                 (void) snprintf(detail, len, "tmpfs %s", op->path);
                 tree = make_tmpfs(op->size, op->mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-                return tree < 0 ? tree : attach(tree, w->root, op->path + 1, false);
+                r = tree < 0 ? tree : attach(tree, w->root, op->path + 1, false);
+                if (r < 0)
+                        return r;
+                /* the supervisor states what it held at the end */
+                (void) snprintf(detail, len, "hand tmpfs %s to the supervisor", op->path);
+                return send_layer(w->sync_fd, op->grant, tree);
         }
+        case MOUNT_OP_OVERLAY:
+                *stage = STAGE_OVERLAY;
+                r = mount_overlay(op, w, detail, len);
+                w->trees[op->grant] = safe_close(w->trees[op->grant]);
+                return r;
         case MOUNT_OP_ATTACH_GRANT:
                 *stage = STAGE_GRANT_ATTACH;
                 (void) snprintf(detail, len, "attach grant %s", op->path);
@@ -469,6 +608,15 @@ static int mount_op_run(const struct plan *plan, const struct mount_op *op, stru
                 return wait_placeholders(w->sync_fd);
         case MOUNT_OP_PROTECT:
                 *stage = STAGE_PROTECT;
+                if (op->create) {
+                        /* in an overlay: the directory lands in the upper layer */
+                        _cleanup_close_ int dir = -EBADF;
+
+                        (void) snprintf(detail, len, "make the placeholder %s", op->path);
+                        dir = make_mountpoint(w->root, op->path + 1, false);
+                        if (dir < 0)
+                                return dir;
+                }
                 (void) snprintf(detail, len, "%s %s", op->readonly ? "make read-only" : "pin", op->path);
                 return bind_over_self(w->root, op->path + 1, op->readonly);
         case MOUNT_OP_PROC:

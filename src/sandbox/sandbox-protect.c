@@ -31,12 +31,13 @@ static int prot_cmp(const void *a, const void *b) {
         return strcmp(x->path, y->path);
 }
 
-static int add_prot(struct plan *plan, const char *path, bool readonly, bool is_dir) {
+static int add_prot_full(struct plan *plan, const char *path, bool readonly, bool is_dir, bool create) {
         struct protect_mount *n;
 
         for (size_t i = 0; i < plan->n_prot; i++)
                 if (strcmp(plan->prot[i].path, path) == 0) {
                         plan->prot[i].readonly = plan->prot[i].readonly || readonly;
+                        plan->prot[i].create = plan->prot[i].create || create;
                         return 0;
                 }
         n = reallocarray(plan->prot, plan->n_prot + 1, sizeof(*n));
@@ -48,8 +49,17 @@ static int add_prot(struct plan *plan, const char *path, bool readonly, bool is_
                 return -ENOMEM;
         n[plan->n_prot].readonly = readonly;
         n[plan->n_prot].is_dir = is_dir;
+        n[plan->n_prot].create = create;
         plan->n_prot++;
         return 0;
+}
+
+static int add_prot(struct plan *plan, const char *path, bool readonly, bool is_dir) {
+        return add_prot_full(plan, path, readonly, is_dir, false);
+}
+
+static bool is_writable_kind(enum glove_grant_kind k) {
+        return k == GLOVE_GRANT_RW || k == GLOVE_GRANT_OVERLAY;
 }
 
 /* Files in a git directory that decide which configuration and hooks git
@@ -289,6 +299,12 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 if (!here)
                         return -ENOMEM;
                 fd = openat2_path(cur, comp, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                /* an overlay's missing protected directory is made in its
+                 * upper layer by init, never on the host; what the agent
+                 * creates where a protected file was missing stays in its
+                 * change set, which apply holds back (docs/changes.md) */
+                if (fd == -ENOENT && gr->g->kind == GLOVE_GRANT_OVERLAY)
+                        return last && name_is_directory(name) ? add_prot_full(plan, here, true, true, true) : 0;
                 if (fd == -ENOENT && last && name_is_directory(name)) {
                         /* made by the supervisor while init builds the
                          * mounts; bound read-only like an existing one */
@@ -324,7 +340,7 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                 if (other && other != gr) {
                         if (other->g->kind == GLOVE_GRANT_TMPFS || (other->g->kind == GLOVE_GRANT_RO && last))
                                 return 0; /* not the host's, or read-only already */
-                        if (other->g->kind == GLOVE_GRANT_RW && last)
+                        if (is_writable_kind(other->g->kind) && last)
                                 return glove_error_set(plan->error, -EPERM, "protect",
                                                        "%s is a protected path but %s grants it writable; release "
                                                        "\"%s\" with filesystem.unprotect if that is intended",
@@ -343,8 +359,12 @@ static int protect_one(struct plan *plan, const struct grant *gr, const char *re
                         if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name) &&
                             (fstatat(parent, comp, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != st.st_dev ||
                              now.st_ino != st.st_ino))
-                                return track_placeholder(plan, parent, comp, here, NULL);
-                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name))
+                                return gr->g->kind == GLOVE_GRANT_OVERLAY ? add_prot_full(plan, here, true, true, true)
+                                                                          : track_placeholder(plan, parent, comp,
+                                                                                              here, NULL);
+                        /* a host placeholder is another run's to remove, not an overlay's */
+                        if (r >= 0 && S_ISDIR(st.st_mode) && last && name_is_directory(name) &&
+                            gr->g->kind != GLOVE_GRANT_OVERLAY)
                                 r = adopt_placeholder(plan, parent, cur, comp, here);
                         return r;
                 }
@@ -458,7 +478,7 @@ int plan_protect(struct plan *plan) {
         for (size_t i = 0; i < plan->n_grants; i++) {
                 const struct grant *gr = &plan->grants[i];
 
-                if (gr->g->kind != GLOVE_GRANT_RW || gr->type != S_IFDIR)
+                if (!is_writable_kind(gr->g->kind) || gr->type != S_IFDIR)
                         continue;
                 for (size_t k = 0; glove_protected_names[k]; k++) {
                         if (name_unprotected(pol, glove_protected_names[k]))
@@ -502,7 +522,7 @@ int plan_protect(struct plan *plan) {
                                 rel = x;
                         }
                 }
-                if (!best || best->g->kind != GLOVE_GRANT_RW)
+                if (!best || !is_writable_kind(best->g->kind))
                         continue;
                 if (!*rel)
                         return glove_error_set(plan->error, -EPERM, "protect",

@@ -129,6 +129,7 @@ _Noreturn static void child(const struct glove_sandbox_spawn_options *o, int rep
         opts.error = &error;
         opts.warnings = &warnings;
         status = glove_sandbox_run(&opts, &res);
+        glove_session_result_done(&res);
         if (warnings.dropped > 0) {
                 struct frame_warning m = {};
 

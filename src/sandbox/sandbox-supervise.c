@@ -114,6 +114,23 @@ static void on_terminal(struct supervision *s, size_t n_fds, int fd) {
         kill_init(s);
 }
 
+/* A tmpfs init sized: at most one per tmpfs or overlay grant. */
+static void on_layer(struct supervision *s, const struct sync_msg *m, size_t n_fds, int fd) {
+        size_t i = (size_t) m->status;
+
+        if (n_fds != 1 || m->status < 0 || i >= s->n_layers ||
+            (s->layer_kinds[i] != GLOVE_GRANT_TMPFS && s->layer_kinds[i] != GLOVE_GRANT_OVERLAY) ||
+            s->layer_fds[i] >= 0) {
+                safe_close(fd);
+                (void) glove_error_set(s->e, EBADMSG, "sync", "The sandbox sent an unexpected layer (%d)",
+                                       (int) m->status);
+                s->setup_failed = true;
+                kill_init(s);
+                return;
+        }
+        s->layer_fds[i] = fd;
+}
+
 /* One report from init or the agent. */
 static void on_message(struct supervision *s, const struct sync_msg *m, size_t n_fds, int fd) {
         struct glove_session_result *res = s->res;
@@ -161,6 +178,9 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
         case MSG_TERMINAL:
                 on_terminal(s, n_fds, fd);
                 break;
+        case MSG_LAYER:
+                on_layer(s, m, n_fds, fd);
+                break;
         case MSG_GO:
         case MSG_TREES:
         case MSG_PLACEHOLDERS:
@@ -183,8 +203,8 @@ static void read_message(struct supervision *s) {
                 s->sync_fd = -1;
                 return;
         }
-        /* only the terminal comes with a descriptor */
-        if (n_fds > 0 && m.type != MSG_TERMINAL) {
+        /* only the terminal and the layers come with a descriptor */
+        if (n_fds > 0 && m.type != MSG_TERMINAL && m.type != MSG_LAYER) {
                 safe_close(fd);
                 m.type = 0;
         }

@@ -20,6 +20,12 @@ struct supervision {
         struct glove_session_result *res;
         struct glove_error *e;
         struct glove_warnings *w;
+        /* init's MSG_LAYER: per grant of the plan (|n_layers| of them), the
+         * descriptor of the tmpfs it sized for it, or -EBADF; owned by the
+         * caller, filled in here */
+        int *layer_fds;
+        size_t n_layers;
+        const enum glove_grant_kind *layer_kinds; /* the plan's grants' kinds, to check what comes */
         /* what was seen */
         bool setup_failed, exec_failed, exited, timed_out, init_gone, limit_killed;
         siginfo_t si;                /* init's end, once init_gone */

@@ -3,6 +3,7 @@
  * limits, the records, the channels, the clone, the word to go, the wait,
  * the end), and the sync channel between it and the sandbox's init. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "missing-syscall.h"
+#include "path-util.h"
 #include "sandbox-cgroup.h"
 #include "frame-util.h"
 #include "sandbox-internal.h"
@@ -61,6 +64,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_TERMINAL] = "terminal",
         [STAGE_NET] = "network-helper",
         [STAGE_LIMITS] = "limits",
+        [STAGE_OVERLAY] = "overlay",
 };
 
 STRING_TABLE_TO_STRING(stage_to_string, enum stage, stage_names, "unknown")
@@ -77,6 +81,7 @@ static const struct frame_type sync_types[] = {
         { MSG_RELEASE, sizeof(struct sync_msg), 0 },
         { MSG_TERMINAL, sizeof(struct sync_msg), 1 },
         { MSG_APPLIED, sizeof(struct sync_msg), 0 },
+        { MSG_LAYER, sizeof(struct sync_msg), 1 },
 };
 
 int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds) {
@@ -132,6 +137,8 @@ struct run {
         struct sigaction old_pipe;
         bool pipe_ignored;
         bool end_written;                /* the end record, to be synced */
+        int *layer_fds;                  /* per grant of the plan: the tmpfs init sized for it (MSG_LAYER) */
+        enum glove_grant_kind *layer_kinds;
 };
 
 static void run_init(struct run *run, const struct glove_sandbox_options *opts) {
@@ -166,6 +173,23 @@ static int run_plan(struct run *run) {
         r = plan_resolve(&run->plan, &run->o);
         if (r < 0)
                 return r;
+        run->layer_fds = calloc(run->plan.n_grants + 1, sizeof(int));
+        run->layer_kinds = calloc(run->plan.n_grants + 1, sizeof(enum glove_grant_kind));
+        if (!run->layer_fds || !run->layer_kinds)
+                return glove_error_set(run->o.error, ENOMEM, "setup", "Out of memory");
+        for (size_t i = 0; i < run->plan.n_grants; i++) {
+                run->layer_fds[i] = -EBADF;
+                run->layer_kinds[i] = run->plan.grants[i].g->kind;
+        }
+        for (size_t i = 0; i < run->plan.n_grants; i++) {
+                if (run->plan.grants[i].g->retained && !run->o.retain_overlays)
+                        return glove_error_set(run->o.error, EINVAL, "grants",
+                                               "Refusing the retained overlay %s (%s) in %s: only the agent's "
+                                               "sandbox (glove exec, glove run) keeps a change set; make it "
+                                               "\"lifetime\": \"ephemeral\"",
+                                               run->plan.grants[i].g->path, run->plan.grants[i].g->origin,
+                                               run->o.name ? run->o.name : "this sandbox");
+        }
         run->res.root_mode = run->plan.root_mode;
         run->res.host_uid = run->plan.host_uid;
         run->res.host_gid = run->plan.host_gid;
@@ -367,6 +391,67 @@ static int run_arm_watchdog(struct run *run) {
         return 0;
 }
 
+static int layer_placeholders(const struct plan *plan, const struct grant *gr, struct glove_layer_result *l) {
+        for (size_t i = 0; i < plan->n_prot; i++) {
+                const char *rel = path_startswith(plan->prot[i].path, gr->g->path);
+
+                if (plan->prot[i].create && rel && *rel &&
+                    strv_add_unique_n(&l->placeholders, &l->n_placeholders, rel, SIZE_MAX) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* What each sized layer held at the end; a retained overlay's upper layer
+ * and grant, for the caller's change set. A layer init never sent (a
+ * setup that failed first) is left out: the command never ran. */
+static void run_collect_layers(struct run *run) {
+        struct glove_session_result *res = &run->res;
+
+        res->layers = calloc(run->plan.n_grants + 1, sizeof(*res->layers));
+        if (!res->layers) {
+                glove_warning_add(run->o.warnings, "Out of memory: the receipt does not state what the writable "
+                                  "layers used");
+                return;
+        }
+        for (size_t i = 0; i < run->plan.n_grants; i++) {
+                const struct grant *gr = &run->plan.grants[i];
+                struct glove_layer_result *l = &res->layers[res->n_layers];
+                struct statfs sf;
+
+                if (run->layer_fds[i] < 0)
+                        continue;
+                *l = (struct glove_layer_result) { .path = gr->g->path, .kind = gr->g->kind,
+                                                   .retained = gr->g->retained, .cap_bytes = gr->g->size,
+                                                   .upper_fd = -EBADF, .grant_fd = -EBADF };
+                res->n_layers++;
+                if (fstatfs(run->layer_fds[i], &sf) == 0)
+                        l->used_bytes = (uint64_t) (sf.f_blocks - sf.f_bfree) * (uint64_t) sf.f_bsize;
+                if (!l->retained)
+                        continue;
+                l->upper_fd = openat(run->layer_fds[i], "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                l->grant_fd = fcntl(gr->fd, F_DUPFD_CLOEXEC, 3);
+                l->grant_dev = gr->dev;
+                l->grant_ino = gr->ino;
+                if (l->upper_fd < 0 || l->grant_fd < 0 || layer_placeholders(&run->plan, gr, l) < 0)
+                        glove_warning_add(run->o.warnings, "Cannot keep the upper layer of the overlay %s: %s",
+                                          gr->g->path, strerror(errno));
+        }
+}
+
+void glove_session_result_done(struct glove_session_result *res) {
+        if (!res)
+                return;
+        for (size_t i = 0; i < res->n_layers; i++) {
+                safe_close(res->layers[i].upper_fd);
+                safe_close(res->layers[i].grant_fd);
+                strv_free_n(res->layers[i].placeholders, res->layers[i].n_placeholders);
+        }
+        free(res->layers);
+        res->layers = NULL;
+        res->n_layers = 0;
+}
+
 /* Until the agent's end; then what it left: its output's figures, the
  * cgroup's, the terminal given back, and what it created where a
  * protected path was missing. */
@@ -381,9 +466,14 @@ static int run_wait(struct run *run) {
                 .res = &run->res,
                 .e = run->o.error,
                 .w = run->o.warnings,
+                .layer_fds = run->layer_fds,
+                .n_layers = run->plan.n_grants,
+                .layer_kinds = run->layer_kinds,
         };
 
         supervise(&s);
+        if (run->res.started)
+                run_collect_layers(run);
         /* the agent is gone: what it could not use up is the end's */
         glove_audit_unreserve(run->o.audit);
         relay_result(&run->relay, &run->res);
@@ -417,6 +507,12 @@ static void run_teardown(struct run *run) {
         strv_free(run->argv_copy);
         run->argv_copy = NULL;
         run->plan.argv = NULL;
+        for (size_t i = 0; run->layer_fds && i < run->plan.n_grants; i++)
+                safe_close(run->layer_fds[i]);
+        free(run->layer_fds);
+        run->layer_fds = NULL;
+        free(run->layer_kinds);
+        run->layer_kinds = NULL;
 }
 
 /* A session whose end cannot be recorded ends "audit_failed", and glove
@@ -523,5 +619,7 @@ int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_ses
         close_pairp(&run.pair);
         if (ret)
                 *ret = run.res;
+        else
+                glove_session_result_done(&run.res);
         return run.res.status;
 }

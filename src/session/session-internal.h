@@ -52,3 +52,12 @@ int session_gateway_start(struct session_gateway *rs, const struct glove_policy 
                           struct glove_error *e);
 /* Stops it (it stops its servers), removes the socket; its exit status. */
 int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w);
+
+/* session-changes.c: a retained overlay's change set (docs/changes.md),
+ * written to <state>/changes/<run_id>/ whole or not at all, from the
+ * layer the sandbox kept; on success sets l->written, ->digest and
+ * ->entries. |started_ns|: CLOCK_REALTIME before the agent ran (a host
+ * file changed after it is marked changed_during_run). */
+struct glove_layer_result;
+int session_changes_write(int state_fd, const char *run_id, int64_t started_ns, struct glove_layer_result *l,
+                          struct glove_error *e);

@@ -22,6 +22,7 @@
 #include "macro.h"
 #include "path-util.h"
 #include "session-internal.h"
+#include "time-util.h"
 #include "timeline.h"
 
 struct glove_session {
@@ -298,6 +299,33 @@ static int record_receipt(struct glove_error *e, int state_fd, struct glove_jour
         return 0;
 }
 
+/* Each retained overlay's change set, before the receipt that commits to
+ * it. The agent's work must not vanish quietly: a change set that cannot
+ * be written fails the session (125), named, and the receipt says it was
+ * not written. */
+static int write_changes(struct glove_session *s, int state_fd, const char *run_id,
+                         struct glove_session_result *res) {
+        int ret = 0;
+
+        for (size_t i = 0; i < res->n_layers; i++) {
+                struct glove_layer_result *l = &res->layers[i];
+                struct glove_error e = {};
+
+                if (l->kind != GLOVE_GRANT_OVERLAY || !l->retained)
+                        continue;
+                if (session_changes_write(state_fd, run_id, (int64_t) timespec_ns(&res->start_wall), l, &e) >= 0) {
+                        timeline_mark("supervisor: change set written");
+                        continue;
+                }
+                ret = e.error > 0 ? -e.error : -EIO;
+                if (glove_error_is_set(&s->error))
+                        glove_warning_add(&s->warnings, "%s", e.message);
+                else
+                        s->error = e;
+        }
+        return ret;
+}
+
 int glove_session_run(struct glove_session *s, const struct glove_session_run_options *o,
                       struct glove_session_outcome *ret) {
         const struct glove_policy *p = s->policy;
@@ -425,7 +453,10 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .uid_lease = lease.scan_pending ? &lease : NULL,
                         .error = &s->error,
                         .warnings = &s->warnings,
+                        .retain_overlays = true,
                 }, &res);
+        if (write_changes(s, state_fd, run_id, &res) < 0)
+                status = GLOVE_EXIT_FAILED;
         if (run) {
                 int gw = session_gateway_finish(&rs, &s->warnings);
                 if (gateway_up && gw != 0)
@@ -459,6 +490,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                  : s->error.message,
         }, o, receipt_file_fd);
         free(TAKE_PTR(res.tail));
+        glove_session_result_done(&res);
         timeline_mark("supervisor: receipt recorded");
         if (r < 0) {
                 /* the receipt's failure is the session's, whatever the

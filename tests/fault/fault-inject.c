@@ -38,6 +38,7 @@ static const struct {
         { "chdir", SYS_chdir },
         { "clone3", SYS_clone3 },
         { "fsconfig", SYS_fsconfig },
+        { "fsetxattr", SYS_fsetxattr },
         { "fsmount", SYS_fsmount },
         { "fsopen", SYS_fsopen },
         { "landlock_add_rule", SYS_landlock_add_rule },

@@ -129,11 +129,14 @@ if "idmapped-mounts" in by:
         want(im.get("status") == "skipped", "idmapped-mounts probed for a non-root user")
 for optional in ("overlayfs", "cgroup-v2", "resource-limits", "mcp-servers"):
     want(by.get(optional, {}).get("required") is False, f"{optional} must be optional")
-# Glove has no overlay grants: never "available", and the detail says so
+# overlayfs gates overlay grants: available only when the sandbox's own
+# way of making one worked, else unavailable with a fix
 ov = by.get("overlayfs", {})
-want(ov.get("status") == "skipped" and "does not offer 'overlay' grants" in ov.get("detail", ""),
-     f"overlayfs must say Glove does not offer overlay grants: {ov}")
-want("copy-on-write works" not in ov.get("detail", ""), "overlayfs claims copy-on-write works")
+want("overlay grants" in ov.get("detail", ""), f"overlayfs must say what it gates: {ov}")
+if ov.get("kernel_mounts_overlay") is True:
+    want(ov.get("status") == "available" and ov.get("available") is True, f"overlayfs worked but says {ov}")
+else:
+    want(ov.get("status") == "unavailable" and bool(ov.get("fix")), f"overlayfs failed but says {ov}")
 # cgroup-v2 only reads files, and says so
 cg = by.get("cgroup-v2", {})
 want(cg.get("detail", "").startswith("read: ") or "no cgroup2" in cg.get("detail", ""),
@@ -232,8 +235,7 @@ grep -q "cgroup-v2 only reads files" "$work/help" || fail "--help does not say c
 # -- a mechanism taken away for real: the report changes ---------------------------
 # tests/fault/fault-inject runs doctor with one system call failing (EPERM)
 # under a seccomp filter of its own; each check that depends on it must turn
-# from what the plain report said into unavailable (overlayfs: from "the
-# kernel could" to "nor could the kernel").
+# from what the plain report said into unavailable.
 if [[ -z ${FAULT_INJECT:-} || ! -x $FAULT_INJECT ]]; then
         fail "FAULT_INJECT must name the fault-inject binary (got '${FAULT_INJECT:-}')"
 else
@@ -274,7 +276,7 @@ if name == "overlayfs":
     if b.get("kernel_mounts_overlay") is not True:
         print(f"# {name}: the kernel cannot mount overlayfs here to begin with ({b['detail']}); not checked")
         sys.exit(3)
-    ok = f.get("kernel_mounts_overlay") is False and "nor could the kernel" in f["detail"] and f["status"] == "skipped"
+    ok = f.get("kernel_mounts_overlay") is False and f["status"] == "unavailable" and bool(f.get("fix"))
 elif b["status"] == "skipped":
     print(f"# {name}: skipped for this user ({b['detail']}); not checked")
     sys.exit(3)

@@ -453,6 +453,36 @@ static void test_log_check_helpers(void **state) {
         assert_int_equal(check(log, strlen(log), journal, "/l", &rep), -EBADMSG);
 }
 
+/* The receipts of glove changes apply and drop vouch for their runs'
+ * records as a session's do; other kinds do not. */
+static void test_log_check_changes_receipts(void **state) {
+        static const char run[] = "0123456789abcdef0123456789abcdef";
+        char l1[256], journal[1024], sha[GLOVE_SHA256_HEX_CHARS + 1];
+        struct glove_audit_log_report rep;
+        static const char *const kinds[] = { "changes_apply", "changes_drop" };
+
+        (void) state;
+        (void) snprintf(l1, sizeof(l1), "{\"run\":\"%s\",\"seq\":1,\"v\":1}\n", run);
+        glove_sha256_hex(l1, strlen(l1), sha);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                (void) snprintf(journal, sizeof(journal),
+                                "{\"audit\":{\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"%s\","
+                                "\"run\":\"%s\"}\n",
+                                sha, kinds[i], run);
+                assert_int_equal(check(l1, strlen(l1), journal, "/l", &rep), 0);
+                assert_int_equal(rep.runs_checked, 1);
+                /* its record gone: damage, as for a session */
+                assert_int_equal(check("", 0, journal, "/l", &rep), -EBADMSG);
+        }
+        (void) snprintf(journal, sizeof(journal),
+                        "{\"audit\":{\"path\":\"/l\",\"records\":1,\"sha256\":\"%s\"},\"kind\":\"other\","
+                        "\"run\":\"%s\"}\n",
+                        sha, run);
+        assert_int_equal(check(l1, strlen(l1), journal, "/l", &rep), 0);
+        assert_int_equal(rep.runs_checked, 0);
+        assert_int_equal(rep.runs_unreceipted, 1);
+}
+
 /* A record of a vouched-for run may vouch for another run (the gateway for
  * each MCP server's sandbox): that run is checked like a receipted one;
  * a vouch from a run nothing vouches for counts for nothing. */
@@ -616,6 +646,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_check_helpers, setup, teardown),
+                cmocka_unit_test(test_log_check_changes_receipts),
                 cmocka_unit_test_setup_teardown(test_log_check_vouches, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -405,6 +405,122 @@ static void test_append_and_verify(void **state) {
         verify_ok(s, 31);
 }
 
+/* A session receipt's "tmpfs" and "changes" (docs/audit.md) are strictly
+ * typed: each form Glove writes verifies, and a well-MAC'd receipt with
+ * any other shape is bad-record. */
+static void test_layers_typed(void **state) {
+#define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        static const char digest[] = DIGEST;
+        static const char *const bad[] = {
+                "{\"tmpfs\": []}",
+                "{\"tmpfs\": {\"path\": \"/t\", \"cap_bytes\": 1, \"used_bytes\": 0}}",
+                "{\"tmpfs\": [{\"path\": \"/t\", \"cap_bytes\": 1}]}",
+                "{\"tmpfs\": [{\"path\": \"/t\", \"cap_bytes\": -1, \"used_bytes\": 0}]}",
+                "{\"tmpfs\": [{\"path\": \"/t\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": false}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": 1}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": \"0\", \"retained\": false}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": true}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": false, "
+                "\"entries\": 1, \"digest\": \"" DIGEST "\"}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": true, "
+                "\"entries\": 1, \"digest\": \"sha256:00\"}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": true, "
+                "\"entries\": 1, \"digest\": \"" DIGEST "\", \"written\": false}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": true, "
+                "\"written\": true}]}",
+                "{\"changes\": [{\"path\": \"/o\", \"cap_bytes\": 1, \"used_bytes\": 0, \"retained\": false, "
+                "\"extra\": 1}]}",
+        };
+#undef DIGEST
+        struct st *s = *state;
+        char err[1024];
+        uint64_t seq = 1;
+
+        init_ok(s);
+        {
+                /* what Glove writes: an ephemeral and a retained overlay, written or not, and a tmpfs */
+                _cleanup_json_ json_t *r = json_pack(
+                        "{s:s,s:s,s:[{s:s,s:I,s:I}],s:[{s:s,s:I,s:I,s:b},{s:s,s:I,s:I,s:b,s:s,s:I},"
+                        "{s:s,s:I,s:I,s:b,s:b}]}",
+                        "kind", "session", "run", "r", "tmpfs", "path", "/tmp", "cap_bytes", (json_int_t) 1 << 29,
+                        "used_bytes", (json_int_t) 4096, "changes", "path", "/e", "cap_bytes", (json_int_t) 1 << 30,
+                        "used_bytes", (json_int_t) 0, "retained", 0, "path", "/r", "cap_bytes", (json_int_t) 1 << 30,
+                        "used_bytes", (json_int_t) 8192, "retained", 1, "digest", digest, "entries", (json_int_t) 3,
+                        "path", "/w", "cap_bytes", (json_int_t) 1, "used_bytes", (json_int_t) 1, "retained", 1,
+                        "written", 0);
+
+                assert_non_null(r);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                verify_ok(s, ++seq);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ json_t *r = NULL, *members = NULL;
+                _cleanup_free_ char *journal = NULL, *head = NULL;
+                size_t jlen = 0, hlen = 0;
+
+                /* each case appends to the same good journal */
+                journal = slurp(s->fd, GLOVE_JOURNAL_NAME, &jlen);
+                head = slurp(s->fd, GLOVE_JOURNAL_HEAD_NAME, &hlen);
+                members = json_loads(bad[i], 0, NULL);
+                assert_non_null(members);
+                r = json_pack("{s:s,s:s}", "kind", "session", "run", "r");
+                assert_int_equal(json_object_update(r, members), 0);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                EXPECT_DAMAGE(s, seq + 1, seq + 1, JOURNAL_BAD_RECORD);
+                spit(s->fd, GLOVE_JOURNAL_NAME, journal, jlen, 0600);
+                spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, hlen, 0600);
+                verify_ok(s, seq);
+        }
+}
+
+/* The receipts of glove changes apply and drop (docs/audit.md) name the
+ * change set's run and a result Glove writes; anything else under a valid
+ * MAC is bad-record. */
+static void test_changes_receipts_typed(void **state) {
+#define RUNID "0123456789abcdef0123456789abcdef"
+        static const char *const good[] = {
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"refused\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": \"" RUNID "\", \"result\": \"dropped\"}",
+        };
+        static const char *const bad[] = {
+                "{\"kind\": \"changes_apply\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"0123\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\"}",
+                "{\"kind\": \"changes_apply\", \"change_run\": \"" RUNID "\", \"result\": \"dropped\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": \"" RUNID "\", \"result\": \"applied\"}",
+                "{\"kind\": \"changes_drop\", \"change_run\": 7, \"result\": \"dropped\"}",
+        };
+#undef RUNID
+        struct st *s = *state;
+        char err[1024];
+        uint64_t seq = 1;
+
+        init_ok(s);
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                _cleanup_json_ json_t *r = json_loads(good[i], 0, NULL);
+
+                assert_non_null(r);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                verify_ok(s, ++seq);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ json_t *r = json_loads(bad[i], 0, NULL);
+                _cleanup_free_ char *journal = NULL, *head = NULL;
+                size_t jlen = 0, hlen = 0;
+
+                journal = slurp(s->fd, GLOVE_JOURNAL_NAME, &jlen);
+                head = slurp(s->fd, GLOVE_JOURNAL_HEAD_NAME, &hlen);
+                assert_non_null(r);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+                EXPECT_DAMAGE(s, seq + 1, seq + 1, JOURNAL_BAD_RECORD);
+                spit(s->fd, GLOVE_JOURNAL_NAME, journal, jlen, 0600);
+                spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, hlen, 0600);
+                verify_ok(s, seq);
+        }
+}
+
 /* What is allocated past the journal's end, and how many spare heads lie
  * in the state directory. */
 static off_t past_end(struct st *s, off_t *ret_size) {
@@ -1621,6 +1737,8 @@ int main(void) {
                 T(test_init),
                 T(test_mac_format),
                 T(test_append_and_verify),
+                T(test_layers_typed),
+                T(test_changes_receipts_typed),
                 T(test_reserve),
                 T(test_mac_lookalikes),
                 T(test_append_refuses_bad_receipts),

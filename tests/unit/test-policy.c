@@ -395,35 +395,18 @@ static void test_size_only_for_tmpfs(void **state) {
         char err[512] = "";
 
         check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"size\":\"1M\"}]}}", -EINVAL,
-                      "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"");
+                      "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\" and \"kind\": \"overlay\"");
         check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"rw\",\"size\":1}]}}",
-                      -EINVAL, "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"");
+                      -EINVAL, "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\" and \"kind\": \"overlay\"");
 
         assert_int_equal(glove_policy_new("t", &p), 0);
         assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RO, 4096, "--ro", err, sizeof(err)),
                          -EINVAL);
-        assert_string_equal(err, "--ro: \"size\" applies only to tmpfs grants");
+        assert_string_equal(err, "--ro: \"size\" applies only to tmpfs and overlay grants");
         assert_int_equal(glove_policy_add_grant(p, &ctx, "/a", GLOVE_GRANT_RW, 1, "--rw", err, sizeof(err)), -EINVAL);
         assert_int_equal(glove_policy_add_grant(p, &ctx, "/t", GLOVE_GRANT_TMPFS, UINT64_MAX, "--tmpfs", err,
                                                 sizeof(err)),
                          -EINVAL);
-        assert_int_equal(p->n_grants, 0);
-}
-
-static void test_not_implemented(void **state) {
-        _cleanup_policy_ struct glove_policy *p = NULL;
-        char err[512] = "";
-
-        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"${PWD}\",\"kind\":\"overlay\"}]}}",
-                      -EOPNOTSUPP,
-                      "/filesystem/write/0: overlay grants are not implemented yet; use \"rw\" or \"tmpfs\" for "
-                      "/work/p");
-        check_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"allow\":[\"a.example:443\"]}}",
-                      -EINVAL, "/network/allow: needs \"mode\": \"proxy\" (the mode is \"loopback\")");
-
-        assert_int_equal(glove_policy_new("t", &p), 0);
-        assert_int_equal(glove_policy_add_grant(p, &ctx, "/o", GLOVE_GRANT_OVERLAY, 0, "--overlay", err, sizeof(err)),
-                         -EOPNOTSUPP);
         assert_int_equal(p->n_grants, 0);
 }
 
@@ -1354,7 +1337,7 @@ static void test_message_of_each_mistake(void **state) {
                 { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":5}]}}",
                   "/filesystem/write/0/kind: must be a string" },
                 { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"size\":5}]}}",
-                  "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\"" },
+                  "/filesystem/write/0/size: applies only to \"kind\": \"tmpfs\" and \"kind\": \"overlay\"" },
                 { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":-1}]}}",
                   "/filesystem/write/0/size: must be positive" },
                 { "{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/x\",\"kind\":\"tmpfs\",\"size\":\"huge\"}]}}",
@@ -1722,6 +1705,71 @@ static void test_nul_refused_everywhere(void **state) {
         }
 }
 
+static void test_overlay_grants(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *d = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char err[512] = "";
+
+        (void) state;
+        /* the default size, a size, the lifetimes; written back whole */
+        p = load_ok("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"${PWD}\",\"kind\":\"overlay\"},"
+                    "{\"path\":\"/r\",\"kind\":\"overlay\",\"size\":\"2G\",\"lifetime\":\"retained\"},"
+                    "{\"path\":\"/e\",\"kind\":\"overlay\",\"lifetime\":\"ephemeral\"}]}}");
+        check_grant(p, 0, "/work/p", GLOVE_GRANT_OVERLAY, GLOVE_DEFAULT_OVERLAY_SIZE, "/filesystem/write/0");
+        check_grant(p, 1, "/r", GLOVE_GRANT_OVERLAY, (uint64_t) 2 << 30, "/filesystem/write/1");
+        check_grant(p, 2, "/e", GLOVE_GRANT_OVERLAY, GLOVE_DEFAULT_OVERLAY_SIZE, "/filesystem/write/2");
+        assert_false(p->grants[0].retained);
+        assert_true(p->grants[1].retained);
+        assert_false(p->grants[2].retained);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        text = json_dumps(json_object_get(json_object_get(j, "filesystem"), "write"), JSON_COMPACT | JSON_SORT_KEYS);
+        assert_non_null(text);
+        assert_string_equal(text, "[{\"kind\":\"overlay\",\"lifetime\":\"ephemeral\",\"path\":\"/work/p\",\"size\":1073741824},"
+                                  "{\"kind\":\"overlay\",\"lifetime\":\"retained\",\"path\":\"/r\",\"size\":2147483648},"
+                                  "{\"kind\":\"overlay\",\"lifetime\":\"ephemeral\",\"path\":\"/e\",\"size\":1073741824}]");
+
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"overlay\","
+                      "\"lifetime\":\"forever\"}]}}",
+                      -EINVAL, "/filesystem/write/0/lifetime: must be \"ephemeral\" or \"retained\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"tmpfs\","
+                      "\"lifetime\":\"retained\"}]}}",
+                      -EINVAL, "/filesystem/write/0/lifetime: applies only to \"kind\": \"overlay\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"lifetime\":\"retained\"}]}}",
+                      -EINVAL, "/filesystem/write/0/lifetime: applies only to \"kind\": \"overlay\"");
+        /* a run keeps one change set */
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"overlay\","
+                      "\"lifetime\":\"retained\"},{\"path\":\"/b\",\"kind\":\"overlay\",\"lifetime\":\"retained\"}]}}",
+                      -EEXIST,
+                      "/filesystem/write/1: /b and /a (/filesystem/write/0) are both retained overlays; a run keeps "
+                      "one change set, so at most one overlay may be retained");
+        /* the same path twice: the same size and lifetime, or refused */
+        assert_int_equal(glove_policy_add_overlay(p, &ctx, "/r", (uint64_t) 2 << 30, true, "--overlay-retained", err,
+                                                  sizeof(err)),
+                         0);
+        assert_int_equal(glove_policy_add_overlay(p, &ctx, "/r", 0, true, "--overlay-retained", err, sizeof(err)),
+                         -EEXIST);
+        assert_string_equal(err, "--overlay-retained: /r is an overlay of 2147483648 bytes by /filesystem/write/1 "
+                                 "and of 1073741824 bytes here");
+        assert_int_equal(glove_policy_add_overlay(p, &ctx, "/e", 0, true, "--overlay-retained", err, sizeof(err)),
+                         -EEXIST);
+        assert_string_equal(err, "--overlay-retained: /e is an overlay with lifetime \"ephemeral\" by "
+                                 "/filesystem/write/2 and \"retained\" here");
+        assert_int_equal(glove_policy_add_grant(p, &ctx, "/e", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), -EEXIST);
+        assert_int_equal(p->n_grants, 3);
+
+        /* glove exec --overlay . replaces the default's writable ${PWD},
+         * and nothing the user granted writable */
+        assert_int_equal(glove_policy_new_default(&ctx, &d, err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_overlay(d, &ctx, "/work/p", 0, false, "--overlay", err, sizeof(err)), 0);
+        assert_int_equal(default_grant(d, "/work/p", GLOVE_GRANT_OVERLAY), GLOVE_DEFAULT_OVERLAY_SIZE);
+        assert_int_equal(glove_policy_add_grant(d, &ctx, "/srv", GLOVE_GRANT_RW, 0, "--rw", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_overlay(d, &ctx, "/srv", 0, false, "--overlay", err, sizeof(err)),
+                         -EEXIST);
+        check_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"allow\":[\"a.example:443\"]}}",
+                      -EINVAL, "/network/allow: needs \"mode\": \"proxy\" (the mode is \"loopback\")");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_document),
@@ -1736,7 +1784,7 @@ int main(void) {
                 cmocka_unit_test(test_contradictory_and_merged_grants),
                 cmocka_unit_test(test_tmpfs_sizes),
                 cmocka_unit_test(test_size_only_for_tmpfs),
-                cmocka_unit_test(test_not_implemented),
+                cmocka_unit_test(test_overlay_grants),
                 cmocka_unit_test(test_reserved_paths),
                 cmocka_unit_test(test_root_and_sys),
                 cmocka_unit_test(test_environment),

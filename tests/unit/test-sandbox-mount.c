@@ -28,6 +28,7 @@ static const char *const kind_names[] = {
         [MOUNT_OP_ROOT_TMPFS] = "root-tmpfs",
         [MOUNT_OP_TMPFS] = "tmpfs",
         [MOUNT_OP_ATTACH_GRANT] = "attach",
+        [MOUNT_OP_OVERLAY] = "overlay",
         [MOUNT_OP_SYMLINK] = "symlink",
         [MOUNT_OP_WAIT_PLACEHOLDERS] = "wait-placeholders",
         [MOUNT_OP_PROTECT] = "protect",
@@ -56,6 +57,9 @@ static void check_steps(const struct plan *plan, const char *want) {
                 case MOUNT_OP_ATTACH_GRANT:
                         k += (size_t) snprintf(got + k, sizeof(got) - k, " #%zu%s", op->grant, op->file ? " file" : "");
                         break;
+                case MOUNT_OP_OVERLAY:
+                        k += (size_t) snprintf(got + k, sizeof(got) - k, " #%zu %ju", op->grant, (uintmax_t) op->size);
+                        break;
                 case MOUNT_OP_ROOT_TMPFS:
                 case MOUNT_OP_TMPFS:
                         k += (size_t) snprintf(got + k, sizeof(got) - k, " %ju %s", (uintmax_t) op->size, op->mode);
@@ -67,7 +71,8 @@ static void check_steps(const struct plan *plan, const char *want) {
                         k += (size_t) snprintf(got + k, sizeof(got) - k, " -> %s", op->target);
                         break;
                 case MOUNT_OP_PROTECT:
-                        k += (size_t) snprintf(got + k, sizeof(got) - k, " %s", op->readonly ? "ro" : "pin");
+                        k += (size_t) snprintf(got + k, sizeof(got) - k, " %s%s", op->readonly ? "ro" : "pin",
+                                               op->create ? " create" : "");
                         break;
                 case MOUNT_OP_PRIVATE:
                 case MOUNT_OP_WAIT_PLACEHOLDERS:
@@ -150,8 +155,41 @@ static void test_nothing_granted(void **state) {
                            "pivot-root /\n");
 }
 
+/* An overlay grant: cloned like any host grant, then attached as the
+ * lower layer of an overlay of its size; its missing protected directory
+ * is made inside (in the upper layer), with no wait for host placeholders. */
+static void test_overlay(void **state) {
+        struct glove_policy pol = { .shm_size = 0 };
+        struct glove_grant g[] = {
+                { .path = (char *) "/usr", .kind = GLOVE_GRANT_RO },
+                { .path = (char *) "/home/u/w", .kind = GLOVE_GRANT_OVERLAY, .size = 1 << 30, .retained = true },
+        };
+        struct grant grants[] = { { .g = &g[0], .type = S_IFDIR }, { .g = &g[1], .type = S_IFDIR } };
+        struct protect_mount prot[] = {
+                { .path = (char *) "/home/u/w/.git", .readonly = false, .is_dir = true },
+                { .path = (char *) "/home/u/w/.git/hooks", .readonly = true, .is_dir = true, .create = true },
+        };
+        struct plan plan = { .policy = &pol, .grants = grants, .n_grants = ELEMENTSOF(grants), .prot = prot,
+                             .n_prot = ELEMENTSOF(prot) };
+
+        (void) state;
+        check_steps(&plan, "private /\n"
+                           "clone /usr #0\n"
+                           "clone /home/u/w #1\n"
+                           "root-tmpfs / 4194304 0755\n"
+                           "attach /usr #0\n"
+                           "overlay /home/u/w #1 1073741824\n"
+                           "protect /home/u/w/.git pin\n"
+                           "protect /home/u/w/.git/hooks ro create\n"
+                           "proc /proc\n"
+                           "dev /dev shm 268435456\n"
+                           "root-readonly /\n"
+                           "pivot-root /\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_overlay),
                 cmocka_unit_test(test_grants_and_protected),
                 cmocka_unit_test(test_nothing_granted),
         };
