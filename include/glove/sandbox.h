@@ -86,9 +86,11 @@ struct glove_uid_lease {
         bool scan_pending; /* glove_uid_take(): no process has been seen to lack it yet */
         bool found_in_use; /* glove_uid_check() found a process with it: its lock file stays, marked */
         int scan_fd;       /* owned: the early scan's answer (glove_uid_take()), or -EBADF */
+        int scan_ours_fd;  /* owned: where the early scan learns the run's own init (glove_uid_scan_ours()) */
         pid_t scan_pid;    /* the early scan's process, until reaped; 0: none */
 };
-#define GLOVE_UID_LEASE_NULL ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF, .scan_fd = -EBADF })
+#define GLOVE_UID_LEASE_NULL                                                                                         \
+        ((struct glove_uid_lease) { .lock_fd = -EBADF, .dir_fd = -EBADF, .scan_fd = -EBADF, .scan_ours_fd = -EBADF })
 
 /* Takes the lowest uid of the range that no other run holds and that
  * /etc/passwd, /etc/group, /etc/subuid, /etc/subgid and the running
@@ -103,13 +105,20 @@ int glove_uid_allocate(struct glove_uid_lease *ret, char *err, size_t errlen);
  * check marked in use is taken only after the scan, as
  * glove_uid_allocate() takes it. */
 int glove_uid_take(struct glove_uid_lease *ret, char *err, size_t errlen);
+/* Tells glove_uid_take()'s early scan which process is the run's own
+ * init (|ours|), as soon as it exists: init takes the uid while the scan
+ * may still be reading, and a scan that met init would otherwise end
+ * there and leave the check to scan everything again. Once only; a lease
+ * without an early scan is fine. */
+void glove_uid_scan_ours(struct glove_uid_lease *l, pid_t ours);
 /* The scan glove_uid_take() left: 0 when no process but |ours| (0: none)
  * has the lease's uid as a uid, gid or supplementary group (the lease is
  * then as glove_uid_allocate()'s); -EUSERS with the process named in |err|
  * when one has, its lock file then marked so that later runs scan before
  * they take it; other -errno when /proc cannot be read. The early scan's
- * answer when it saw no process with the uid; else (it saw one, perhaps
- * |ours|, or could not look) the scan made here. A lease whose scan is
+ * answer when it saw no process with the uid but the one
+ * glove_uid_scan_ours() named; else (it saw one, or could not look) the
+ * scan made here. A lease whose scan is
  * done is 0 at once. */
 int glove_uid_check(struct glove_uid_lease *l, pid_t ours, char *err, size_t errlen);
 /* Gives it back (its lock file removed, then unlocked); NULL and a

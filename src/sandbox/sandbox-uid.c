@@ -57,6 +57,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +98,11 @@ void uid_set_add_range(struct uid_set *s, uint64_t start, uint64_t n) {
         }
         for (uint64_t id = start; id < hi && id - start < n; id++)
                 s->bits[(id - lo) / 64] |= (uint64_t) 1 << ((id - lo) % 64);
+}
+
+void uid_set_del(struct uid_set *s, uint64_t id) {
+        if (id >= s->first && id - s->first < s->count)
+                s->bits[(id - s->first) / 64] &= ~((uint64_t) 1 << ((id - s->first) % 64));
 }
 
 bool uid_set_has(const struct uid_set *s, uint64_t id) {
@@ -261,11 +267,25 @@ static void closedirp(DIR **d) {
                 (void) closedir(*d);
 }
 
+/* The pid written to |fd| (the run's init: glove_uid_scan_ours()), read
+ * once, waiting for it; -1 when none comes (the write end closed first). */
+static pid_t read_ours(int fd) {
+        pid_t pid;
+        ssize_t n;
+
+        do
+                n = read(fd, &pid, sizeof(pid));
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t) sizeof(pid) && pid > 0 ? pid : -1;
+}
+
 /* Every process's ids but |skip|'s (0: none). One that exits while it is
  * read is no matter. With |ret_holder|, the scan stops at the first
- * process that names the set's first id, and says which (0: none). */
-static int add_processes(struct uid_set *s, const char *proc, pid_t skip, pid_t *ret_holder, char *err,
-                         size_t errlen) {
+ * process that names the set's first id, and says which (0: none); with
+ * |ours_fd| >= 0 too, the first such process has the pid to skip read from
+ * it (read_ours()), and is passed by when it is that one. */
+static int add_processes(struct uid_set *s, const char *proc, pid_t skip, int ours_fd, pid_t *ret_holder,
+                         char *err, size_t errlen) {
         _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct dirent *de;
@@ -304,6 +324,13 @@ static int add_processes(struct uid_set *s, const char *proc, pid_t skip, pid_t 
                                             proc, name, strerror(-r));
                 uid_set_add_text(s, UID_FILE_STATUS, text, len);
                 if (ret_holder && uid_set_has(s, s->first)) {
+                        if (ours_fd >= 0 && skip == 0)
+                                skip = read_ours(ours_fd);
+                        if ((pid_t) pid == skip) {
+                                /* the first holder seen: nothing else set it */
+                                uid_set_del(s, s->first);
+                                continue;
+                        }
                         *ret_holder = (pid_t) pid;
                         return 0;
                 }
@@ -408,7 +435,7 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
         if (r >= 0)
                 r = add_file(&used, src->subgid, UID_FILE_SUBID, err, errlen);
         if (r >= 0 && src->proc && !scan_pending)
-                r = add_processes(&used, src->proc, 0, NULL, err, errlen);
+                r = add_processes(&used, src->proc, 0, -EBADF, NULL, err, errlen);
         if (r < 0)
                 return r;
         for (uint64_t id = first; id < end; id++) {
@@ -426,7 +453,7 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                         /* an earlier run found a process with it: the
                          * scan first, as a full allocation does (the
                          * file, left locked by none, keeps its mark) */
-                        r = add_processes(&used, src->proc, 0, NULL, err, errlen);
+                        r = add_processes(&used, src->proc, 0, -EBADF, NULL, err, errlen);
                         if (r < 0)
                                 return r;
                         scan_pending = false;
@@ -435,7 +462,7 @@ int uid_allocate_from(const struct uid_source *src, struct glove_uid_lease *ret,
                 }
                 *ret = (struct glove_uid_lease) { .uid = (uid_t) id, .lock_fd = TAKE_FD(fd),
                                                   .dir_fd = TAKE_FD(dir_fd), .scan_pending = scan_pending,
-                                                  .scan_fd = -EBADF };
+                                                  .scan_fd = -EBADF, .scan_ours_fd = -EBADF };
                 return 0;
         }
         return error_format(err, errlen, -EUSERS,
@@ -470,19 +497,40 @@ struct scan_report {
         pid_t holder;
 };
 
+/* Closes every descriptor but |a| and |b|. */
+static void close_all_but(int a, int b) {
+        int lo = a < b ? a : b, hi = a < b ? b : a;
+
+        if (lo > 0)
+                (void) close_range(0, (unsigned) lo - 1, 0);
+        if (hi > lo + 1)
+                (void) close_range((unsigned) lo + 1, (unsigned) hi - 1, 0);
+        (void) close_range((unsigned) hi + 1, ~0U, 0);
+}
+
 int uid_scan_start(struct glove_uid_lease *l, const char *proc) {
         pid_t parent = getpid(), pid;
-        int p[2];
+        int p[2], q[2];
 
         if (!l->scan_pending || l->scan_fd >= 0)
                 return 0;
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
+        /* a socket, not a pipe: a scan that ended before it was told
+         * must not kill the caller with SIGPIPE (MSG_NOSIGNAL) */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, q) < 0) {
+                int r = negative_errno();
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
         pid = fork();
         if (pid < 0) {
                 int r = negative_errno();
                 safe_close(p[0]);
                 safe_close(p[1]);
+                safe_close(q[0]);
+                safe_close(q[1]);
                 return r;
         }
         if (pid == 0) {
@@ -490,23 +538,35 @@ int uid_scan_start(struct glove_uid_lease *l, const char *proc) {
                 struct uid_set used = {};
                 char err[1];
 
-                /* nothing of the caller's but the answer's pipe: not the
-                 * lock, not a reader's pipe whose end it would hold open */
+                /* nothing of the caller's but the answer's pipe and where
+                 * init's pid comes: not the lock, not a reader's pipe whose
+                 * end it would hold open */
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                 if (getppid() != parent)
                         _exit(0);
-                if (p[1] > 0)
-                        (void) close_range(0, (unsigned) p[1] - 1, 0);
-                (void) close_range((unsigned) p[1] + 1, ~0U, 0);
+                close_all_but(p[1], q[0]);
                 rep.error = uid_set_init(&used, (uint32_t) l->uid, 1);
                 if (rep.error >= 0)
-                        rep.error = add_processes(&used, proc, 0, &rep.holder, err, sizeof(err));
+                        rep.error = add_processes(&used, proc, 0, q[0], &rep.holder, err, sizeof(err));
                 _exit(write(p[1], &rep, sizeof(rep)) == (ssize_t) sizeof(rep) ? 0 : 1);
         }
         safe_close(p[1]);
+        safe_close(q[0]);
         l->scan_fd = p[0];
+        l->scan_ours_fd = q[1];
         l->scan_pid = pid;
         return 0;
+}
+
+void glove_uid_scan_ours(struct glove_uid_lease *l, pid_t ours) {
+        if (!l || l->scan_ours_fd < 0)
+                return;
+        /* should it fail (the scan ended already, or cannot be told), the
+         * scan does not skip init and the check scans again */
+        if (ours > 0 && send(l->scan_ours_fd, &ours, sizeof(ours), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+                                (ssize_t) sizeof(ours))
+                log_debug("Cannot tell the uid's early scan which process is the run's: %m");
+        l->scan_ours_fd = safe_close(l->scan_ours_fd);
 }
 
 /* The early scan's process ended and reaped; its answer: true when it
@@ -515,6 +575,9 @@ static bool scan_finish(struct glove_uid_lease *l, bool kill_it) {
         struct scan_report rep = {};
         bool clear = false;
 
+        /* a scan waiting for init's pid gets none: it ends with the
+         * holder it met */
+        l->scan_ours_fd = safe_close(l->scan_ours_fd);
         if (l->scan_fd >= 0 && !kill_it)
                 clear = read(l->scan_fd, &rep, sizeof(rep)) == (ssize_t) sizeof(rep) && rep.error >= 0 &&
                         rep.holder == 0;
@@ -553,7 +616,7 @@ int uid_check_from(struct glove_uid_lease *l, const char *proc, pid_t ours, char
         for (unsigned round = 0;; round++) {
                 _cleanup_close_ int pidfd = -EBADF;
 
-                r = add_processes(&used, proc, ours, &holder, err, errlen);
+                r = add_processes(&used, proc, ours, -EBADF, &holder, err, errlen);
                 if (r < 0)
                         return r;
                 if (holder == 0) {

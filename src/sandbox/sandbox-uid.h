@@ -41,6 +41,7 @@ int uid_set_init(struct uid_set *s, uint32_t first, uint32_t count);
 void uid_set_done(struct uid_set *s);
 /* Ids outside the range are ignored; a range may straddle it. */
 void uid_set_add_range(struct uid_set *s, uint64_t start, uint64_t n);
+void uid_set_del(struct uid_set *s, uint64_t id);
 bool uid_set_has(const struct uid_set *s, uint64_t id);
 
 enum uid_file_kind {

@@ -330,6 +330,9 @@ static int run_clone(struct run *run) {
         if (pid < 0)
                 return pid;
         run->pid = pid;
+        /* init takes the uid before the early scan may have read it */
+        if (run->o.uid_lease && run->plan.root_mode)
+                glove_uid_scan_ours(run->o.uid_lease, pid);
         run->pair[1] = safe_close(run->pair[1]);
         relay_after_clone(&run->relay);
         /* a reader of glove's output that went away is an error to relay,

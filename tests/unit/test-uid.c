@@ -459,6 +459,31 @@ static void test_early_scan(void **state) {
         assert_int_equal(errno, ECHILD);
         glove_uid_release(&a);
 
+        /* told that 4242 is the run's init, it passes 4242 by and sees
+         * nobody: its answer stands (the check does not look at the
+         * /proc it was given) */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_true(a.scan_ours_fd >= 0);
+        glove_uid_scan_ours(&a, 4242);
+        assert_int_equal(a.scan_ours_fd, -EBADF);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 4242, err, sizeof(err)), 0);
+        assert_false(a.scan_pending);
+        glove_uid_release(&a);
+
+        /* told another pid, or nothing before the check: it stops at 4242,
+         * and the check's own scan is the answer (here: cannot look) */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        glove_uid_scan_ours(&a, 4243);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 4242, err, sizeof(err)), -ENOENT);
+        glove_uid_release(&a);
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 4242, err, sizeof(err)), -ENOENT);
+        assert_int_equal(a.scan_ours_fd, -EBADF);
+        glove_uid_release(&a);
+
         /* it sees nobody: that is the answer (the check does not look at
          * the /proc it was given) */
         (void) snprintf(path, sizeof(path), "%s/4242/status", f->proc);
@@ -467,6 +492,18 @@ static void test_early_scan(void **state) {
         assert_int_equal(uid_scan_start(&a, f->proc), 0);
         assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), 0);
         assert_false(a.scan_pending);
+        glove_uid_release(&a);
+
+        /* told of init after it ended: no SIGPIPE for the teller, and the
+         * answer stands */
+        assert_int_equal(take(f, &a), FIRST + 4);
+        assert_int_equal(uid_scan_start(&a, f->proc), 0);
+        {
+                siginfo_t si = {};
+                assert_int_equal(waitid(P_PID, (id_t) a.scan_pid, &si, WEXITED | WNOWAIT), 0);
+        }
+        glove_uid_scan_ours(&a, 4242);
+        assert_int_equal(uid_check_from(&a, "/nonexistent-glove-proc", 0, err, sizeof(err)), 0);
         glove_uid_release(&a);
 
         /* one that could not look: the check's own scan says why */
