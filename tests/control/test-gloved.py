@@ -164,12 +164,13 @@ def main():
     r = c.handshake("controller")
     caps = c.call("capabilities")
     check("a controller completes the handshake", r == {"role": "controller"})
-    check("capabilities: protocol 1, role controller, only capabilities as a method",
-          caps["protocol"] == 1 and caps["role"] == "controller" and caps["methods"] == ["capabilities"], caps)
-    check("capabilities: control 1, every other surface 0 with a reason",
-          caps["schemas"]["control"] == 1 and
-          all(v == 0 for k, v in caps["schemas"].items() if k != "control") and
-          set(caps["not_offered"]) == {k for k in caps["schemas"] if k != "control"} and
+    check("capabilities: protocol 1, role controller, capabilities and plan.validate as methods",
+          caps["protocol"] == 1 and caps["role"] == "controller" and
+          sorted(caps["methods"]) == ["capabilities", "plan.validate"], caps)
+    check("capabilities: control and plan 1, every other surface 0 with a reason",
+          caps["schemas"]["control"] == 1 and caps["schemas"]["plan"] == 1 and
+          all(v == 0 for k, v in caps["schemas"].items() if k not in ("control", "plan")) and
+          set(caps["not_offered"]) == {k for k in caps["schemas"] if k not in ("control", "plan")} and
           {"lifecycle", "plan", "receipts", "exposures", "bundle_projection", "refinement_eval",
            "guest_channel", "remote_backend", "retained_change_apply"} <= set(caps["schemas"]), caps["schemas"])
     doc = json.loads(subprocess.run([GLOVE, "doctor", "--json"], env=g.env(), capture_output=True,
@@ -181,7 +182,7 @@ def main():
     check("capabilities names no host path", "/" not in json.dumps(caps["mechanisms"]))
 
     # unknown methods, bad params, repeated handshake: errors, connection open
-    for method in ("session.create", "plan.validate", "exposure.create", "receipts.page"):
+    for method in ("session.create", "exposure.create", "receipts.page"):
         try:
             c.call(method, {})
             check(f"{method} is an unknown method", False)
