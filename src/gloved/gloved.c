@@ -39,6 +39,11 @@ static void help(FILE *f) {
                 "plans, exposures and receipt delivery are not built yet. 'glove ctl' is its\n"
                 "client. SIGTERM or SIGINT stop it; it removes the socket and the secret.\n"
                 "\n"
+                "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
+                "the whole receipt journal (as 'glove audit verify') and its store,\n"
+                "$XDG_STATE_HOME/glove/gloved.db (PRAGMA integrity_check, owner, mode 0600,\n"
+                "schema version), and refuses to start when either does not check out.\n"
+                "\n"
                 "  -h, --help     this text\n"
                 "      --version  print the version\n"
                 "\n"
@@ -58,9 +63,33 @@ static void server_freep(struct glove_control_server **s) {
         glove_control_server_free(*s);
 }
 
+static void store_freep(struct glove_control_store **s) {
+        glove_control_store_free(*s);
+}
+
+/* Fail closed: a store or a receipt chain that does not check out is not
+ * served from (docs/control.md, "Start-up checks"). */
+static int open_state(const struct glove_dirs *dirs, struct glove_control_store **ret) {
+        _cleanup_close_ int state_fd = -EBADF;
+        char err[1024] = "";
+        int r;
+
+        state_fd = glove_dir_open_checked(dirs->state, err, sizeof(err));
+        if (state_fd < 0)
+                return log_error_errno(state_fd, "%s", err);
+        r = glove_control_journal_check(state_fd, dirs->state, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        r = glove_control_store_open(state_fd, dirs->state, ret, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        return 0;
+}
+
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
+        _cleanup_(store_freep) struct glove_control_store *store = NULL;
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
         _cleanup_close_ int sfd = -EBADF;
@@ -73,6 +102,9 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        r = open_state(&dirs, &store);
+        if (r < 0)
+                return r;
 
         /* SIGTERM and SIGINT end the loop; a peer that goes away is an
          * error of a write, not a signal */
