@@ -13,7 +13,8 @@
  *   control-client.c        the owner's client (glove ctl)
  *   control-capabilities.c  what capabilities answers
  *   control-gloved-policy.c the owner's gloved.json: templates, ceilings
- *   control-plan.c          plans: decoding, matching, plan.validate */
+ *   control-plan.c          plans: decoding, matching, plan.validate
+ *   control-store.c         gloved.db: exposures, the start-up checks */
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -249,6 +250,71 @@ int glove_control_probe_host(const char *glove_version, json_t **ret);
  * -EINVAL for a report of another shape. */
 int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret);
 
+/* ---- gloved's durable state (control-store.c) ---- */
+
+/* <state>/gloved.db: SQLite, WAL, synchronous=FULL, foreign keys on, mode
+ * 0600 (docs/control.md, "The store"). */
+#define GLOVE_CONTROL_STORE_NAME "gloved.db"
+/* the schema this build writes and reads; a newer one is refused */
+#define GLOVE_CONTROL_STORE_SCHEMA 1
+/* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
+#define GLOVE_CONTROL_ALIAS_MAX 64
+
+struct glove_control_store;
+
+/* Opens (creating when missing, 0600) gloved.db in the checked state
+ * directory |state_fd| (|state| names it in messages), refuses a file of
+ * another owner or mode, a symlink, a schema newer than this build's, and
+ * a database that fails PRAGMA integrity_check, each with the reason and
+ * how to inspect it in |err|: -EPERM (owner, mode), -EPROTONOSUPPORT
+ * (schema), -EBADMSG (corruption), -EIO (SQLite failed otherwise). */
+int glove_control_store_open(int state_fd, const char *state, struct glove_control_store **ret, char *err,
+                             size_t errlen);
+void glove_control_store_free(struct glove_control_store *s);
+
+/* Verifies the whole receipt journal of |state_fd| (glove audit verify's
+ * check: every record, the chain, the head). -EBADMSG with which record
+ * and how to inspect it in |err|; another -errno when it cannot be read. */
+int glove_control_journal_check(int state_fd, const char *state, char *err, size_t errlen);
+
+/* One generation of an exposure, as the store holds it. */
+struct glove_control_exposure {
+        char alias[GLOVE_CONTROL_ALIAS_MAX + 1];
+        int64_t generation; /* 1, 2, ...: never reused for an alias */
+        char mode[8];       /* "ro" */
+        char *path;         /* absolute, normalised; owned */
+        uint64_t dev;       /* st_dev, st_ino, st_uid when it was enrolled */
+        uint64_t ino;
+        uid_t uid;
+        int64_t created;    /* seconds since the epoch */
+        int64_t revoked;    /* 0 while it is current */
+};
+void glove_control_exposure_done(struct glove_control_exposure *e);
+
+/* The exposure |alias|@|generation| (for plans: what a reference names).
+ * 0 with *ret filled (glove_control_exposure_done() it) when that
+ * generation is the alias's current one; -ESTALE when it exists but was
+ * revoked (an older plan), with *ret filled all the same so the caller can
+ * say since when; -ENOENT when the alias never had that generation. */
+int glove_control_store_exposure_get(struct glove_control_store *s, const char *alias, int64_t generation,
+                                     struct glove_control_exposure *ret);
+/* Records a new generation of |e|->alias (|e|'s mode, path, dev, ino,
+ * uid; its generation, created and revoked are ignored): one past the
+ * alias's last, 1 for a new alias. -EEXIST when the alias has a current
+ * generation (revoke it first). The generation it got in *ret_generation. */
+int glove_control_store_exposure_add(struct glove_control_store *s, const struct glove_control_exposure *e,
+                                     int64_t *ret_generation);
+/* Ends |alias|'s current generation: plans that name it stop matching, its
+ * row stays as history, and the alias's next enrolment gets the next
+ * generation. -ENOENT when the alias has no current generation. The
+ * generation revoked in *ret_generation (may be NULL). */
+int glove_control_store_exposure_revoke(struct glove_control_store *s, const char *alias, int64_t *ret_generation);
+/* Every generation (|history|) or only the current ones, by alias and
+ * generation: an array of *ret_n exposures (glove_control_exposures_free()). */
+int glove_control_store_exposure_list(struct glove_control_store *s, bool history,
+                                      struct glove_control_exposure **ret, size_t *ret_n);
+void glove_control_exposures_free(struct glove_control_exposure *v, size_t n);
+
 /* ---- The owner's gloved.json (control-gloved-policy.c) ----
  *
  * $XDG_CONFIG_HOME/glove/gloved.json (else ~/.config/glove/gloved.json):
@@ -359,6 +425,14 @@ int glove_plan_identifier_check(const char *s, const char *field, char *err, siz
  * generation, -EKEYREVOKED revoked). */
 typedef int (*glove_plan_exposure_lookup_t)(void *userdata, const char *alias, uint64_t generation, char *err,
                                             size_t errlen);
+
+/* The exposure catalog of gloved.db (|userdata|: a struct
+ * glove_control_store) as a lookup: 0 for the alias's current generation;
+ * -ENOENT for an alias the catalog does not know or a generation it never
+ * had, -ESTALE for a generation revoked (or superseded), each with why in
+ * |err|, never the exposure's path; another -errno when the store cannot
+ * be read. */
+int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen);
 
 /* Matches a decoded plan against gloved.json (|policy|; NULL: there is
  * none) and each exposure against the catalog (|lookup|; NULL: there is no

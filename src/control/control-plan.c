@@ -479,6 +479,49 @@ int glove_plan_decode(const json_t *plan, struct glove_plan *ret, char *err, siz
         return 0;
 }
 
+int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen) {
+        struct glove_control_store *store = userdata;
+        struct glove_control_exposure e = {}, *all = NULL;
+        int64_t last = 0, current = 0;
+        size_t n = 0;
+        int r;
+
+        if (generation > GLOVE_PLAN_GENERATION_MAX)
+                return error_format(err, errlen, -ENOENT, "no such generation");
+        r = glove_control_store_exposure_get(store, alias, (int64_t) generation, &e);
+        glove_control_exposure_done(&e);
+        if (r == 0)
+                return 0;
+        if (r == -ESTALE)
+                return error_format(err, errlen, r,
+                                    "generation %" PRIu64 " was revoked: the owner revoked or re-enrolled %s, and "
+                                    "plans must name its current generation",
+                                    generation, alias);
+        if (r != -ENOENT)
+                return error_format(err, errlen, r, "the exposure catalog cannot be read: %s", strerror(-r));
+        /* which of the two: an alias never enrolled, or a generation it never had */
+        r = glove_control_store_exposure_list(store, true, &all, &n);
+        if (r < 0)
+                return error_format(err, errlen, r, "the exposure catalog cannot be read: %s", strerror(-r));
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(all[i].alias, alias) == 0) {
+                        if (all[i].generation > last)
+                                last = all[i].generation;
+                        if (all[i].revoked == 0)
+                                current = all[i].generation;
+                }
+        glove_control_exposures_free(all, n);
+        if (last == 0)
+                return error_format(err, errlen, -ENOENT, "unknown alias: the owner has enrolled no exposure %s",
+                                    alias);
+        if (current == 0)
+                return error_format(err, errlen, -ENOENT,
+                                    "%s has no generation %" PRIu64 " (its last, %" PRId64 ", is revoked)", alias,
+                                    generation, last);
+        return error_format(err, errlen, -ENOENT, "%s has no generation %" PRIu64 " (its current one is %" PRId64 ")",
+                            alias, generation, current);
+}
+
 int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_policy *policy,
                      glove_plan_exposure_lookup_t lookup, void *lookup_userdata,
                      struct glove_plan_limits *ret_effective, char *err, size_t errlen) {
@@ -525,7 +568,7 @@ int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_po
 
                 if (!lookup)
                         return error_format(err, errlen, -EPERM,
-                                            "/exposures/%zu/ref: there is no exposure catalog in this gloved yet, "
+                                            "/exposures/%zu/ref: there is no exposure catalog to look it up in, "
                                             "so %s@%" PRIu64 " cannot be checked; a plan with exposures is refused",
                                             i, x->alias, x->generation);
                 why[0] = 0;

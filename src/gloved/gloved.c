@@ -42,6 +42,11 @@ static void help(FILE *f) {
                 "are not built yet. 'glove ctl' is its client. SIGTERM or SIGINT stop it; it\n"
                 "removes the socket and the secret.\n"
                 "\n"
+                "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
+                "the whole receipt journal (as 'glove audit verify') and its store,\n"
+                "$XDG_STATE_HOME/glove/gloved.db (PRAGMA integrity_check, owner, mode 0600,\n"
+                "schema version), and refuses to start when either does not check out.\n"
+                "\n"
                 "  -h, --help     this text\n"
                 "      --version  print the version\n"
                 "\n"
@@ -61,6 +66,29 @@ static void server_freep(struct glove_control_server **s) {
         glove_control_server_free(*s);
 }
 
+static void store_freep(struct glove_control_store **s) {
+        glove_control_store_free(*s);
+}
+
+/* Fail closed: a store or a receipt chain that does not check out is not
+ * served from (docs/control.md, "Start-up checks"). */
+static int open_state(const struct glove_dirs *dirs, struct glove_control_store **ret) {
+        _cleanup_close_ int state_fd = -EBADF;
+        char err[1024] = "";
+        int r;
+
+        state_fd = glove_dir_open_checked(dirs->state, err, sizeof(err));
+        if (state_fd < 0)
+                return log_error_errno(state_fd, "%s", err);
+        r = glove_control_journal_check(state_fd, dirs->state, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        r = glove_control_store_open(state_fd, dirs->state, ret, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        return 0;
+}
+
 static void gloved_policy_freep(struct glove_gloved_policy **p) {
         glove_gloved_policy_free(*p);
 }
@@ -77,6 +105,7 @@ static const struct glove_control_method methods[] = {
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
+        _cleanup_(store_freep) struct glove_control_store *store = NULL;
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_(gloved_policy_freep) struct glove_gloved_policy *policy = NULL;
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
@@ -91,6 +120,9 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        r = open_state(&dirs, &store);
+        if (r < 0)
+                return r;
 
         /* the owner's templates and ceilings, read once: a controller's
          * plans are matched against what the owner wrote when gloved
@@ -102,6 +134,9 @@ static int run(void) {
                 log_info("gloved: no %s/%s: every plan is refused until you write one (docs/control.md)",
                          dirs.config, GLOVE_GLOVED_POLICY_FILE_NAME);
         plans.policy = policy;
+        /* each exposure a plan names is looked up in gloved.db's catalog */
+        plans.lookup = glove_plan_store_lookup;
+        plans.lookup_userdata = store;
 
         /* SIGTERM and SIGINT end the loop; a peer that goes away is an
          * error of a write, not a signal */

@@ -76,6 +76,11 @@ class Gloved:
         self.prefix = list(prefix)
         self.proc = None
         self.log = os.path.join(T, name, "gloved.log")
+        # gloved verifies the receipt chain at start: the state directory,
+        # its key and journal are glove setup's
+        p = subprocess.run(self.argv([GLOVE, "setup"]), env=self.env(), capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise RuntimeError(f"glove setup failed: {p.stderr}")
 
     def env(self):
         return env_for(self.rt, self.home)
@@ -433,7 +438,7 @@ def main():
 
     # a directory of the wrong mode or owner
     bad = Gloved("badmode")
-    os.makedirs(bad.dir, mode=0o755)
+    os.makedirs(bad.dir, mode=0o755, exist_ok=True)
     os.chmod(bad.dir, 0o755)
     rc, err = bad.run_once()
     check("a socket directory of mode 0755: gloved refuses to start, with the fix", rc == 125 and
@@ -442,7 +447,7 @@ def main():
     check("and glove ctl refuses that directory", p.returncode == 125 and "chmod 700" in p.stderr, p.stderr)
     if os.getuid() == 0:
         bad = Gloved("badowner")
-        os.makedirs(bad.dir, mode=0o700)
+        os.makedirs(bad.dir, mode=0o700, exist_ok=True)
         os.chown(bad.dir, NOBODY, NOBODY)
         rc, err = bad.run_once()
         check("a socket directory owned by another uid: gloved refuses to start, with the fix", rc == 125 and

@@ -11,7 +11,7 @@ or not owner-only; without one, every plan is refused.
 The controller computes BLAKE3 with hashlib.blake3 when Python has it,
 else with Debian's b3sum; with neither the test is skipped (77).
 
-Environment: GLOVED (the binary), TEST_DIR (a private directory). Prints
+Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory). Prints
 "ok - ..." / "not ok - ..." lines; exits 1 when any failed."""
 import atexit
 import copy
@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import client  # noqa: E402
 
+GLOVE = os.environ["GLOVE"]
 GLOVED = os.environ["GLOVED"]
 T = os.environ["TEST_DIR"]
 B3SUM = shutil.which("b3sum")
@@ -92,7 +93,15 @@ class Gloved:
         e.update(XDG_RUNTIME_DIR=self.rt, HOME=self.home)
         return e
 
+    def setup(self):
+        # gloved verifies the receipt chain and opens gloved.db at start: the
+        # state directory, its key and journal are glove setup's
+        p = subprocess.run([GLOVE, "setup"], env=self.env(), capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise RuntimeError(f"glove setup failed: {p.stderr}")
+
     def start(self):
+        self.setup()
         self.proc = subprocess.Popen([GLOVED], env=self.env(), stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
         started.append(self.proc)
         for _ in range(300):
@@ -102,6 +111,7 @@ class Gloved:
         return self
 
     def run_once(self):
+        self.setup()
         p = subprocess.run([GLOVED], env=self.env(), capture_output=True, text=True, timeout=60)
         return p.returncode, p.stderr
 
@@ -228,8 +238,8 @@ def main():
     refused(c, "a destination not allowed", variant(net=["evil.example.com:443"]), "plan-refused", "/net/0")
     refused(c, "an allowed host on another port", variant(net=["api.example.com:80"]), "plan-refused", "/net/0")
     refused(c, "a TTL over the maximum", variant(ttl_seconds=86401), "plan-refused", "/ttl_seconds")
-    refused(c, "an exposure while there is no catalog", variant(exposures=[{"ref": "src@1", "mode": "ro"}]),
-            "plan-refused", "/exposures/0/ref")
+    refused(c, "an exposure the catalog does not have", variant(exposures=[{"ref": "src@1", "mode": "ro"}]),
+            "plan-refused", "/exposures/0/ref", contains="unknown alias")
 
     # shape
     refused(c, "copy mode", variant(exposures=[{"ref": "src@1", "mode": "copy"}]), "plan-invalid",

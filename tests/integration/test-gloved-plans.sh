@@ -8,4 +8,4 @@ set -eu
 T=$(mktemp -d /tmp/glove-it.plans.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
-GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 300 python3 "$TESTS_DIR/control/test-plans.py"
+GLOVE=$GLOVE GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 300 python3 "$TESTS_DIR/control/test-plans.py"

@@ -4,8 +4,10 @@
  * refused as a path naming the field, the digests are those of the
  * canonical bytes, and matching against gloved.json and the catalog
  * refuses what exceeds them, naming the field; plan.validate puts the
- * three together with the controller's BLAKE3. */
+ * three together with the controller's BLAKE3, and looks exposures up in
+ * gloved.db's catalog. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -416,11 +419,93 @@ static void test_validate(void **state) {
         glove_gloved_policy_free(policy);
 }
 
+static void enrol(struct glove_control_store *s, const char *alias, int64_t want) {
+        struct glove_control_exposure e = { .mode = "ro", .path = (char *) "/srv/secret-path", .dev = 8, .ino = 42,
+                                            .uid = 1000 };
+        int64_t generation = 0;
+
+        (void) snprintf(e.alias, sizeof(e.alias), "%s", alias);
+        assert_int_equal(glove_control_store_exposure_add(s, &e, &generation), 0);
+        assert_int_equal(generation, want);
+}
+
+/* plan.validate with gloved.db's catalog: current, unknown alias, a
+ * generation it never had, a superseded one, a revoked one; the path of an
+ * exposure is never said. */
+static void test_catalog(void **state) {
+        char base[] = "/tmp/plans-unit-store.XXXXXX", path[128], err[1024] = "", reason[1024] = "";
+        struct glove_gloved_policy *policy = policy_new();
+        struct glove_control_store *store = NULL;
+        struct glove_plan_context ctx = { .policy = policy, .lookup = glove_plan_store_lookup };
+        static const struct {
+                const char *ref;
+                int code; /* 0: valid */
+                const char *why;
+        } cases[] = {
+                { "src@2", 0, NULL },
+                { "src@1", GLOVE_CONTROL_PLAN_REFUSED, "src@1: generation 1 was revoked" },
+                { "src@3", GLOVE_CONTROL_PLAN_REFUSED, "src has no generation 3 (its current one is 2)" },
+                { "docs@1", GLOVE_CONTROL_PLAN_REFUSED, "unknown alias" },
+                { "gone@1", GLOVE_CONTROL_PLAN_REFUSED, "generation 1 was revoked" },
+                { "gone@2", GLOVE_CONTROL_PLAN_REFUSED, "gone has no generation 2 (its last, 1, is revoked)" },
+        };
+        int fd;
+
+        assert_non_null(mkdtemp(base));
+        fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(glove_control_store_open(fd, base, &store, err, sizeof(err)), 0);
+        enrol(store, "src", 1);
+        assert_int_equal(glove_control_store_exposure_revoke(store, "src", NULL), 0);
+        enrol(store, "src", 2);
+        enrol(store, "gone", 1);
+        assert_int_equal(glove_control_store_exposure_revoke(store, "gone", NULL), 0);
+        ctx.lookup_userdata = store;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *params = NULL, *result = NULL;
+                _cleanup_free_ char *canonical = NULL;
+                char b3[65];
+                uint8_t d[32];
+                size_t len;
+                int code = 0, r;
+
+                params = json_pack("{s:{s:s, s:i, s:[{s:s, s:s}]}}", "plan", "template", "shell", "ttl_seconds", 60,
+                                   "exposures", "ref", cases[i].ref, "mode", "ro");
+                assert_non_null(params);
+                assert_int_equal(glove_json_canonical(json_object_get(params, "plan"), &canonical, &len), 0);
+                blake3_hash(canonical, len, d);
+                hex(d, 32, b3);
+                assert_int_equal(json_object_set_new(params, "blake3", json_string(b3)), 0);
+                reason[0] = 0;
+                r = glove_plan_validate(&ctx, params, &result, &code, reason, sizeof(reason));
+                if (cases[i].code == 0) {
+                        if (r != 0)
+                                fail_msg("%s: refused: %s", cases[i].ref, reason);
+                        continue;
+                }
+                if (r != -EBADMSG || code != cases[i].code || !strstr(reason, "/exposures/0/ref") ||
+                    !strstr(reason, cases[i].why))
+                        fail_msg("%s: got %d \"%s\", wanted %s", cases[i].ref, code, reason, cases[i].why);
+                assert_null(strstr(reason, "secret-path"));
+        }
+
+        glove_control_store_free(store);
+        (void) close(fd);
+        for (const char *const *suffix = (const char *const[]) { "", "-wal", "-shm", NULL }; *suffix; suffix++) {
+                (void) snprintf(path, sizeof(path), "%s/%s%s", base, GLOVE_CONTROL_STORE_NAME, *suffix);
+                (void) unlink(path);
+        }
+        assert_int_equal(rmdir(base), 0);
+        glove_gloved_policy_free(policy);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_decode_good),   cmocka_unit_test(test_decode_refused),
                 cmocka_unit_test(test_path_smuggling), cmocka_unit_test(test_identifier),
                 cmocka_unit_test(test_match),         cmocka_unit_test(test_validate),
+                cmocka_unit_test(test_catalog),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
