@@ -11,7 +11,10 @@
  *   control-endpoint.c      the runtime directory, the lock, the socket
  *   control-server.c        gloved's loop: connections, deadlines, caps
  *   control-client.c        the owner's client (glove ctl)
- *   control-capabilities.c  what capabilities answers */
+ *   control-capabilities.c  what capabilities answers
+ *   control-gloved-policy.c the owner's gloved.json: templates, ceilings
+ *   control-plan.c          plans: decoding, matching, plan.validate
+ *   control-store.c         gloved.db: exposures, the start-up checks */
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -71,6 +74,10 @@ enum {
         GLOVE_CONTROL_TIMEOUT = -32004,
         GLOVE_CONTROL_TOO_MANY_CONNECTIONS = -32005,
         GLOVE_CONTROL_PEER_NOT_OWNER = -32006,
+        /* plan.validate (docs/control.md, "Plans") */
+        GLOVE_CONTROL_PLAN_INVALID = -32010,   /* not a plan of the allowed shape */
+        GLOVE_CONTROL_PLAN_REFUSED = -32011,   /* a plan gloved.json or the catalog does not allow */
+        GLOVE_CONTROL_DIGEST_MISMATCH = -32012, /* the controller's BLAKE3 is not the plan's */
 };
 
 /* "parse-error", ...; NULL for a code that is none of the above */
@@ -242,3 +249,207 @@ int glove_control_probe_host(const char *glove_version, json_t **ret);
  * enforces (docs/control.md, "capabilities"). *ret is a new reference;
  * -EINVAL for a report of another shape. */
 int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret);
+
+/* ---- gloved's durable state (control-store.c) ---- */
+
+/* <state>/gloved.db: SQLite, WAL, synchronous=FULL, foreign keys on, mode
+ * 0600 (docs/control.md, "The store"). */
+#define GLOVE_CONTROL_STORE_NAME "gloved.db"
+/* the schema this build writes and reads; a newer one is refused */
+#define GLOVE_CONTROL_STORE_SCHEMA 1
+/* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
+#define GLOVE_CONTROL_ALIAS_MAX 64
+
+struct glove_control_store;
+
+/* Opens (creating when missing, 0600) gloved.db in the checked state
+ * directory |state_fd| (|state| names it in messages), refuses a file of
+ * another owner or mode, a symlink, a schema newer than this build's, and
+ * a database that fails PRAGMA integrity_check, each with the reason and
+ * how to inspect it in |err|: -EPERM (owner, mode), -EPROTONOSUPPORT
+ * (schema), -EBADMSG (corruption), -EIO (SQLite failed otherwise). */
+int glove_control_store_open(int state_fd, const char *state, struct glove_control_store **ret, char *err,
+                             size_t errlen);
+void glove_control_store_free(struct glove_control_store *s);
+
+/* Verifies the whole receipt journal of |state_fd| (glove audit verify's
+ * check: every record, the chain, the head). -EBADMSG with which record
+ * and how to inspect it in |err|; another -errno when it cannot be read. */
+int glove_control_journal_check(int state_fd, const char *state, char *err, size_t errlen);
+
+/* One generation of an exposure, as the store holds it. */
+struct glove_control_exposure {
+        char alias[GLOVE_CONTROL_ALIAS_MAX + 1];
+        int64_t generation; /* 1, 2, ...: never reused for an alias */
+        char mode[8];       /* "ro" */
+        char *path;         /* absolute, normalised; owned */
+        uint64_t dev;       /* st_dev, st_ino, st_uid when it was enrolled */
+        uint64_t ino;
+        uid_t uid;
+        int64_t created;    /* seconds since the epoch */
+        int64_t revoked;    /* 0 while it is current */
+};
+void glove_control_exposure_done(struct glove_control_exposure *e);
+
+/* The exposure |alias|@|generation| (for plans: what a reference names).
+ * 0 with *ret filled (glove_control_exposure_done() it) when that
+ * generation is the alias's current one; -ESTALE when it exists but was
+ * revoked (an older plan), with *ret filled all the same so the caller can
+ * say since when; -ENOENT when the alias never had that generation. */
+int glove_control_store_exposure_get(struct glove_control_store *s, const char *alias, int64_t generation,
+                                     struct glove_control_exposure *ret);
+/* Records a new generation of |e|->alias (|e|'s mode, path, dev, ino,
+ * uid; its generation, created and revoked are ignored): one past the
+ * alias's last, 1 for a new alias. -EEXIST when the alias has a current
+ * generation (revoke it first). The generation it got in *ret_generation. */
+int glove_control_store_exposure_add(struct glove_control_store *s, const struct glove_control_exposure *e,
+                                     int64_t *ret_generation);
+/* Ends |alias|'s current generation: plans that name it stop matching, its
+ * row stays as history, and the alias's next enrolment gets the next
+ * generation. -ENOENT when the alias has no current generation. The
+ * generation revoked in *ret_generation (may be NULL). */
+int glove_control_store_exposure_revoke(struct glove_control_store *s, const char *alias, int64_t *ret_generation);
+/* Every generation (|history|) or only the current ones, by alias and
+ * generation: an array of *ret_n exposures (glove_control_exposures_free()). */
+int glove_control_store_exposure_list(struct glove_control_store *s, bool history,
+                                      struct glove_control_exposure **ret, size_t *ret_n);
+void glove_control_exposures_free(struct glove_control_exposure *v, size_t n);
+
+/* ---- The owner's gloved.json (control-gloved-policy.c) ----
+ *
+ * $XDG_CONFIG_HOME/glove/gloved.json (else ~/.config/glove/gloved.json):
+ * what a controller may ask for (docs/control.md, "gloved.json"). Only the
+ * owner writes it; a controller names its templates by id and can never
+ * pass argv, environment values or policy text. */
+
+#define GLOVE_GLOVED_POLICY_FILE_NAME "gloved.json"
+#define GLOVE_GLOVED_POLICY_MAX_BYTES ((size_t) 256 << 10)
+
+/* Identifiers: a template id, an exposure alias: 1 to 64 of a-z 0-9 _ -,
+ * starting with a letter or a digit. */
+#define GLOVE_PLAN_ID_MAX 64
+/* a network destination "host:port": a DNS name (lowercase labels) or an
+ * IPv4 address, and a port 1 to 65535 */
+#define GLOVE_PLAN_DEST_MAX 259
+#define GLOVE_PLAN_EXPOSURES_MAX 32
+#define GLOVE_PLAN_NET_MAX 32
+#define GLOVE_PLAN_GENERATION_MAX ((uint64_t) 9007199254740991) /* 2^53 - 1 */
+
+/* The limits a plan asks for and the ceilings gloved.json sets, all
+ * integers. In a plan 0 means "not asked for" (the ceiling applies). */
+struct glove_plan_limits {
+        uint64_t cpu_millicores; /* 10 .. 1024000 */
+        uint64_t memory_bytes;   /* 1 MiB .. 2^50 */
+        uint64_t pids;           /* 2 .. 4194304 */
+        uint64_t wall_seconds;   /* 1 .. 2592000 (720 h) */
+        uint64_t output_bytes;   /* 1 .. 2^50 */
+};
+
+struct glove_gloved_template {
+        char id[GLOVE_PLAN_ID_MAX + 1];
+        char **argv;    /* NULL-terminated; argv[0] absolute */
+        char **env;     /* NULL-terminated "NAME=value" */
+        json_t *policy; /* the base sandbox policy: a Glove policy document, checked at load */
+};
+
+struct glove_gloved_policy {
+        struct glove_gloved_template *templates;
+        size_t n_templates;
+        struct glove_plan_limits ceilings;
+        char **net;     /* the destinations a controller may ask for, "host:port" */
+        size_t n_net;
+        uint64_t max_ttl_seconds;
+};
+
+/* Decodes a gloved.json document strictly: unknown members, wrong types
+ * and out-of-bound values are refused naming the member ("/ceilings/pids:
+ * ..."). Each template's policy is loaded as a Glove policy (docs/policy.md)
+ * with |home| for "~" and no working directory ("${PWD}" and "base":
+ * "default" are refused in a template). |origin| names the document. */
+int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char *home,
+                              struct glove_gloved_policy **ret, char *err, size_t errlen);
+/* Reads <config>/gloved.json: |config| (the config directory) is opened
+ * and checked as Glove's other directories are (glove_dir_open_checked:
+ * ours, 0700, no symlink), and the file must be a regular file, not a
+ * symlink, owned by the caller, with no permission for group or others
+ * (it may hold environment values that are secrets); then it is parsed as
+ * above. Returns 1 and the policy, 0 when there is no file (or no config
+ * directory), -errno with the reason and the fix in |err|. */
+int glove_gloved_policy_load(const char *config, const char *home, struct glove_gloved_policy **ret, char *err,
+                             size_t errlen);
+void glove_gloved_policy_free(struct glove_gloved_policy *p);
+const struct glove_gloved_template *glove_gloved_policy_template(const struct glove_gloved_policy *p,
+                                                                 const char *id);
+
+/* ---- Plans (control-plan.c) ---- */
+
+enum glove_plan_mode {
+        GLOVE_PLAN_MODE_RO,
+};
+
+struct glove_plan_exposure {
+        char alias[GLOVE_PLAN_ID_MAX + 1];
+        uint64_t generation;
+        enum glove_plan_mode mode;
+};
+
+struct glove_plan {
+        char template_id[GLOVE_PLAN_ID_MAX + 1];
+        struct glove_plan_exposure exposures[GLOVE_PLAN_EXPOSURES_MAX];
+        size_t n_exposures;
+        struct glove_plan_limits limits; /* 0: not asked for */
+        char net[GLOVE_PLAN_NET_MAX][GLOVE_PLAN_DEST_MAX + 1];
+        size_t n_net;
+        uint64_t ttl_seconds;
+        char *canonical; /* the plan's canonical JSON bytes (glove_json_canonical), NUL-terminated */
+        size_t canonical_len;
+        uint8_t sha256[32];
+        uint8_t blake3[32];
+};
+
+/* Decodes a plan (a JSON object) strictly: its members, their types and
+ * bounds, every string an identifier of its shape; what looks like a path
+ * is refused as one. Errors name the member ("/exposures/0/ref: ...").
+ * -EBADMSG with the reason in |err|, or -ENOMEM. On success *ret holds the
+ * plan, its canonical bytes and their digests (glove_plan_done()). */
+int glove_plan_decode(const json_t *plan, struct glove_plan *ret, char *err, size_t errlen);
+void glove_plan_done(struct glove_plan *p);
+
+/* Whether |s| is an identifier (GLOVE_PLAN_ID_MAX); and, when it is not,
+ * why, naming |field|, in |err| (what looks like a path is called one). */
+int glove_plan_identifier_check(const char *s, const char *field, char *err, size_t errlen);
+
+/* What an exposure reference is in the catalog: the lookup the exposure
+ * store provides. Returns 0 when |alias|@|generation| is current, else
+ * -errno with why in |err| (-ENOENT unknown alias, -ESTALE an older
+ * generation, -EKEYREVOKED revoked). */
+typedef int (*glove_plan_exposure_lookup_t)(void *userdata, const char *alias, uint64_t generation, char *err,
+                                            size_t errlen);
+
+/* The exposure catalog of gloved.db (|userdata|: a struct
+ * glove_control_store) as a lookup: 0 for the alias's current generation;
+ * -ENOENT for an alias the catalog does not know or a generation it never
+ * had, -ESTALE for a generation revoked (or superseded), each with why in
+ * |err|, never the exposure's path; another -errno when the store cannot
+ * be read. */
+int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen);
+
+/* Matches a decoded plan against gloved.json (|policy|; NULL: there is
+ * none) and each exposure against the catalog (|lookup|; NULL: there is no
+ * catalog, and a plan with exposures cannot be matched). -EPERM with the
+ * field and why in |err| when it does not match; on success the limits
+ * in force (the plan's, else the ceilings) in *ret_effective. */
+int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_policy *policy,
+                     glove_plan_exposure_lookup_t lookup, void *lookup_userdata,
+                     struct glove_plan_limits *ret_effective, char *err, size_t errlen);
+
+/* plan.validate's work on the params of a call, for gloved's table:
+ * {"plan": {...}, "blake3": "<64 hex>"}. A result (*ret_result) or an
+ * error code and reason, as struct glove_control_method's handler. */
+struct glove_plan_context {
+        const struct glove_gloved_policy *policy; /* NULL: no gloved.json */
+        glove_plan_exposure_lookup_t lookup;      /* NULL: no catalog */
+        void *lookup_userdata;
+};
+int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
+                        int *ret_code, char *reason, size_t reasonlen);

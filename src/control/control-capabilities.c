@@ -25,7 +25,7 @@ static const struct {
         const char *not_offered;
 } surfaces[] = {
         { "control", 1, NULL },
-        { "plan", 0, "plan.validate is not built yet" },
+        { "plan", 1, NULL },
         { "lifecycle", 0, "managed sessions (session.create, start, status, list, stop, cleanup) are not built yet" },
         { "receipts", 0, "receipt delivery (receipts.page, receipts.ack) is not built yet" },
         { "exposures", 0, "exposures (exposure.create, revoke, list) are not built yet" },

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,3 +13,25 @@ int control_socket_address(int dirfd, struct sockaddr_un *ret, socklen_t *ret_le
 
 /* Wipes a key or secret text (sodium_memzero). */
 void control_memzero(void *p, size_t n);
+
+/* A network destination "host:port" of a plan or of gloved.json: a
+ * lowercase DNS name or IPv4 address and a port 1 to 65535; what looks
+ * like a path is refused as one. 0, or -EBADMSG with why, naming |field|. */
+int control_plan_destination_check(const char *s, const char *field, char *err, size_t errlen);
+
+/* A string of a peer's or a file's, made safe for a one-line message:
+ * quoted, at most |max| bytes of it shown, anything but printable ASCII
+ * as \xNN. |buf| gets the NUL-terminated text. */
+const char *control_quote(const char *s, size_t len, char *buf, size_t buflen);
+
+struct glove_plan_limits;
+/* The limits object of a plan (|all| false: each member optional, 0 when
+ * absent) or gloved.json's ceilings (|all|: every member). Errors name
+ * the member under |prefix|. */
+int control_limits_parse(const json_t *obj, const char *prefix, bool all, struct glove_plan_limits *ret, char *err,
+                         size_t errlen);
+
+/* Each member of |obj| must be one of |names| (NULL-terminated): else
+ * -EBADMSG, "<prefix>/<key>: unknown member (<whose> has <list>)". */
+int control_members_known(const json_t *obj, const char *prefix, const char *whose, const char *const *names,
+                          const char *list, char *err, size_t errlen);

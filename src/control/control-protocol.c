@@ -27,6 +27,9 @@ static const struct {
         { GLOVE_CONTROL_TIMEOUT, "timeout" },
         { GLOVE_CONTROL_TOO_MANY_CONNECTIONS, "too-many-connections" },
         { GLOVE_CONTROL_PEER_NOT_OWNER, "peer-not-owner" },
+        { GLOVE_CONTROL_PLAN_INVALID, "plan-invalid" },
+        { GLOVE_CONTROL_PLAN_REFUSED, "plan-refused" },
+        { GLOVE_CONTROL_DIGEST_MISMATCH, "digest-mismatch" },
 };
 
 const char *glove_control_error_name(int code) {

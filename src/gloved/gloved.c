@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* gloved: the owner-local control service (docs/control.md).
  *
- * Today it serves the control protocol's foundation: the owner-only socket
+ * Today it serves the control protocol's foundation (the owner-only socket
  * in $XDG_RUNTIME_DIR/glove, the bootstrap secret, the handshake and
- * capabilities. Plans, managed sessions, exposures and receipt delivery
- * are not built yet; capabilities says so, and their methods are unknown
- * methods. */
+ * capabilities) and plan.validate against the owner's gloved.json. Managed
+ * sessions, exposures and receipt delivery are not built yet; capabilities
+ * says so, and their methods are unknown methods. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -35,9 +36,16 @@ static void help(FILE *f) {
                 "bootstrap-secret beside the socket (0600): only a client that holds it\n"
                 "completes the handshake, and only processes of this user may connect.\n"
                 "What it answers today: capabilities (what this build offers and what this\n"
-                "host enforces, as 'glove doctor' probes it at start). Managed sessions,\n"
-                "plans, exposures and receipt delivery are not built yet. 'glove ctl' is its\n"
-                "client. SIGTERM or SIGINT stop it; it removes the socket and the secret.\n"
+                "host enforces, as 'glove doctor' probes it at start) and plan.validate (a\n"
+                "controller's plan against $XDG_CONFIG_HOME/glove/gloved.json, read at start;\n"
+                "an invalid one stops it). Managed sessions, exposures and receipt delivery\n"
+                "are not built yet. 'glove ctl' is its client. SIGTERM or SIGINT stop it; it\n"
+                "removes the socket and the secret.\n"
+                "\n"
+                "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
+                "the whole receipt journal (as 'glove audit verify') and its store,\n"
+                "$XDG_STATE_HOME/glove/gloved.db (PRAGMA integrity_check, owner, mode 0600,\n"
+                "schema version), and refuses to start when either does not check out.\n"
                 "\n"
                 "  -h, --help     this text\n"
                 "      --version  print the version\n"
@@ -58,11 +66,50 @@ static void server_freep(struct glove_control_server **s) {
         glove_control_server_free(*s);
 }
 
+static void store_freep(struct glove_control_store **s) {
+        glove_control_store_free(*s);
+}
+
+/* Fail closed: a store or a receipt chain that does not check out is not
+ * served from (docs/control.md, "Start-up checks"). */
+static int open_state(const struct glove_dirs *dirs, struct glove_control_store **ret) {
+        _cleanup_close_ int state_fd = -EBADF;
+        char err[1024] = "";
+        int r;
+
+        state_fd = glove_dir_open_checked(dirs->state, err, sizeof(err));
+        if (state_fd < 0)
+                return log_error_errno(state_fd, "%s", err);
+        r = glove_control_journal_check(state_fd, dirs->state, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        r = glove_control_store_open(state_fd, dirs->state, ret, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        return 0;
+}
+
+static void gloved_policy_freep(struct glove_gloved_policy **p) {
+        glove_gloved_policy_free(*p);
+}
+
+static int plan_validate(void *userdata, const struct glove_control_call *call, json_t **ret_result, int *ret_code,
+                         char *reason, size_t reasonlen) {
+        return glove_plan_validate(userdata, call->params, ret_result, ret_code, reason, reasonlen);
+}
+
+static const struct glove_control_method methods[] = {
+        { "plan.validate", GLOVE_CONTROL_ROLES_ALL, plan_validate },
+};
+
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
+        _cleanup_(store_freep) struct glove_control_store *store = NULL;
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
+        _cleanup_(gloved_policy_freep) struct glove_gloved_policy *policy = NULL;
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
+        struct glove_plan_context plans = {};
         _cleanup_close_ int sfd = -EBADF;
         char err[1024] = "";
         sigset_t mask;
@@ -73,6 +120,23 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        r = open_state(&dirs, &store);
+        if (r < 0)
+                return r;
+
+        /* the owner's templates and ceilings, read once: a controller's
+         * plans are matched against what the owner wrote when gloved
+         * started; a gloved.json that is there but wrong stops it */
+        r = glove_gloved_policy_load(dirs.config, secure_getenv("HOME"), &policy, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        if (r == 0)
+                log_info("gloved: no %s/%s: every plan is refused until you write one (docs/control.md)",
+                         dirs.config, GLOVE_GLOVED_POLICY_FILE_NAME);
+        plans.policy = policy;
+        /* each exposure a plan names is looked up in gloved.db's catalog */
+        plans.lookup = glove_plan_store_lookup;
+        plans.lookup_userdata = store;
 
         /* SIGTERM and SIGINT end the loop; a peer that goes away is an
          * error of a write, not a signal */
@@ -98,10 +162,10 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* capabilities alone: the methods of plans, sessions, receipts and
-         * exposures join here as they are built */
-        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, NULL, 0, NULL, NULL,
-                                     &server);
+        /* the methods of sessions, receipts and exposures join the table
+         * as they are built */
+        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods,
+                                     ELEMENTSOF(methods), &plans, NULL, &server);
         if (r < 0)
                 return log_error_errno(r, "Cannot start serving: %m");
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);

@@ -76,6 +76,11 @@ class Gloved:
         self.prefix = list(prefix)
         self.proc = None
         self.log = os.path.join(T, name, "gloved.log")
+        # gloved verifies the receipt chain at start: the state directory,
+        # its key and journal are glove setup's
+        p = subprocess.run(self.argv([GLOVE, "setup"]), env=self.env(), capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise RuntimeError(f"glove setup failed: {p.stderr}")
 
     def env(self):
         return env_for(self.rt, self.home)
@@ -164,12 +169,13 @@ def main():
     r = c.handshake("controller")
     caps = c.call("capabilities")
     check("a controller completes the handshake", r == {"role": "controller"})
-    check("capabilities: protocol 1, role controller, only capabilities as a method",
-          caps["protocol"] == 1 and caps["role"] == "controller" and caps["methods"] == ["capabilities"], caps)
-    check("capabilities: control 1, every other surface 0 with a reason",
-          caps["schemas"]["control"] == 1 and
-          all(v == 0 for k, v in caps["schemas"].items() if k != "control") and
-          set(caps["not_offered"]) == {k for k in caps["schemas"] if k != "control"} and
+    check("capabilities: protocol 1, role controller, capabilities and plan.validate as methods",
+          caps["protocol"] == 1 and caps["role"] == "controller" and
+          sorted(caps["methods"]) == ["capabilities", "plan.validate"], caps)
+    check("capabilities: control and plan 1, every other surface 0 with a reason",
+          caps["schemas"]["control"] == 1 and caps["schemas"]["plan"] == 1 and
+          all(v == 0 for k, v in caps["schemas"].items() if k not in ("control", "plan")) and
+          set(caps["not_offered"]) == {k for k in caps["schemas"] if k not in ("control", "plan")} and
           {"lifecycle", "plan", "receipts", "exposures", "bundle_projection", "refinement_eval",
            "guest_channel", "remote_backend", "retained_change_apply"} <= set(caps["schemas"]), caps["schemas"])
     doc = json.loads(subprocess.run([GLOVE, "doctor", "--json"], env=g.env(), capture_output=True,
@@ -181,7 +187,7 @@ def main():
     check("capabilities names no host path", "/" not in json.dumps(caps["mechanisms"]))
 
     # unknown methods, bad params, repeated handshake: errors, connection open
-    for method in ("session.create", "plan.validate", "exposure.create", "receipts.page"):
+    for method in ("session.create", "exposure.create", "receipts.page"):
         try:
             c.call(method, {})
             check(f"{method} is an unknown method", False)
@@ -432,7 +438,7 @@ def main():
 
     # a directory of the wrong mode or owner
     bad = Gloved("badmode")
-    os.makedirs(bad.dir, mode=0o755)
+    os.makedirs(bad.dir, mode=0o755, exist_ok=True)
     os.chmod(bad.dir, 0o755)
     rc, err = bad.run_once()
     check("a socket directory of mode 0755: gloved refuses to start, with the fix", rc == 125 and
@@ -441,7 +447,7 @@ def main():
     check("and glove ctl refuses that directory", p.returncode == 125 and "chmod 700" in p.stderr, p.stderr)
     if os.getuid() == 0:
         bad = Gloved("badowner")
-        os.makedirs(bad.dir, mode=0o700)
+        os.makedirs(bad.dir, mode=0o700, exist_ok=True)
         os.chown(bad.dir, NOBODY, NOBODY)
         rc, err = bad.run_once()
         check("a socket directory owned by another uid: gloved refuses to start, with the fix", rc == 125 and

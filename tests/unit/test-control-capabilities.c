@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* src/control/control-capabilities.c: the answer says only what is built
- * (control 1, every other surface 0 with its reason) and what the
+ * (control and plan 1, every other surface 0 with its reason) and what the
  * doctor's report found, by name and state, never a detail; the probe
  * runs the real doctor in a child. */
 #include <errno.h>
@@ -38,8 +38,10 @@ static void test_from_report(void **state) {
         schemas = json_object_get(caps, "schemas");
         not_offered = json_object_get(caps, "not_offered");
         assert_int_equal(json_integer_value(json_object_get(schemas, "control")), 1);
+        assert_int_equal(json_integer_value(json_object_get(schemas, "plan")), 1);
+        assert_null(json_object_get(not_offered, "plan"));
         json_object_foreach(schemas, key, v) {
-                if (strcmp(key, "control") == 0)
+                if (strcmp(key, "control") == 0 || strcmp(key, "plan") == 0)
                         continue;
                 assert_int_equal(json_integer_value(v), 0);
                 assert_non_null(json_string_value(json_object_get(not_offered, key)));

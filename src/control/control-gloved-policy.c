@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/* The owner's gloved.json: the launch templates a controller may name
+ * (argv, environment, base sandbox policy), the ceilings on what a plan may
+ * ask for, the destinations it may ask to reach and the longest TTL. It is
+ * the only place argv, environment values and policy text of a managed
+ * session come from: a controller names a template by id. Decoded strictly;
+ * each error names the member. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control-internal.h"
+#include "fd-util.h"
+#include "file-util.h"
+#include "glove/control.h"
+#include "glove/host.h"
+#include "glove/json.h"
+#include "glove/policy.h"
+#include "log.h"
+#include "macro.h"
+
+#define TEMPLATES_MAX 64
+#define ARGV_MAX 256
+#define ENV_MAX 128
+#define STRING_MAX 4096
+#define ENV_NAME_MAX 128
+#define TTL_MAX ((uint64_t) 31536000)
+
+static void strv_free(char **v) {
+        if (!v)
+                return;
+        for (char **i = v; *i; i++)
+                free(*i);
+        free(v);
+}
+
+void glove_gloved_policy_free(struct glove_gloved_policy *p) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_templates; i++) {
+                strv_free(p->templates[i].argv);
+                strv_free(p->templates[i].env);
+                json_decref(p->templates[i].policy);
+        }
+        free(p->templates);
+        strv_free(p->net);
+        free(p);
+}
+
+static void gloved_policy_freep(struct glove_gloved_policy **p) {
+        glove_gloved_policy_free(*p);
+}
+
+const struct glove_gloved_template *glove_gloved_policy_template(const struct glove_gloved_policy *p,
+                                                                 const char *id) {
+        for (size_t i = 0; i < p->n_templates; i++)
+                if (strcmp(p->templates[i].id, id) == 0)
+                        return &p->templates[i];
+        return NULL;
+}
+
+static int members_known(const json_t *obj, const char *origin, const char *prefix, const char *const *names,
+                         const char *list, char *err, size_t errlen) {
+        char why[512];
+
+        if (control_members_known(obj, prefix, prefix[0] ? prefix : "gloved.json", names, list, why,
+                                  sizeof(why)) < 0)
+                return error_format(err, errlen, -EINVAL, "%s: %s", origin, why);
+        return 0;
+}
+
+/* A string without NUL of 1 to STRING_MAX bytes, copied. */
+static int string_copy(const json_t *v, const char *origin, const char *field, char **ret, char *err,
+                       size_t errlen) {
+        if (!json_is_string(v))
+                return error_format(err, errlen, -EINVAL, "%s: %s: must be a string", origin, field);
+        if (json_string_length(v) == 0 || json_string_length(v) > STRING_MAX ||
+            strlen(json_string_value(v)) != json_string_length(v))
+                return error_format(err, errlen, -EINVAL, "%s: %s: must be 1 to %d bytes without NUL", origin,
+                                    field, STRING_MAX);
+        *ret = strdup(json_string_value(v));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool env_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > ENV_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+                      s[i] == '_'))
+                        return false;
+        return true;
+}
+
+static int template_parse(const char *id, const json_t *t, const char *origin, const char *home,
+                          struct glove_gloved_template *ret, char *err, size_t errlen) {
+        static const char *const names[] = { "argv", "env", "policy", NULL };
+        struct glove_policy_context ctx = { .home = home, .pwd = NULL };
+        _cleanup_policy_ struct glove_policy *policy = NULL;
+        char field[256], perr[1024], q[128];
+        const char *name;
+        json_t *argv, *env, *v;
+        size_t i, n;
+        int r;
+
+        (void) snprintf(field, sizeof(field), "/templates/%s", id);
+        if (!json_is_object(t))
+                return error_format(err, errlen, -EINVAL, "%s: %s: must be an object", origin, field);
+        r = members_known(t, origin, field, names, "argv, env, policy", err, errlen);
+        if (r < 0)
+                return r;
+
+        argv = json_object_get(t, "argv");
+        (void) snprintf(field, sizeof(field), "/templates/%s/argv", id);
+        if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > ARGV_MAX)
+                return error_format(err, errlen, -EINVAL, "%s: %s: must be an array of 1 to %d strings", origin,
+                                    field, ARGV_MAX);
+        ret->argv = calloc(json_array_size(argv) + 1, sizeof(char *));
+        if (!ret->argv)
+                return -ENOMEM;
+        json_array_foreach(argv, i, v) {
+                (void) snprintf(field, sizeof(field), "/templates/%s/argv/%zu", id, i);
+                r = string_copy(v, origin, field, &ret->argv[i], err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (ret->argv[0][0] != '/')
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: /templates/%s/argv/0: %s is not an absolute path: gloved runs no "
+                                    "command looked up in a PATH",
+                                    origin, id, control_quote(ret->argv[0], strlen(ret->argv[0]), q, sizeof(q)));
+
+        env = json_object_get(t, "env");
+        n = 0;
+        (void) snprintf(field, sizeof(field), "/templates/%s/env", id);
+        if (env && (!json_is_object(env) || json_object_size(env) > ENV_MAX))
+                return error_format(err, errlen, -EINVAL, "%s: %s: must be an object of at most %d NAME: value",
+                                    origin, field, ENV_MAX);
+        ret->env = calloc((env ? json_object_size(env) : 0) + 1, sizeof(char *));
+        if (!ret->env)
+                return -ENOMEM;
+        if (env)
+                json_object_foreach(env, name, v) {
+                        _cleanup_free_ char *value = NULL;
+
+                        if (!env_name_valid(name))
+                                return error_format(err, errlen, -EINVAL,
+                                                    "%s: /templates/%s/env: %s is not a variable name (A-Z a-z 0-9 "
+                                                    "_, not starting with a digit)",
+                                                    origin, id, control_quote(name, strlen(name), q, sizeof(q)));
+                        (void) snprintf(field, sizeof(field), "/templates/%s/env/%s", id, name);
+                        if (json_is_string(v) && json_string_length(v) == 0)
+                                value = strdup("");
+                        else {
+                                r = string_copy(v, origin, field, &value, err, errlen);
+                                if (r < 0)
+                                        return r;
+                        }
+                        if (!value || asprintf(&ret->env[n], "%s=%s", name, value) < 0) {
+                                ret->env[n] = NULL;
+                                return -ENOMEM;
+                        }
+                        n++;
+                }
+
+        v = json_object_get(t, "policy");
+        (void) snprintf(field, sizeof(field), "%s: /templates/%s/policy", origin, id);
+        /* the loader's messages name the member inside the policy; field
+         * says which policy */
+        if (!json_is_object(v))
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: missing or not an object (the base sandbox policy, in Glove's policy "
+                                    "format: docs/policy.md)",
+                                    field);
+        r = glove_policy_load_json(v, field, &ctx, &policy, perr, sizeof(perr));
+        if (r < 0)
+                return error_format(err, errlen, -EINVAL, "%s: %s", field, perr);
+        ret->policy = json_incref(v);
+        return 0;
+}
+
+int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char *home,
+                              struct glove_gloved_policy **ret, char *err, size_t errlen) {
+        static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", NULL };
+        _cleanup_(gloved_policy_freep) struct glove_gloved_policy *p = NULL;
+        char field[128], perr[512];
+        const char *id;
+        json_t *templates, *net, *v;
+        json_int_t ttl;
+        size_t i;
+        int r;
+
+        if (!json_is_object(doc))
+                return error_format(err, errlen, -EINVAL, "%s: must be a JSON object", origin);
+        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds", err, errlen);
+        if (r < 0)
+                return r;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+
+        templates = json_object_get(doc, "templates");
+        if (!json_is_object(templates) || json_object_size(templates) > TEMPLATES_MAX)
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: /templates: missing or not an object of at most %d templates by id",
+                                    origin, TEMPLATES_MAX);
+        p->templates = calloc(json_object_size(templates) + 1, sizeof(*p->templates));
+        if (!p->templates)
+                return -ENOMEM;
+        json_object_foreach(templates, id, v) {
+                struct glove_gloved_template *t = &p->templates[p->n_templates];
+
+                r = glove_plan_identifier_check(id, "/templates", perr, sizeof(perr));
+                if (r < 0)
+                        return error_format(err, errlen, -EINVAL, "%s: %s (a template id)", origin, perr);
+                (void) snprintf(t->id, sizeof(t->id), "%s", id);
+                p->n_templates++;
+                r = template_parse(id, v, origin, home, t, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+
+        r = control_limits_parse(json_object_get(doc, "ceilings"), "/ceilings", true, &p->ceilings, perr,
+                                 sizeof(perr));
+        if (r < 0)
+                return error_format(err, errlen, -EINVAL, "%s: %s", origin,
+                                    json_object_get(doc, "ceilings") ? perr : "/ceilings: missing");
+
+        net = json_object_get(doc, "net");
+        if (net && !json_is_array(net))
+                return error_format(err, errlen, -EINVAL, "%s: /net: must be an array of \"host:port\"", origin);
+        p->net = calloc((net ? json_array_size(net) : 0) + 1, sizeof(char *));
+        if (!p->net)
+                return -ENOMEM;
+        if (net)
+                json_array_foreach(net, i, v) {
+                        (void) snprintf(field, sizeof(field), "/net/%zu", i);
+                        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+                                return error_format(err, errlen, -EINVAL, "%s: %s: must be a string", origin,
+                                                    field);
+                        r = control_plan_destination_check(json_string_value(v), field, perr, sizeof(perr));
+                        if (r < 0)
+                                return error_format(err, errlen, -EINVAL, "%s: %s", origin, perr);
+                        p->net[i] = strdup(json_string_value(v));
+                        if (!p->net[i])
+                                return -ENOMEM;
+                        p->n_net = i + 1;
+                }
+
+        v = json_object_get(doc, "max_ttl_seconds");
+        if (!json_is_integer(v))
+                return error_format(err, errlen, -EINVAL, "%s: /max_ttl_seconds: missing or not an integer",
+                                    origin);
+        ttl = json_integer_value(v);
+        if (ttl < 1 || (uint64_t) ttl > TTL_MAX)
+                return error_format(err, errlen, -EINVAL, "%s: /max_ttl_seconds: %lld is out of bounds (1 to %llu)",
+                                    origin, (long long) ttl, (unsigned long long) TTL_MAX);
+        p->max_ttl_seconds = (uint64_t) ttl;
+
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int glove_gloved_policy_load(const char *config, const char *home, struct glove_gloved_policy **ret, char *err,
+                             size_t errlen) {
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_json_ json_t *doc = NULL;
+        struct glove_json_limits limits = { .max_bytes = GLOVE_GLOVED_POLICY_MAX_BYTES };
+        char perr[512];
+        struct stat st;
+        size_t len;
+        int r;
+
+        if (asprintf(&path, "%s/%s", config, GLOVE_GLOVED_POLICY_FILE_NAME) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        dfd = glove_dir_open_checked(config, err, errlen);
+        if (dfd == -ENOENT)
+                return 0;
+        if (dfd < 0)
+                return dfd;
+        fd = openat(dfd, GLOVE_GLOVED_POLICY_FILE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+                r = negative_errno();
+                if (r == -ENOENT)
+                        return 0;
+                if (r == -ELOOP)
+                        return error_format(err, errlen, r,
+                                            "%s is a symlink, and gloved reads it only from a real file: replace "
+                                            "the link with a copy of what it points to (chmod 600)",
+                                            path);
+                return error_format(err, errlen, r, "Cannot open %s: %s", path, strerror(-r));
+        }
+        if (fstat(fd, &st) < 0)
+                return error_format(err, errlen, negative_errno(), "Cannot stat %s: %m", path);
+        if (!S_ISREG(st.st_mode))
+                return error_format(err, errlen, -EINVAL, "%s is not a regular file: move it away", path);
+        if (st.st_uid != getuid())
+                return error_format(err, errlen, -EPERM,
+                                    "%s is owned by uid %u, not you (uid %u): fix with chown %u %s (as root)", path,
+                                    (unsigned) st.st_uid, (unsigned) getuid(), (unsigned) getuid(), path);
+        if (st.st_mode & 077)
+                return error_format(err, errlen, -EPERM,
+                                    "%s has mode %04o: it holds what your agents run with (and maybe secrets in "
+                                    "their environment), so only you may read or write it: fix with chmod 600 %s",
+                                    path, (unsigned) (st.st_mode & 07777), path);
+        r = read_full_fd(fd, GLOVE_GLOVED_POLICY_MAX_BYTES, &text, &len);
+        if (r == -EFBIG)
+                return error_format(err, errlen, r, "%s is larger than %zu bytes", path,
+                                    GLOVE_GLOVED_POLICY_MAX_BYTES);
+        if (r < 0)
+                return error_format(err, errlen, r, "Cannot read %s: %s", path, strerror(-r));
+        r = glove_json_parse(text, len, &limits, &doc, perr, sizeof(perr));
+        if (r < 0)
+                return error_format(err, errlen, -EINVAL, "%s: %s", path, perr);
+        r = glove_gloved_policy_parse(doc, path, home, ret, err, errlen);
+        if (r == -ENOMEM)
+                return error_format(err, errlen, r, "Cannot load %s: out of memory", path);
+        if (r < 0)
+                return r;
+        return 1;
+}

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/* src/control/control-store.c: gloved.db made 0600 and refused at another
+ * mode or schema, a damaged page refused at open (where quick_check would
+ * have passed it), and exposures' generations: one current per alias,
+ * never reused, revoked ones kept as history. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "glove/control.h"
+#include "macro.h"
+
+static char base[64];
+static char dbpath[128];
+static int base_fd = -EBADF;
+
+static int setup(void **state) {
+        strcpy(base, "/tmp/store-unit.XXXXXX");
+        if (!mkdtemp(base))
+                return -1;
+        (void) snprintf(dbpath, sizeof(dbpath), "%s/%s", base, GLOVE_CONTROL_STORE_NAME);
+        base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return base_fd < 0 ? -1 : 0;
+}
+
+static void remove_db(void) {
+        char p[160];
+
+        (void) unlink(dbpath);
+        (void) snprintf(p, sizeof(p), "%s-wal", dbpath);
+        (void) unlink(p);
+        (void) snprintf(p, sizeof(p), "%s-shm", dbpath);
+        (void) unlink(p);
+}
+
+static int teardown(void **state) {
+        remove_db();
+        safe_close(base_fd);
+        (void) rmdir(base);
+        return 0;
+}
+
+static struct glove_control_store *open_ok(void) {
+        struct glove_control_store *s = NULL;
+        char err[1024] = "";
+
+        if (glove_control_store_open(base_fd, base, &s, err, sizeof(err)) < 0)
+                fail_msg("open: %s", err);
+        return s;
+}
+
+static void add(struct glove_control_store *s, const char *alias, int64_t want_generation) {
+        struct glove_control_exposure e = { .mode = "ro", .path = (char *) "/srv/x", .dev = 8, .ino = 42, .uid = 1000 };
+        int64_t generation = 0;
+
+        (void) snprintf(e.alias, sizeof(e.alias), "%s", alias);
+        assert_int_equal(glove_control_store_exposure_add(s, &e, &generation), 0);
+        assert_int_equal(generation, want_generation);
+}
+
+static void sql(const char *statement) {
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, statement, NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+static const char *pragma(const char *statement, char *buf, size_t len) {
+        sqlite3_stmt *st = NULL;
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, statement, -1, &st, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        (void) snprintf(buf, len, "%s", (const char *) sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return buf;
+}
+
+static void test_create_and_modes(void **state) {
+        struct glove_control_store *s;
+        char err[1024] = "";
+        struct stat st;
+
+        remove_db();
+        s = open_ok();
+        assert_int_equal(stat(dbpath, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        glove_control_store_free(s);
+
+        /* reopened as it is */
+        s = open_ok();
+        glove_control_store_free(s);
+
+        assert_int_equal(chmod(dbpath, 0640), 0);
+        assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPERM);
+        assert_non_null(strstr(err, "0640"));
+        assert_non_null(strstr(err, "chmod 600"));
+        assert_int_equal(chmod(dbpath, 0600), 0);
+
+        /* a symlink in its place is not followed */
+        remove_db();
+        assert_int_equal(symlinkat("/tmp/elsewhere.db", base_fd, GLOVE_CONTROL_STORE_NAME), 0);
+        assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPERM);
+        assert_non_null(strstr(err, "symlink"));
+        remove_db();
+}
+
+static void test_schema_version(void **state) {
+        struct glove_control_store *s;
+        char err[1024] = "";
+
+        remove_db();
+        s = open_ok();
+        glove_control_store_free(s);
+        sql("UPDATE schema_version SET version = 2");
+        assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPROTONOSUPPORT);
+        assert_non_null(strstr(err, "schema version 2, newer"));
+
+        /* a database that is not gloved's */
+        remove_db();
+        assert_int_equal(close(openat(base_fd, GLOVE_CONTROL_STORE_NAME, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+        sql("CREATE TABLE t (x)");
+        assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPROTONOSUPPORT);
+        assert_non_null(strstr(err, "not gloved's store"));
+        remove_db();
+}
+
+/* Overwrites alias bytes inside the index exposures_current: every page
+ * stays well formed, so quick_check passes it; only integrity_check
+ * compares index entries with their rows. */
+static void test_damaged_index_page(void **state) {
+        struct glove_control_store *s;
+        char err[1024] = "", buf[512], name[32];
+        long rootpage, page_size;
+        _cleanup_close_ int fd = -EBADF;
+        char page[65536];
+        int hits = 0;
+
+        remove_db();
+        s = open_ok();
+        for (int i = 0; i < 20; i++) {
+                (void) snprintf(name, sizeof(name), "alias-%02d-qqqq", i);
+                add(s, name, 1);
+        }
+        glove_control_store_free(s); /* the last connection: checkpointed into the file */
+
+        rootpage = strtol(pragma("SELECT rootpage FROM sqlite_schema WHERE name = 'exposures_current'", buf,
+                                 sizeof(buf)), NULL, 10);
+        page_size = strtol(pragma("PRAGMA page_size", buf, sizeof(buf)), NULL, 10);
+        assert_true(rootpage > 1 && page_size > 0 && page_size <= (long) sizeof(page));
+
+        fd = open(dbpath, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, page, page_size, (rootpage - 1) * page_size), page_size);
+        for (long i = 0; i + 4 <= page_size; i++)
+                if (memcmp(page + i, "qqqq", 4) == 0) {
+                        memcpy(page + i, "zzzz", 4);
+                        hits++;
+                }
+        assert_int_equal(hits, 20);
+        assert_int_equal(pwrite(fd, page, page_size, (rootpage - 1) * page_size), page_size);
+
+        assert_string_equal(pragma("PRAGMA quick_check", buf, sizeof(buf)), "ok");
+        assert_string_not_equal(pragma("PRAGMA integrity_check", buf, sizeof(buf)), "ok");
+        assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EBADMSG);
+        assert_non_null(strstr(err, "integrity_check"));
+        assert_non_null(strstr(err, dbpath));
+        remove_db();
+}
+
+static void test_exposure_generations(void **state) {
+        struct glove_control_exposure e = {}, *v = NULL;
+        struct glove_control_store *s;
+        int64_t generation = 0;
+        size_t n = 0;
+
+        remove_db();
+        s = open_ok();
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 1, &e), -ENOENT);
+        add(s, "src", 1);
+        add(s, "docs", 1);
+
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 1, &e), 0);
+        assert_string_equal(e.alias, "src");
+        assert_string_equal(e.mode, "ro");
+        assert_string_equal(e.path, "/srv/x");
+        assert_int_equal(e.dev, 8);
+        assert_int_equal(e.ino, 42);
+        assert_int_equal(e.uid, 1000);
+        assert_int_equal(e.revoked, 0);
+        glove_control_exposure_done(&e);
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 2, &e), -ENOENT);
+
+        /* one current generation per alias */
+        {
+                struct glove_control_exposure again = { .alias = "src", .mode = "ro", .path = (char *) "/srv/y" };
+
+                assert_int_equal(glove_control_store_exposure_add(s, &again, &generation), -EEXIST);
+        }
+
+        assert_int_equal(glove_control_store_exposure_revoke(s, "src", &generation), 0);
+        assert_int_equal(generation, 1);
+        assert_int_equal(glove_control_store_exposure_revoke(s, "src", &generation), -ENOENT);
+        assert_int_equal(glove_control_store_exposure_revoke(s, "nosuch", NULL), -ENOENT);
+        /* an older plan's reference: found, and stale */
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 1, &e), -ESTALE);
+        assert_true(e.revoked > 0);
+        glove_control_exposure_done(&e);
+
+        add(s, "src", 2);
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 2, &e), 0);
+        glove_control_exposure_done(&e);
+
+        assert_int_equal(glove_control_store_exposure_list(s, false, &v, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0].alias, "docs");
+        assert_string_equal(v[1].alias, "src");
+        assert_int_equal(v[1].generation, 2);
+        glove_control_exposures_free(v, n);
+
+        assert_int_equal(glove_control_store_exposure_list(s, true, &v, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(v[1].generation, 1);
+        assert_true(v[1].revoked > 0);
+        glove_control_exposures_free(v, n);
+        glove_control_store_free(s);
+
+        /* durable: a new open sees the same */
+        s = open_ok();
+        assert_int_equal(glove_control_store_exposure_get(s, "src", 2, &e), 0);
+        glove_control_exposure_done(&e);
+        glove_control_store_free(s);
+        remove_db();
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_create_and_modes),
+                cmocka_unit_test(test_schema_version),
+                cmocka_unit_test(test_damaged_index_page),
+                cmocka_unit_test(test_exposure_generations),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
