@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* gloved: the owner-local control service (docs/control.md).
  *
- * Today it serves the control protocol's foundation: the owner-only socket
- * in $XDG_RUNTIME_DIR/glove, the bootstrap secret, the handshake and
- * capabilities. Plans, managed sessions, exposures and receipt delivery
- * are not built yet; capabilities says so, and their methods are unknown
- * methods. */
+ * It serves the owner-only socket in $XDG_RUNTIME_DIR/glove, the bootstrap
+ * secret, the handshake, capabilities and exposures, from its store
+ * <state>/gloved.db. Plans, managed sessions and receipt delivery are not
+ * built yet; capabilities says so, and their methods are unknown methods. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,8 +34,9 @@ static void help(FILE *f) {
                 "bootstrap-secret beside the socket (0600): only a client that holds it\n"
                 "completes the handshake, and only processes of this user may connect.\n"
                 "What it answers today: capabilities (what this build offers and what this\n"
-                "host enforces, as 'glove doctor' probes it at start). Managed sessions,\n"
-                "plans, exposures and receipt delivery are not built yet. 'glove ctl' is its\n"
+                "host enforces, as 'glove doctor' probes it at start) and exposures (the\n"
+                "directories you enrol with 'glove init'). Managed sessions, plans and\n"
+                "receipt delivery are not built yet. 'glove ctl' is its\n"
                 "client. SIGTERM or SIGINT stop it; it removes the socket and the secret.\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
@@ -50,6 +50,14 @@ static void help(FILE *f) {
                 "Exit status: 0 after a clean stop; 125 when it cannot start (the reason and\n"
                 "the fix are printed).\n");
 }
+
+/* The methods gloved has, and which roles have them (a role that does not
+ * has no such method: method-not-found). */
+static const struct glove_control_method methods[] = {
+        { "exposure.create", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_create_method },
+        { "exposure.revoke", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_revoke_method },
+        { "exposure.list", GLOVE_CONTROL_ROLES_ALL, glove_control_exposure_list_method },
+};
 
 static void dirs_donep(struct glove_dirs *d) {
         glove_dirs_done(d);
@@ -90,6 +98,8 @@ static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
         _cleanup_(store_freep) struct glove_control_store *store = NULL;
+        const char *private_paths[4] = {};
+        struct glove_control_state state = {};
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
         _cleanup_close_ int sfd = -EBADF;
@@ -105,6 +115,11 @@ static int run(void) {
         r = open_state(&dirs, &store);
         if (r < 0)
                 return r;
+        private_paths[0] = dirs.config;
+        private_paths[1] = dirs.state;
+        private_paths[2] = dirs.runtime;
+        state.store = store;
+        state.private_paths = private_paths;
 
         /* SIGTERM and SIGINT end the loop; a peer that goes away is an
          * error of a write, not a signal */
@@ -130,10 +145,8 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* capabilities alone: the methods of plans, sessions, receipts and
-         * exposures join here as they are built */
-        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, NULL, 0, NULL, NULL,
-                                     &server);
+        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods,
+                                     ELEMENTSOF(methods), &state, NULL, &server);
         if (r < 0)
                 return log_error_errno(r, "Cannot start serving: %m");
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
