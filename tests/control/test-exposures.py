@@ -96,6 +96,11 @@ def main():
     db.close()
 
     o = owner(g)
+    o.call("exposure.list")
+    modes = {n: oct(os.stat(os.path.join(state_dir(g), n)).st_mode & 0o7777)
+             for n in os.listdir(state_dir(g)) if n.startswith("gloved.db")}
+    check("gloved.db, its -wal and -shm are all 0600 while gloved runs",
+          set(modes) >= {"gloved.db", "gloved.db-wal"} and set(modes.values()) == {oct(0o600)}, modes)
     caps = o.call("capabilities")
     check("capabilities: exposures is schema 1, not in not_offered", caps["schemas"]["exposures"] == 1 and
           "exposures" not in caps["not_offered"], caps)
@@ -257,6 +262,12 @@ def main():
     rc, err = g.run_once(timeout=120)
     check("a truncated receipt record: gloved refuses to start (125), naming it",
           rc == 125 and "does not verify at line 1" in err and "glove audit verify" in err, err)
+    restore()
+    os.unlink(journal)
+    os.unlink(os.path.join(sd, "receipts.head"))
+    rc, err = g.run_once(timeout=120)
+    check("the receipt journal and its head removed: gloved refuses to start (125), saying records were removed",
+          rc == 125 and "empty or missing" in err and "glove audit verify" in err, err)
     restore()
     os.chmod(db_path(g), 0o644)
     rc, err = g.run_once(timeout=120)
