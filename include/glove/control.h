@@ -317,7 +317,8 @@ bool glove_control_alias_valid(const char *alias);
 /* Checks |path| for enrolment and fills |ret|'s path (normalised, owned),
  * dev, ino and uid: an absolute path without "..", outside and not above
  * any of |private_paths| (Glove's own directories, normalised,
- * NULL-terminated), opened by gloved itself without following any symlink
+ * NULL-terminated; by name and by device and inode up the ".." chain, so
+ * that a bind mount does not hide one), opened by gloved itself without following any symlink
  * (openat2 RESOLVE_NO_SYMLINKS), a directory owned by the caller's uid.
  * -EINVAL, -EPERM, -ELOOP, -ENOTDIR, -ENOENT with the reason in |err|;
  * -ENOSYS when the kernel has no openat2 (fail closed). */

@@ -75,6 +75,72 @@ static int open_error(int r, const char *path, const char *what, char *err, size
         }
 }
 
+/* 1 when the directory |fd| is (|dev|, |ino|) or lies below it: walks
+ * "..", which at a mount's root goes on in the mount tree, so a name that
+ * reaches a directory through a bind mount is still caught */
+static int ancestor_is(int fd, dev_t dev, ino_t ino) {
+        _cleanup_close_ int cur = -EBADF;
+        struct stat st, pst;
+
+        cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        if (fstat(cur, &st) < 0)
+                return negative_errno();
+        for (unsigned depth = 0; depth < PATH_MAX / 2; depth++) {
+                int parent;
+
+                if (st.st_dev == dev && st.st_ino == ino)
+                        return 1;
+                parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (parent < 0)
+                        return negative_errno();
+                if (fstat(parent, &pst) < 0) {
+                        safe_close(parent);
+                        return negative_errno();
+                }
+                safe_close(cur);
+                cur = parent;
+                if (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino)
+                        return 0; /* the root */
+                st = pst;
+        }
+        return -ELOOP;
+}
+
+/* The same rule by identity, for names the strings above cannot see
+ * (a bind mount of a directory that holds Glove's). */
+static int private_identity(int fd, const char *path, const char *private, char *err, size_t errlen) {
+        _cleanup_close_ int pfd = -EBADF;
+        struct stat st, pst;
+        int r;
+
+        pfd = open(private, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0 && errno == ENOENT)
+                return 0; /* nothing there to expose */
+        if (pfd < 0)
+                return error_format(err, errlen, negative_errno(),
+                                    "Cannot open Glove's directory %s to keep it out of %s: %m", private, path);
+        if (fstat(pfd, &pst) < 0 || fstat(fd, &st) < 0)
+                return error_format(err, errlen, negative_errno(), "Cannot stat %s: %m", path);
+        r = ancestor_is(fd, pst.st_dev, pst.st_ino);
+        if (r > 0)
+                return error_format(err, errlen, -EPERM,
+                                    "%s is Glove's own directory %s or lies inside it, under another name: it is "
+                                    "never exposed",
+                                    path, private);
+        if (r == 0)
+                r = ancestor_is(pfd, st.st_dev, st.st_ino);
+        if (r > 0)
+                return error_format(err, errlen, -EPERM,
+                                    "%s contains Glove's own directory %s, under another name: it is never exposed; "
+                                    "enrol a directory beside it",
+                                    path, private);
+        if (r < 0)
+                return error_format(err, errlen, r, "Cannot walk up from %s: %m", path);
+        return 0;
+}
+
 int glove_control_exposure_inspect(const char *path, const char *const *private_paths,
                                    struct glove_control_exposure *ret, char *err, size_t errlen) {
         _cleanup_free_ char *norm = NULL;
@@ -118,6 +184,11 @@ int glove_control_exposure_inspect(const char *path, const char *const *private_
                                     "%s is owned by uid %u, not you (uid %u): only your own directories are "
                                     "enrolled",
                                     norm, (unsigned) st.st_uid, (unsigned) getuid());
+        for (const char *const *p = private_paths; p && *p; p++) {
+                r = private_identity(fd, norm, *p, err, errlen);
+                if (r < 0)
+                        return r;
+        }
         ret->path = TAKE_PTR(norm);
         ret->dev = (uint64_t) st.st_dev;
         ret->ino = (uint64_t) st.st_ino;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,6 +115,29 @@ static void test_inspect(void **state) {
         assert_int_equal(inspect(base, private_paths, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "contains Glove's own directory"));
 
+        if (getuid() == 0 && unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0) {
+                /* the same directories under names the strings do not
+                 * give away: bind mounts, in a mount namespace of the
+                 * test's own */
+                assert_int_equal(mkdir(at("bind-above"), 0755), 0);
+                assert_int_equal(mount(base, at("bind-above"), NULL, MS_BIND, NULL), 0);
+                assert_int_equal(inspect(at("bind-above"), private_paths, err, sizeof(err)), -EPERM);
+                assert_non_null(strstr(err, "contains Glove's own directory"));
+                assert_non_null(strstr(err, "another name"));
+                assert_int_equal(mkdir(at("bind-state"), 0755), 0);
+                assert_int_equal(mount(at("glove-state"), at("bind-state"), NULL, MS_BIND, NULL), 0);
+                assert_int_equal(inspect(at("bind-state"), private_paths, err, sizeof(err)), -EPERM);
+                assert_non_null(strstr(err, "inside it, under another name"));
+                (void) snprintf(p, sizeof(p), "%s/bind-state/inner", base);
+                assert_int_equal(inspect(p, private_paths, err, sizeof(err)), -EPERM);
+                /* a bind mount of an ordinary directory is fine */
+                assert_int_equal(mkdir(at("bind-proj"), 0755), 0);
+                assert_int_equal(mount(at("proj"), at("bind-proj"), NULL, MS_BIND, NULL), 0);
+                assert_int_equal(inspect(at("bind-proj"), private_paths, err, sizeof(err)), 0);
+                assert_int_equal(umount2(at("bind-proj"), MNT_DETACH), 0);
+                assert_int_equal(umount2(at("bind-state"), MNT_DETACH), 0);
+                assert_int_equal(umount2(at("bind-above"), MNT_DETACH), 0);
+        }
         if (getuid() == 0) {
                 /* another user's directory (root can make one) */
                 assert_int_equal(mkdir(at("theirs"), 0755), 0);
