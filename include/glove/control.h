@@ -453,3 +453,46 @@ struct glove_plan_context {
 };
 int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
                         int *ret_code, char *reason, size_t reasonlen);
+
+/* ---- exposures (control-exposure.c) ---- */
+
+/* True for 1-GLOVE_CONTROL_ALIAS_MAX characters of [a-z0-9_-], the first a
+ * letter or digit. */
+bool glove_control_alias_valid(const char *alias);
+
+/* Checks |path| for enrolment and fills |ret|'s path (normalised, owned),
+ * dev, ino and uid: an absolute path without "..", outside and not above
+ * any of |private_paths| (Glove's own directories, normalised,
+ * NULL-terminated; by name and by device and inode up the ".." chain, so
+ * that a bind mount does not hide one), opened by gloved itself without following any symlink
+ * (openat2 RESOLVE_NO_SYMLINKS), a directory owned by the caller's uid.
+ * -EINVAL, -EPERM, -ELOOP, -ENOTDIR, -ENOENT with the reason in |err|;
+ * -ENOSYS when the kernel has no openat2 (fail closed). */
+int glove_control_exposure_inspect(const char *path, const char *const *private_paths,
+                                   struct glove_control_exposure *ret, char *err, size_t errlen);
+
+/* Re-resolves |e| (at every session start): re-opens its recorded path by
+ * descriptor as above and checks the device, inode and owner are still
+ * the enrolled ones. The O_PATH descriptor in *ret_fd; or -ENOENT (moved
+ * or removed), -ELOOP (a symlink on the way), -ENOTDIR, -ESTALE (another
+ * directory there: replaced), -EPERM (another owner), saying what changed
+ * in |err|. */
+int glove_control_exposure_reopen(const struct glove_control_exposure *e, int *ret_fd, char *err, size_t errlen);
+
+/* What gloved's method handlers share: the server's userdata. */
+struct glove_control_state {
+        struct glove_control_store *store;
+        const char *const *private_paths; /* Glove's config, state, runtime directories; NULL-terminated */
+        struct glove_plan_context *plans; /* plan.validate's: the owner's gloved.json, the catalog lookup */
+};
+
+/* The exposure methods' handlers (docs/control.md, "Exposures"), for
+ * gloved's method table; |userdata| is a struct glove_control_state.
+ * create and revoke are the owner's; list answers a controller with the
+ * redacted catalog. */
+int glove_control_exposure_create_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                         int *ret_code, char *reason, size_t reasonlen);
+int glove_control_exposure_revoke_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                         int *ret_code, char *reason, size_t reasonlen);
+int glove_control_exposure_list_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);

@@ -19,6 +19,14 @@ int cli_run(int argc, char **argv);
 int cli_mcp_connect(int argc, char **argv);
 int cli_ctl(int argc, char **argv);
 int cli_changes(int argc, char **argv);
+int cli_init(int argc, char **argv);
+
+/* cli-ctl.c, for glove ctl and glove init: calls |method| of gloved as the
+ * owner (|params| may be NULL; not taken) and gives its result (a new
+ * reference); logs why not. */
+int cli_ctl_call(const char *method, json_t *params, json_t **ret);
+/* Prints |result| indented, keys sorted, for --json. */
+int cli_ctl_print_json(const json_t *result);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);

@@ -21,6 +21,7 @@ static const struct {
         { "run", cli_run, "glove exec, plus the MCP gateway outside the sandbox (glove mcp-connect inside)" },
         { "mcp", cli_mcp, "the MCP gateway on stdin/stdout: only the allowed tools, every call audited" },
         { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
+        { "init", cli_init, "enrol a directory with gloved, read-only, under an alias" },
         { "ctl", cli_ctl, "talk to gloved, this user's control service, as its owner" },
         { "changes", cli_changes, "list, show, apply or drop the change sets overlay runs kept" },
 };

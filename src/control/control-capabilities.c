@@ -28,7 +28,7 @@ static const struct {
         { "plan", 1, NULL },
         { "lifecycle", 0, "managed sessions (session.create, start, status, list, stop, cleanup) are not built yet" },
         { "receipts", 0, "receipt delivery (receipts.page, receipts.ack) is not built yet" },
-        { "exposures", 0, "exposures (exposure.create, revoke, list) are not built yet" },
+        { "exposures", 1, NULL },
         { "bundle_projection", 0, "library bundle projection is not built" },
         { "refinement_eval", 0, "refinement evaluation is not built" },
         { "guest_channel", 0, "guest channels are not built" },

@@ -280,6 +280,14 @@ int glove_control_journal_check(int state_fd, const char *state, char *err, size
                                  (unsigned long long) rep.bad_offset, (unsigned long long) rep.bad_seq, rep.reason);
         else if (r < 0)
                 r = error_format(err, errlen, r, "Cannot verify %s/%s: %m", state, GLOVE_JOURNAL_NAME);
+        else if (rep.records == 0)
+                /* as glove audit verify: 'glove setup' writes a setup
+                 * record first, so an empty journal lost its records */
+                r = error_format(err, errlen, -EBADMSG,
+                                 "The receipt journal %s/%s is empty or missing, yet 'glove setup' always writes a "
+                                 "setup record first: its records were removed; gloved will not start on it. "
+                                 "Inspect it with 'glove audit verify'",
+                                 state, GLOVE_JOURNAL_NAME);
 done:
         /* the keys are wiped whatever happened */
         glove_keyring_done(&ring);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* gloved: the owner-local control service (docs/control.md).
  *
- * Today it serves the control protocol's foundation (the owner-only socket
- * in $XDG_RUNTIME_DIR/glove, the bootstrap secret, the handshake and
- * capabilities) and plan.validate against the owner's gloved.json. Managed
- * sessions, exposures and receipt delivery are not built yet; capabilities
+ * It serves the owner-only socket in $XDG_RUNTIME_DIR/glove, the bootstrap
+ * secret, the handshake, capabilities, exposures (from its store
+ * <state>/gloved.db) and plan.validate against the owner's gloved.json.
+ * Managed sessions and receipt delivery are not built yet; capabilities
  * says so, and their methods are unknown methods. */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,11 +36,12 @@ static void help(FILE *f) {
                 "bootstrap-secret beside the socket (0600): only a client that holds it\n"
                 "completes the handshake, and only processes of this user may connect.\n"
                 "What it answers today: capabilities (what this build offers and what this\n"
-                "host enforces, as 'glove doctor' probes it at start) and plan.validate (a\n"
-                "controller's plan against $XDG_CONFIG_HOME/glove/gloved.json, read at start;\n"
-                "an invalid one stops it). Managed sessions, exposures and receipt delivery\n"
-                "are not built yet. 'glove ctl' is its client. SIGTERM or SIGINT stop it; it\n"
-                "removes the socket and the secret.\n"
+                "host enforces, as 'glove doctor' probes it at start), exposures (the\n"
+                "directories you enrol with 'glove init') and plan.validate (a controller's\n"
+                "plan against $XDG_CONFIG_HOME/glove/gloved.json, read at start; an invalid\n"
+                "one stops it). Managed sessions and receipt delivery are not built yet.\n"
+                "'glove ctl' is its client. SIGTERM or SIGINT stop it; it removes the socket\n"
+                "and the secret.\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
                 "the whole receipt journal (as 'glove audit verify') and its store,\n"
@@ -95,10 +96,17 @@ static void gloved_policy_freep(struct glove_gloved_policy **p) {
 
 static int plan_validate(void *userdata, const struct glove_control_call *call, json_t **ret_result, int *ret_code,
                          char *reason, size_t reasonlen) {
-        return glove_plan_validate(userdata, call->params, ret_result, ret_code, reason, reasonlen);
+        const struct glove_control_state *state = userdata;
+
+        return glove_plan_validate(state->plans, call->params, ret_result, ret_code, reason, reasonlen);
 }
 
+/* The methods gloved has, and which roles have them (a role that does not
+ * has no such method: method-not-found). */
 static const struct glove_control_method methods[] = {
+        { "exposure.create", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_create_method },
+        { "exposure.revoke", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_revoke_method },
+        { "exposure.list", GLOVE_CONTROL_ROLES_ALL, glove_control_exposure_list_method },
         { "plan.validate", GLOVE_CONTROL_ROLES_ALL, plan_validate },
 };
 
@@ -106,6 +114,8 @@ static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
         _cleanup_(store_freep) struct glove_control_store *store = NULL;
+        const char *private_paths[4] = {};
+        struct glove_control_state state = {};
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_(gloved_policy_freep) struct glove_gloved_policy *policy = NULL;
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
@@ -123,6 +133,11 @@ static int run(void) {
         r = open_state(&dirs, &store);
         if (r < 0)
                 return r;
+        private_paths[0] = dirs.config;
+        private_paths[1] = dirs.state;
+        private_paths[2] = dirs.runtime;
+        state.store = store;
+        state.private_paths = private_paths;
 
         /* the owner's templates and ceilings, read once: a controller's
          * plans are matched against what the owner wrote when gloved
@@ -137,6 +152,7 @@ static int run(void) {
         /* each exposure a plan names is looked up in gloved.db's catalog */
         plans.lookup = glove_plan_store_lookup;
         plans.lookup_userdata = store;
+        state.plans = &plans;
 
         /* SIGTERM and SIGINT end the loop; a peer that goes away is an
          * error of a write, not a signal */
@@ -162,10 +178,10 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* the methods of sessions, receipts and exposures join the table
-         * as they are built */
+        /* the methods of sessions and receipts join the table as they are
+         * built */
         r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods,
-                                     ELEMENTSOF(methods), &plans, NULL, &server);
+                                     ELEMENTSOF(methods), &state, NULL, &server);
         if (r < 0)
                 return log_error_errno(r, "Cannot start serving: %m");
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);

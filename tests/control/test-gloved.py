@@ -169,13 +169,14 @@ def main():
     r = c.handshake("controller")
     caps = c.call("capabilities")
     check("a controller completes the handshake", r == {"role": "controller"})
-    check("capabilities: protocol 1, role controller, capabilities and plan.validate as methods",
+    built = {"control", "exposures", "plan"}
+    check("capabilities: protocol 1, role controller, a controller's methods only",
           caps["protocol"] == 1 and caps["role"] == "controller" and
-          sorted(caps["methods"]) == ["capabilities", "plan.validate"], caps)
-    check("capabilities: control and plan 1, every other surface 0 with a reason",
-          caps["schemas"]["control"] == 1 and caps["schemas"]["plan"] == 1 and
-          all(v == 0 for k, v in caps["schemas"].items() if k not in ("control", "plan")) and
-          set(caps["not_offered"]) == {k for k in caps["schemas"] if k not in ("control", "plan")} and
+          sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate"], caps)
+    check("capabilities: control, exposures and plan 1, every other surface 0 with a reason",
+          all(caps["schemas"][k] == 1 for k in built) and
+          all(v == 0 for k, v in caps["schemas"].items() if k not in built) and
+          set(caps["not_offered"]) == {k for k in caps["schemas"] if k not in built} and
           {"lifecycle", "plan", "receipts", "exposures", "bundle_projection", "refinement_eval",
            "guest_channel", "remote_backend", "retained_change_apply"} <= set(caps["schemas"]), caps["schemas"])
     doc = json.loads(subprocess.run([GLOVE, "doctor", "--json"], env=g.env(), capture_output=True,

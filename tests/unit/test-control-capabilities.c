@@ -40,8 +40,10 @@ static void test_from_report(void **state) {
         assert_int_equal(json_integer_value(json_object_get(schemas, "control")), 1);
         assert_int_equal(json_integer_value(json_object_get(schemas, "plan")), 1);
         assert_null(json_object_get(not_offered, "plan"));
+        assert_int_equal(json_integer_value(json_object_get(schemas, "exposures")), 1);
+        assert_null(json_object_get(not_offered, "exposures"));
         json_object_foreach(schemas, key, v) {
-                if (strcmp(key, "control") == 0 || strcmp(key, "plan") == 0)
+                if (strcmp(key, "control") == 0 || strcmp(key, "plan") == 0 || strcmp(key, "exposures") == 0)
                         continue;
                 assert_int_equal(json_integer_value(v), 0);
                 assert_non_null(json_string_value(json_object_get(not_offered, key)));
