@@ -13,9 +13,9 @@ else with Debian's b3sum; with neither the test is skipped (77).
 
 Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory). Prints
 "ok - ..." / "not ok - ..." lines; exits 1 when any failed."""
-import atexit
 import copy
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -31,26 +31,12 @@ GLOVE = os.environ["GLOVE"]
 GLOVED = os.environ["GLOVED"]
 T = os.environ["TEST_DIR"]
 B3SUM = shutil.which("b3sum")
-failed = 0
-started = []
-
-
-@atexit.register
-def _stop_all():
-    for p in started:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-def check(desc, cond, detail=""):
-    global failed
-    print(f"{'ok' if cond else 'not ok'} - {desc}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines():
-            print(f"# {line}")
-    sys.stdout.flush()
+# the TAP lines, their count and the gloveds to stop at exit: test-gloved.py's
+_spec = importlib.util.spec_from_file_location("tg", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                "test-gloved.py"))
+tg = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tg)
+check, started = tg.check, tg.started
 
 
 GLOVED_JSON = {
@@ -311,7 +297,8 @@ def main():
     os.symlink("/dev/null", os.path.join(g.config, "gloved.json"))
     st, err = g.run_once()
     check("gloved.json as a symlink stops gloved", st == 125 and "symlink" in err, err)
-    return 1 if failed else 0
+    print(f"# {tg.passed} passed, {tg.failed} failed")
+    return 1 if tg.failed else 0
 
 
 if __name__ == "__main__":
