@@ -69,8 +69,8 @@ static void help(FILE *f) {
                 "                acknowledge record SEQ, whose line has that SHA-256: it is\n"
                 "                not paged again\n"
                 "\n"
-                "  --json        print gloved's answer as one JSON object (session list: all\n"
-                "                pages in one)\n"
+                "  --json        print gloved's answer as it came: one JSON object on one\n"
+                "                line (session list: all its pages in one)\n"
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 when gloved answered; 125 when it could not be reached, was\n"
@@ -157,7 +157,7 @@ int cli_ctl_call(const char *method, json_t *params, json_t **ret) {
 }
 
 int cli_ctl_print_json(const json_t *result) {
-        _cleanup_free_ char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS);
+        _cleanup_free_ char *text = json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS);
 
         if (!text)
                 return log_error_errno(-ENOMEM, "Out of memory");

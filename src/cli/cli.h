@@ -31,7 +31,8 @@ int cli_ctl_call(const char *method, json_t *params, json_t **ret);
 struct glove_control_client;
 int cli_ctl_connect(struct glove_control_client *ret);
 int cli_ctl_call_on(struct glove_control_client *c, const char *method, json_t *params, json_t **ret);
-/* Prints |result| indented, keys sorted, for --json. */
+/* Prints |result| on one line, keys sorted, for --json: the answer as it
+ * came (gloved sends it so), one line a script can read as one. */
 int cli_ctl_print_json(const json_t *result);
 
 /* glove ctl's options, read once in cli-ctl.c; each command names those it
