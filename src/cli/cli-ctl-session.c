@@ -190,13 +190,17 @@ static int ctl_plan_validate(const struct cli_ctl_options *o, char **args) {
         return 0;
 }
 
-/* "ID  STATE  KEY", the line of a session in every command's answer */
+/* "ID  STATE  KEY", the start of a session's line in every command's
+ * answer (the state padded only when the key follows) */
 static void print_session(const json_t *s, const char *fallback_id) {
         const char *id = word(s, "session");
 
-        (void) printf("%s  %-8s", strcmp(id, "?") == 0 && fallback_id ? fallback_id : id, word(s, "state"));
+        if (strcmp(id, "?") == 0 && fallback_id)
+                id = fallback_id;
         if (json_object_get(s, "request_key"))
-                (void) printf("  %s", word(s, "request_key"));
+                (void) printf("%s  %-8s  %s", id, word(s, "state"), word(s, "request_key"));
+        else
+                (void) printf("%s  %s", id, word(s, "state"));
 }
 
 static int ctl_session_create(const struct cli_ctl_options *o, char **args) {
@@ -331,7 +335,7 @@ static int ctl_session_list(const struct cli_ctl_options *o, char **args) {
         }
         if (json_array_size(all) == 0) {
                 if (o->state)
-                        (void) printf("no sessions %s\n", o->state);
+                        (void) printf("no sessions in state %s\n", o->state);
                 else
                         (void) printf("no sessions ('glove ctl session create KEY FILE' makes one)\n");
                 return 0;
