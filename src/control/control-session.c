@@ -804,8 +804,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 (void) session_expire(s, &x);
         if (x.state != GLOVE_SESSION_CREATED)
                 return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s%s%s: only a created session starts", x.id,
-                            glove_session_state_to_string(x.state), x.reason[0] ? ", " : "", x.reason);
+                            "session %s is %s%s%s%s: only a created session starts", x.id,
+                            glove_session_state_to_string(x.state), x.reason[0] ? " (" : "", x.reason,
+                            x.reason[0] ? ")" : "");
         if (s->n_live >= GLOVE_SESSIONS_LIVE_MAX)
                 return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
                             "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
