@@ -756,14 +756,43 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         return 0;
 }
 
+/* What start_prepare() and the output file made of the session's
+ * directory, removed: a start that could not be recorded leaves nothing
+ * that would stop the next one (mkdirat, O_EXCL). */
+static void start_undo(struct glove_control_sessions *s, const char *id) {
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME };
+        _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (dir_fd < 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                (void) unlinkat(dir_fd, files[i], 0);
+        if (unlinkat(s->dir_fd, id, AT_REMOVEDIR) < 0)
+                log_warning("gloved: cannot remove the directory of session %s: %m", id);
+}
+
 static int start_failed(struct glove_control_sessions *s, const struct glove_control_session *x,
                         enum glove_session_state from, const char *why, int *ret_code, char *reason,
                         size_t reasonlen) {
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
+        int r;
 
         (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
-        if (glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why) < 0)
-                log_error("gloved: cannot record that session %s failed to start", x->id);
+        r = glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why);
+        if (r < 0) {
+                log_error("gloved: cannot record that session %s failed to start: %s", x->id, strerror(-r));
+                if (from == GLOVE_SESSION_CREATED) {
+                        /* nothing ran and the store holds no trace of the
+                         * start (a full disk, typically): the session is
+                         * still created, and may be started again */
+                        start_undo(s, x->id);
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "%s; gloved's store %s, so nothing was changed: session %s is still created "
+                                    "and may be started again%s",
+                                    why, r == -ENOSPC ? "is on a full disk too" : "could not record the failure",
+                                    x->id, r == -ENOSPC ? " once there is free space" : "");
+                }
+        }
         return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
 }
 

@@ -456,12 +456,16 @@ def main():
     after_start = store_snapshot(g)
     note("the store after session.start on the full disk:\n" + diff(before, after_start))
     if e is not None and e.name == "session-start-failed":
-        check("session-start-failed: the store says ended (start_failed), as the answer does, or unchanged",
-              se is None and ((st["state"] == "ended" and st.get("reason") == "start_failed") or
-                              after_start == before), describe(st, se))
+        # docs: session-start-failed means the session is ended (start_failed)
+        check("session-start-failed: the store says ended (start_failed), as the answer does",
+              se is None and st["state"] == "ended" and st.get("reason") == "start_failed", describe(st, se))
     elif e is not None:
-        check("an error other than session-start-failed: the store is unchanged", after_start == before,
-              diff(before, after_start))
+        check("an error other than session-start-failed: the session is still created, the store unchanged",
+              se is None and st["state"] == "created" and after_start == before,
+              describe(st, se) + "\n" + diff(before, after_start))
+        left = os.path.join(g.state, "sessions", sid)
+        check("... and nothing of the failed start is left in sessions/ (a later start would meet it)",
+              not os.path.lexists(left), os.listdir(left) if os.path.isdir(left) else left)
     else:
         check("a session that ran on the full disk ended", se is None and st and st["state"] == "ended",
               describe(st, se))
