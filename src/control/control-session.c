@@ -777,6 +777,25 @@ static int start_failed(struct glove_control_sessions *s, const struct glove_con
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
         int r;
 
+        if (from == GLOVE_SESSION_STARTING) {
+                /* The supervisor ran nothing (it never got its spec). A
+                 * session that reached starting ends with a receipt, so it
+                 * is ended as recovery ends one: gloved's own receipt. When
+                 * that cannot be written or recorded (a full disk), it is
+                 * left starting, and gloved's next start ends it. */
+                struct glove_control_session y = *x;
+
+                y.state = GLOVE_SESSION_STARTING;
+                r = session_end(s, &y, "start_failed", why);
+                if (r >= 0)
+                        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "%s; gloved %s, so session %s is left starting: gloved ends it, with its receipt, "
+                            "when it next starts",
+                            why,
+                            r == -ENOSPC ? "cannot record its end either (a full disk)" : "cannot record its end",
+                            x->id);
+        }
         (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
         r = glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why);
         if (r < 0) {
@@ -891,9 +910,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 /* the gate closes unwritten: the supervisor runs nothing */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                (void) start_failed(s, &x, GLOVE_SESSION_STARTING, "gloved could not record the start", ret_code,
-                                    reason, reasonlen);
-                return store_failed(r, ret_code, reason, reasonlen);
+                (void) snprintf(err, sizeof(err), "gloved could not record the start: %s",
+                                r == -ENOSPC ? "its store is on a full disk" : strerror(-r));
+                return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
         }
         s->live[s->n_live++] = (struct live) { .pidfd = TAKE_FD(pidfd), .pid = pid, .child = true };
         memcpy(s->live[s->n_live - 1].id, x.id, sizeof(x.id));
