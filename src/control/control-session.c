@@ -756,14 +756,62 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         return 0;
 }
 
+/* What start_prepare() and the output file made of the session's
+ * directory, removed: a start that could not be recorded leaves nothing
+ * that would stop the next one (mkdirat, O_EXCL). */
+static void start_undo(struct glove_control_sessions *s, const char *id) {
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME };
+        _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (dir_fd < 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                (void) unlinkat(dir_fd, files[i], 0);
+        if (unlinkat(s->dir_fd, id, AT_REMOVEDIR) < 0)
+                log_warning("gloved: cannot remove the directory of session %s: %m", id);
+}
+
 static int start_failed(struct glove_control_sessions *s, const struct glove_control_session *x,
                         enum glove_session_state from, const char *why, int *ret_code, char *reason,
                         size_t reasonlen) {
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
+        int r;
 
+        if (from == GLOVE_SESSION_STARTING) {
+                /* The supervisor ran nothing (it never got its spec). A
+                 * session that reached starting ends with a receipt, so it
+                 * is ended as recovery ends one: gloved's own receipt. When
+                 * that cannot be written or recorded (a full disk), it is
+                 * left starting, and gloved's next start ends it. */
+                struct glove_control_session y = *x;
+
+                y.state = GLOVE_SESSION_STARTING;
+                r = session_end(s, &y, "start_failed", why);
+                if (r >= 0)
+                        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "%s; gloved %s, so session %s is left starting: gloved ends it, with its receipt, "
+                            "when it next starts",
+                            why,
+                            r == -ENOSPC ? "cannot record its end either (a full disk)" : "cannot record its end",
+                            x->id);
+        }
         (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
-        if (glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why) < 0)
-                log_error("gloved: cannot record that session %s failed to start", x->id);
+        r = glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why);
+        if (r < 0) {
+                log_error("gloved: cannot record that session %s failed to start: %s", x->id, strerror(-r));
+                if (from == GLOVE_SESSION_CREATED) {
+                        /* nothing ran and the store holds no trace of the
+                         * start (a full disk, typically): the session is
+                         * still created, and may be started again */
+                        start_undo(s, x->id);
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "%s; gloved's store %s, so nothing was changed: session %s is still created "
+                                    "and may be started again%s",
+                                    why, r == -ENOSPC ? "is on a full disk too" : "could not record the failure",
+                                    x->id, r == -ENOSPC ? " once there is free space" : "");
+                }
+        }
         return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
 }
 
@@ -862,9 +910,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 /* the gate closes unwritten: the supervisor runs nothing */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                (void) start_failed(s, &x, GLOVE_SESSION_STARTING, "gloved could not record the start", ret_code,
-                                    reason, reasonlen);
-                return store_failed(r, ret_code, reason, reasonlen);
+                (void) snprintf(err, sizeof(err), "gloved could not record the start: %s",
+                                r == -ENOSPC ? "its store is on a full disk" : strerror(-r));
+                return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
         }
         s->live[s->n_live++] = (struct live) { .pidfd = TAKE_FD(pidfd), .pid = pid, .child = true };
         memcpy(s->live[s->n_live - 1].id, x.id, sizeof(x.id));
