@@ -27,6 +27,7 @@
 #include "missing-syscall.h"
 #include "path-util.h"
 #include "process-util.h"
+#include "time-util.h"
 
 /* what glove exec exits with when Glove failed (glove/sandbox.h's
  * GLOVE_EXIT_FAILED): a receipt of gloved's own says the same */
@@ -55,6 +56,11 @@ struct glove_control_sessions {
         char boot_id[GLOVE_BOOT_ID_CHARS + 1];
         struct live live[GLOVE_SESSIONS_LIVE_MAX];
         size_t n_live;
+        /* supervisors gone whose end could not be recorded (a full disk):
+         * tried again, at most once a second, as the loop turns */
+        struct live pending[GLOVE_SESSIONS_LIVE_MAX];
+        size_t n_pending;
+        int64_t pending_tried; /* CLOCK_MONOTONIC ms */
 };
 
 void glove_control_sessions_free(struct glove_control_sessions *s) {
@@ -346,31 +352,60 @@ static struct live *live_find(struct glove_control_sessions *s, const char *id) 
         return NULL;
 }
 
+/* The end of a session whose supervisor |l| is gone: 0, or -errno when
+ * it could not be recorded. */
+static int supervisor_gone(struct glove_control_sessions *s, const struct live *l) {
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        char why[256];
+        int r;
+
+        r = glove_control_store_session_get(s->store, l->id, &x);
+        if (r < 0)
+                return r;
+        if (x.state != GLOVE_SESSION_RUNNING)
+                return 0;
+        if (l->killed)
+                (void) snprintf(why, sizeof(why), "session.stop with force killed the supervisor (pid %d)",
+                                (int) l->pid);
+        else
+                (void) snprintf(why, sizeof(why), "the session's supervisor (pid %d) ended without writing its receipt",
+                                (int) l->pid);
+        return session_end(s, &x, l->killed ? "killed" : "supervisor_lost", why);
+}
+
 /* A supervisor exited. */
 static void live_exited(struct glove_control_sessions *s, size_t i) {
-        _cleanup_(session_donep) struct glove_control_session x = {};
         struct live *l = &s->live[i];
-        char why[256];
 
         if (l->child)
                 (void) waitpid(l->pid, NULL, WNOHANG);
-        if (glove_control_store_session_get(s->store, l->id, &x) >= 0 && x.state == GLOVE_SESSION_RUNNING) {
-                if (l->killed)
-                        (void) snprintf(why, sizeof(why), "session.stop with force killed the supervisor (pid %d)",
-                                        (int) l->pid);
-                else
-                        (void) snprintf(why, sizeof(why),
-                                        "the session's supervisor (pid %d) ended without writing its receipt",
-                                        (int) l->pid);
-                (void) session_end(s, &x, l->killed ? "killed" : "supervisor_lost", why);
+        if (supervisor_gone(s, l) < 0 && s->n_pending < ELEMENTSOF(s->pending)) {
+                s->pending[s->n_pending] = *l;
+                s->pending[s->n_pending++].pidfd = -EBADF;
         }
         live_remove(s, i);
 }
 
+/* The ends that could not be recorded, again (once space is free). */
+static void pending_retry(struct glove_control_sessions *s) {
+        int64_t now = now_monotonic_ms();
+        size_t kept = 0;
+
+        if (s->n_pending == 0 || now - s->pending_tried < 1000)
+                return;
+        s->pending_tried = now;
+        for (size_t i = 0; i < s->n_pending; i++)
+                if (supervisor_gone(s, &s->pending[i]) < 0)
+                        s->pending[kept++] = s->pending[i];
+        s->n_pending = kept;
+}
+
 static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
         struct glove_control_sessions *s = userdata;
-        size_t n = max < s->n_live ? max : s->n_live;
+        size_t n;
 
+        pending_retry(s);
+        n = max < s->n_live ? max : s->n_live;
         for (size_t i = 0; i < n; i++)
                 pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
         return n;
