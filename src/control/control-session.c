@@ -743,8 +743,11 @@ static void spawnattr_donep(posix_spawnattr_t *a) {
 /* gloved --supervise ID, blocked on the gate until gloved writes the
  * spec: /proc/self/exe (gloved's own executable, no path looked up), in a
  * process session of its own (gloved's end, a terminal's hangup, its
- * process group's signals are not the supervisor's), with no signal
- * blocked or ignored, "/" its directory, and only descriptors 0-4.
+ * process group's signals are not the supervisor's), with SIGTERM,
+ * SIGINT, SIGHUP and SIGQUIT blocked and none ignored, "/" its directory,
+ * and only descriptors 0-4. Blocked: a session.stop that comes before the
+ * session library takes those signals over (its signalfd) waits for it,
+ * to be handed to the command, instead of killing the supervisor.
  * posix_spawn (a vfork-style clone) rather than fork: gloved's pages are
  * not copied for a child that only executes. */
 static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id, pid_t *ret_pid) {
@@ -752,7 +755,7 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
         _cleanup_(file_actions_donep) posix_spawn_file_actions_t fa;
         _cleanup_(spawnattr_donep) posix_spawnattr_t attr;
         _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF;
-        sigset_t none, defaults;
+        sigset_t held, defaults;
         int r;
 
         /* above the descriptors they go to, so no dup2 below overwrites a
@@ -762,7 +765,11 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
         g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
         if (d < 0 || o < 0 || g < 0)
                 return negative_errno();
-        (void) sigemptyset(&none);
+        (void) sigemptyset(&held);
+        (void) sigaddset(&held, SIGTERM);
+        (void) sigaddset(&held, SIGINT);
+        (void) sigaddset(&held, SIGHUP);
+        (void) sigaddset(&held, SIGQUIT);
         (void) sigemptyset(&defaults);
         (void) sigaddset(&defaults, SIGPIPE);
         if (posix_spawn_file_actions_init(&fa) != 0)
@@ -780,7 +787,7 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
             (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
             (r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                                          POSIX_SPAWN_SETSIGDEF)) != 0 ||
-            (r = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
+            (r = posix_spawnattr_setsigmask(&attr, &held)) != 0 ||
             (r = posix_spawnattr_setsigdefault(&attr, &defaults)) != 0)
                 return -r;
         r = posix_spawn(ret_pid, "/proc/self/exe", &fa, &attr, argv, environ);

@@ -7,7 +7,10 @@
  * session through the library as glove exec does (src/session), writing
  * its receipt into the journal itself, and leaves result.json for gloved.
  * EOF on the gate without a spec: gloved went away before the start was
- * recorded; nothing runs. */
+ * recorded; nothing runs, and result.json says start_cancelled. SIGTERM,
+ * SIGINT, SIGHUP and SIGQUIT come blocked (gloved spawns it so), so a
+ * stop that comes early waits for the session library's signalfd, which
+ * hands it to the command. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -111,8 +114,14 @@ int supervisor_main(const char *id) {
         (void) fcntl(GLOVE_SUPERVISOR_GATE_FD, F_SETFD, FD_CLOEXEC);
         r = read_full_fd(GLOVE_SUPERVISOR_GATE_FD, GLOVE_SUPERVISOR_SPEC_MAX, &text, &len);
         (void) close(GLOVE_SUPERVISOR_GATE_FD);
-        if (r < 0 || len == 0)
-                return EXIT_SUCCESS; /* start_cancelled: gloved records it */
+        if (r < 0 || len == 0) {
+                /* gloved went away before the start was recorded, or
+                 * could not hand the spec over: nothing runs, and
+                 * result.json says so (gloved writes the receipt) */
+                out.reason = "start_cancelled";
+                r = write_result(&out, &(const struct glove_error) {});
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
         r = glove_json_parse(text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_SUPERVISOR_SPEC_MAX }, &spec,
                              NULL, 0);
         managed = json_object_get(spec, "managed");
