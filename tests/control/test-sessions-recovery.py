@@ -368,7 +368,8 @@ def damage():
     seq = json.loads(last)["seq"]
     check("the last record of the journal is a managed receipt", b'"managed":{' in last, last[:200])
     # one character inside a string value: the reason's second letter
-    i = last.index(b'"reason":"') + len(b'"reason":"') + 1
+    member = b'"reason":"' if b'"reason":"' in last else b'"kind":"'
+    i = last.index(member) + len(member) + 1
     edited = last[:i] + (b"q" if last[i:i + 1] != b"q" else b"z") + last[i + 1:]
     with open(g.journal, "wb") as f:
         f.write(b"\n".join(lines[:-1] + [edited]) + b"\n")
