@@ -91,6 +91,22 @@ def main():
     check("each has its own receipt_seq", None not in want_seq.values() and
           len(set(want_seq.values())) == TOTAL)
 
+    # the bounds of a page, before anything is acked
+    r = c.call("receipts.page", {"after": 0, "max_count": 3})
+    check("receipts.page max_count 3: three, oldest first, more, next the third's seq",
+          len(r["receipts"]) == 3 and r["more"] is True and
+          [e["seq"] for e in r["receipts"]] == sorted(e["seq"] for e in r["receipts"]) and
+          r["next"] == r["receipts"][-1]["seq"], r)
+    first = r["receipts"][0]["seq"] if r["receipts"] else None
+    r = c.call("receipts.page", {"after": 0, "max_bytes": 1024})
+    check("receipts.page max_bytes 1024, smaller than a record: still the first record, alone, and more",
+          [e["seq"] for e in r["receipts"]] == [first] and r["more"] is True and
+          len(r["receipts"][0]["record"].encode()) > 1024, r)
+    r = c.call("receipts.page", {"after": 0, "max_bytes": 8192})
+    size = sum(len(e["record"].encode()) for e in r["receipts"])
+    check("receipts.page max_bytes 8192: no more than 8192 bytes of records", 0 < size <= 8192 and r["more"] is True,
+          size)
+
     # one controller pages and acks everything
     got, bad_entries, acks, pages, after = [], [], [], 0, 0
     while pages < 10000:
@@ -109,6 +125,8 @@ def main():
         after = r["next"]
     check(f"the pages ({pages}) deliver records whose SHA-256 the controller recomputes", not bad_entries and
           pages > 1, bad_entries[:2])
+    seqs = [e["seq"] for e in got]
+    check("oldest first across the pages, none twice", seqs == sorted(set(seqs)), seqs[:20])
     check("every ack is a first one", not acks, acks[:3])
     managed = [L.managed_of(e) for e in got]
     check("a controller is given managed receipts only", all(managed), [e["seq"] for e in got

@@ -322,9 +322,15 @@ def stops():
         e = remote_error(c, m, {"session": sid})
         check(f"{m} of a stopped session: session-state", e is not None and e[0] == "session-state", e)
 
-    r = made(create(c, "stop-running", plan_of("sleep")))
+    # `sleep 60` under sh, marked so that the test sees when it runs: stopped
+    # only then, not while its sandbox is still being built
+    r = made(create(c, "stop-running", plan_of("mark")))
     sid = r["session"]
     c.call("session.start", {"session": sid})
+    deadline = time.monotonic() + 60
+    while not L.procs_with(MARK) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check("a running `sleep 60` session's command runs", L.procs_with(MARK) != [])
     s = c.call("session.stop", {"session": sid})
     check("session.stop of a running `sleep 60`: answered with the state after the signal",
           s.get("state") in ("running", "ended"), s)
@@ -333,6 +339,7 @@ def stops():
     check("the stopped `sleep 60` ends: reason signal (SIGTERM handed to the command), one receipt saying so",
           end["state"] == "ended" and end.get("reason") == "signal" and len(recs) == 1 and
           recs[0].get("reason") == "signal" and recs[0]["seq"] == end.get("receipt_seq"), (end, recs))
+    check("its command is gone", L.wait_gone(MARK), L.procs_with(MARK))
     e = remote_error(c, "session.stop", {"session": sid})
     check("session.stop of an ended session: session-state", e is not None and e[0] == "session-state", e)
 
