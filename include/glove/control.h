@@ -78,6 +78,16 @@ enum {
         GLOVE_CONTROL_PLAN_INVALID = -32010,   /* not a plan of the allowed shape */
         GLOVE_CONTROL_PLAN_REFUSED = -32011,   /* a plan gloved.json or the catalog does not allow */
         GLOVE_CONTROL_DIGEST_MISMATCH = -32012, /* the controller's BLAKE3 is not the plan's */
+        /* managed sessions (docs/control.md, "Managed sessions") */
+        GLOVE_CONTROL_SESSION_NOT_FOUND = -32020,
+        GLOVE_CONTROL_SESSION_STATE = -32021,        /* not in a state the method acts on */
+        GLOVE_CONTROL_REQUEST_KEY_CONFLICT = -32022, /* the key already names another plan's session */
+        GLOVE_CONTROL_SESSION_LIMIT = -32023,        /* GLOVE_SESSIONS_LIVE_MAX are live */
+        GLOVE_CONTROL_SESSION_START_FAILED = -32024,
+        /* receipt delivery (docs/control.md, "Receipt delivery") */
+        GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
+        GLOVE_CONTROL_ACK_MISMATCH = -32031,
+        GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED = -32032,
 };
 
 /* "parse-error", ...; NULL for a code that is none of the above */
@@ -204,6 +214,19 @@ int glove_control_server_new(int listen_fd, uid_t owner, const uint8_t key[GLOVE
                              json_t *capabilities, const struct glove_control_method *methods, size_t n_methods,
                              void *userdata, const struct glove_control_limits *limits,
                              struct glove_control_server **ret);
+/* Descriptors the server's loop polls for its caller besides its own
+ * (gloved: each session supervisor's pidfd): before each poll |fill| puts
+ * at most |max| of them into |pfds| (fd and events) and returns how many;
+ * after it |ready| gets them back with their revents. */
+struct pollfd;
+struct glove_control_watch {
+        size_t (*fill)(void *userdata, struct pollfd *pfds, size_t max);
+        void (*ready)(void *userdata, const struct pollfd *pfds, size_t n);
+        void *userdata;
+        size_t max;
+};
+int glove_control_server_watch(struct glove_control_server *s, const struct glove_control_watch *w);
+
 /* Serves until |stop_fd| is readable (a signalfd). -errno only when
  * serving itself fails (poll); a connection's failure ends that
  * connection. */
@@ -246,9 +269,13 @@ int glove_control_probe_host(const char *glove_version, json_t **ret);
 
 /* The capabilities result without its "role" and "methods", from what this build has
  * and what the doctor's report |doctor| (the JSON above) found this host
- * enforces (docs/control.md, "capabilities"). *ret is a new reference;
- * -EINVAL for a report of another shape. */
-int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret);
+ * enforces (docs/control.md, "capabilities"). lifecycle is 1 only when the
+ * report is ready (every mechanism glove exec requires) and
+ * |sessions_unavailable| is NULL; else it is 0 and that (or the doctor)
+ * is the reason given. *ret is a new reference; -EINVAL for a report of
+ * another shape. */
+int glove_control_capabilities(const json_t *doctor, const char *glove_version, const char *sessions_unavailable,
+                               json_t **ret);
 
 /* ---- gloved's durable state (control-store.c) ---- */
 
@@ -256,7 +283,7 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
  * 0600 (docs/control.md, "The store"). */
 #define GLOVE_CONTROL_STORE_NAME "gloved.db"
 /* the schema this build writes and reads; a newer one is refused */
-#define GLOVE_CONTROL_STORE_SCHEMA 1
+#define GLOVE_CONTROL_STORE_SCHEMA 2
 /* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
 #define GLOVE_CONTROL_ALIAS_MAX 64
 
@@ -453,6 +480,16 @@ struct glove_plan_context {
 };
 int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
                         int *ret_code, char *reason, size_t reasonlen);
+/* plan.validate's checks after its params' (and session.create's): the
+ * plan's shape, its BLAKE3 against |blake3| (hex), gloved.json and the
+ * catalog. The decoded plan in *ret (glove_plan_done()), the limits in
+ * force in *ret_effective; or -EBADMSG with the code and reason. */
+int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_json, const char *blake3,
+                     struct glove_plan *ret, struct glove_plan_limits *ret_effective, int *ret_code, char *reason,
+                     size_t reasonlen);
+/* The limits as plan.validate answers them (a limit of 0 left out): a new
+ * reference, NULL when out of memory. */
+json_t *glove_plan_limits_to_json(const struct glove_plan_limits *l);
 
 /* ---- exposures (control-exposure.c) ---- */
 
@@ -480,8 +517,12 @@ int glove_control_exposure_inspect(const char *path, const char *const *private_
 int glove_control_exposure_reopen(const struct glove_control_exposure *e, int *ret_fd, char *err, size_t errlen);
 
 /* What gloved's method handlers share: the server's userdata. */
+struct glove_control_receipts;
+struct glove_control_sessions;
 struct glove_control_state {
         struct glove_control_store *store;
+        struct glove_control_receipts *receipts; /* receipts.page, receipts.ack */
+        struct glove_control_sessions *sessions; /* session.*; NULL: not offered here */
         const char *const *private_paths; /* Glove's config, state, runtime directories; NULL-terminated */
         struct glove_plan_context *plans; /* plan.validate's: the owner's gloved.json, the catalog lookup */
 };
@@ -496,3 +537,148 @@ int glove_control_exposure_revoke_method(void *userdata, const struct glove_cont
                                          int *ret_code, char *reason, size_t reasonlen);
 int glove_control_exposure_list_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                        int *ret_code, char *reason, size_t reasonlen);
+
+/* ---- managed sessions' records (control-store-session.c) ---- */
+
+/* "s" and 32 lowercase hex digits */
+#define GLOVE_SESSION_ID_CHARS 33
+/* sessions created, starting or running at once */
+#define GLOVE_SESSIONS_LIVE_MAX 256
+#define GLOVE_SESSION_REASON_MAX 31
+#define GLOVE_BOOT_ID_CHARS 36
+
+enum glove_session_state {
+        GLOVE_SESSION_CREATED,
+        GLOVE_SESSION_STARTING,
+        GLOVE_SESSION_RUNNING,
+        GLOVE_SESSION_ENDED,
+        GLOVE_SESSION_CLEANED,
+        _GLOVE_SESSION_STATE_MAX,
+};
+const char *glove_session_state_to_string(enum glove_session_state s);
+int glove_session_state_from_string(const char *s, enum glove_session_state *ret);
+
+/* One session as gloved.db holds it. Times are seconds since the epoch, 0
+ * for "not yet"; exit_code, status -1 for none; receipt_seq 0 for none. */
+struct glove_control_session {
+        char id[GLOVE_SESSION_ID_CHARS + 1];
+        char request_key[GLOVE_PLAN_ID_MAX + 1];
+        char plan_sha256[65];
+        char plan_blake3[65];
+        char template_id[GLOVE_PLAN_ID_MAX + 1];
+        enum glove_session_state state;
+        int64_t created, expires, started, ended;
+        /* the supervisor's identity, once running: pid, its start time in
+         * clock ticks since boot (/proc/PID/stat field 22), the boot id */
+        int64_t pid;
+        uint64_t starttime;
+        char boot_id[GLOVE_BOOT_ID_CHARS + 1];
+        char reason[GLOVE_SESSION_REASON_MAX + 1];
+        int64_t exit_code;
+        int64_t status;
+        char *error;        /* owned; NULL for none */
+        uint64_t receipt_seq;
+};
+void glove_control_session_done(struct glove_control_session *s);
+void glove_control_session_array_free(struct glove_control_session *v, size_t n);
+
+/* Stores |plan| (by its SHA-256; once) and a new session of it under
+ * |request_key| in one transaction, |ret| filled. When the key already
+ * names a session: of the same plan, that session (*ret_created false);
+ * of another, -EEXIST. -EUSERS when GLOVE_SESSIONS_LIVE_MAX sessions are
+ * live; -ENOSPC when the disk is full; -EIO. */
+int glove_control_store_session_create(struct glove_control_store *s, const struct glove_plan *plan,
+                                       const char *request_key, struct glove_control_session *ret,
+                                       bool *ret_created);
+/* -ENOENT when there is none */
+int glove_control_store_session_get(struct glove_control_store *s, const char *id, struct glove_control_session *ret);
+/* The plan's canonical bytes (malloc'd, NUL-terminated). */
+int glove_control_store_plan_get(struct glove_control_store *s, const char *sha256, char **ret);
+
+/* A transition of |id| from |from| to |to|, with what changes with it
+ * (|u|'s members of that state: started, pid, starttime, boot_id when
+ * running; ended, reason, exit_code, status, error, receipt_seq when
+ * ended), and its row in session_transitions with |detail| (may be NULL),
+ * in one transaction: written before the caller acts on it. -ESTALE when
+ * the session is not in |from| (nothing changes). */
+int glove_control_store_session_transition(struct glove_control_store *s, const char *id,
+                                           enum glove_session_state from, enum glove_session_state to,
+                                           const struct glove_control_session *u, const char *detail);
+
+/* Sessions by creation, after the session |after| (NULL: from the first),
+ * in |state| (-1: any), at most |limit|; *ret_more when there are more. */
+int glove_control_store_session_list(struct glove_control_store *s, const char *after, int state, size_t limit,
+                                     struct glove_control_session **ret, size_t *ret_n, bool *ret_more);
+
+/* Receipt delivery: whether |seq| was acknowledged, and acknowledging it
+ * (0; 1 when it already was, with the same digest; -EEXIST when it was
+ * with another). */
+int glove_control_store_delivery_acked(struct glove_control_store *s, uint64_t seq, bool *ret);
+int glove_control_store_delivery_ack(struct glove_control_store *s, uint64_t seq, const char *sha256,
+                                     enum glove_control_role role);
+
+/* ---- receipt delivery (control-receipts.c) ---- */
+
+/* The journal of |state_fd| indexed for delivery (each record's seq, line,
+ * SHA-256 and managed session), what gloved.db says was acknowledged
+ * marked. The journal must have verified (glove_control_journal_check). */
+int glove_control_receipts_open(int state_fd, const char *state, struct glove_control_store *store,
+                                struct glove_control_receipts **ret, char *err, size_t errlen);
+void glove_control_receipts_free(struct glove_control_receipts *r);
+/* Indexes what was appended since; -ESTALE (for good) when the journal
+ * shrank, was replaced, or holds a line that is not the next receipt. */
+int glove_control_receipts_refresh(struct glove_control_receipts *r);
+/* The last receipt whose managed.session is |session|: 1 with it (a new
+ * reference) and its seq, 0 when there is none. */
+int glove_control_receipts_find_session(struct glove_control_receipts *r, const char *session, json_t **ret,
+                                        uint64_t *ret_seq);
+/* receipts.page and receipts.ack (userdata: struct glove_control_state) */
+int glove_control_receipts_page_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);
+int glove_control_receipts_ack_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+
+/* ---- managed sessions (control-session.c) ---- */
+
+/* gloved's sessions: their directories under <state>/sessions (made 0700
+ * when missing, checked ours and 0700), the supervisors it started or
+ * adopted. Everything given is borrowed and outlives it. -errno with the
+ * reason in |err|. */
+int glove_control_sessions_new(struct glove_control_store *store, struct glove_control_receipts *receipts,
+                               const struct glove_gloved_policy *policy, struct glove_plan_context *plans,
+                               int state_fd, const char *state, struct glove_control_sessions **ret, char *err,
+                               size_t errlen);
+/* Closes the pidfds; supervisors keep running (the next gloved adopts
+ * them). */
+void glove_control_sessions_free(struct glove_control_sessions *s);
+/* At start (docs/control.md, "Recovery"): adopts every running session
+ * whose supervisor is the recorded process, ends the others with their
+ * receipt. -errno with the reason in |err| only when the store cannot be
+ * read or written. */
+int glove_control_sessions_recover(struct glove_control_sessions *s, char *err, size_t errlen);
+/* The supervisors' pidfds, for the server's loop. */
+void glove_control_sessions_watch(struct glove_control_sessions *s, struct glove_control_watch *ret);
+/* The session.* methods (userdata: struct glove_control_state). */
+int glove_control_session_method_create(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_start(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_status(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_list(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_stop(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_cleanup(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                         int *ret_code, char *reason, size_t reasonlen);
+
+/* What gloved hands a supervisor (docs/control.md, "Managed sessions"):
+ * descriptor 3 is the session's directory, 4 the gate, on which gloved
+ * writes the spec and closes. */
+#define GLOVE_SUPERVISOR_DIR_FD 3
+#define GLOVE_SUPERVISOR_GATE_FD 4
+#define GLOVE_SUPERVISOR_SPEC_MAX ((size_t) 512 << 10)
+#define GLOVE_SESSION_POLICY_NAME "policy.json"
+#define GLOVE_SESSION_OUTPUT_NAME "output"
+#define GLOVE_SESSION_RESULT_NAME "result.json"
+#define GLOVE_SESSIONS_DIR_NAME "sessions"

@@ -290,6 +290,9 @@ struct glove_receipt_input {
         /* helper processes' audit runs (glove/audit.h): into audit.helpers */
         const struct glove_audit_helper *helpers;
         size_t n_helpers;
+        /* a managed session's binding (gloved, docs/control.md "Managed
+         * sessions"): the receipt's "managed" member; NULL for none */
+        const json_t *managed;
 };
 
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret);

@@ -10,7 +10,9 @@
  * next. The library prints nothing but debug messages; what the user must
  * read is in glove_session_error() and glove_session_warnings(). */
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "glove/error.h"
 #include "glove/policy.h"
@@ -62,6 +64,10 @@ struct glove_session_run_options {
         char *const *argv;        /* the command; borrowed */
         int receipt_fd;           /* also write the receipt here; -1: not */
         const char *receipt_file; /* also write the receipt to this file (created 0600); NULL: not */
+        /* gloved's supervisor: the session's binding, recorded as the
+         * receipt's "managed" member with "command": "managed"; borrowed;
+         * NULL: an exec or run of the user's */
+        const json_t *managed;
 };
 
 struct glove_session_outcome {
@@ -69,6 +75,10 @@ struct glove_session_outcome {
         int command_status;       /* what the session ended with before its receipt was written */
         bool started;             /* the command was released */
         bool recorded;            /* its receipt is in the journal (and the copies asked for) */
+        uint64_t receipt_seq;     /* when recorded: the receipt's seq in the journal */
+        const char *reason;       /* how it ended: the receipt's reason (static) */
+        int exit_code;            /* the command's exit code when reason is "exit", else -1 */
+        char run_id[33];          /* the run's id (GLOVE_RUN_ID_CHARS hex) */
 };
 
 /* glove exec and glove run: the session's records, its helpers, the

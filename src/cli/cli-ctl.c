@@ -21,6 +21,13 @@ static void help(FILE *f) {
                 "usage: glove ctl capabilities [--json]\n"
                 "       glove ctl exposure list [--history] [--json]\n"
                 "       glove ctl exposure revoke ALIAS [--json]\n"
+                "       glove ctl plan validate FILE [--json]\n"
+                "       glove ctl session create KEY FILE [--json]\n"
+                "       glove ctl session start|status|cleanup ID [--json]\n"
+                "       glove ctl session stop ID [--force] [--json]\n"
+                "       glove ctl session list [--state STATE] [--json]\n"
+                "       glove ctl receipts page [--after SEQ] [--max-count N] [--json]\n"
+                "       glove ctl receipts ack SEQ SHA256 [--json]\n"
                 "\n"
                 "Talks to gloved, this user's control service, on\n"
                 "$XDG_RUNTIME_DIR/glove/gloved.sock as its owner: it checks the directory\n"
@@ -36,8 +43,34 @@ static void help(FILE *f) {
                 "  exposure revoke ALIAS\n"
                 "                end ALIAS's current generation: plans that name it stop\n"
                 "                matching; 'glove init' may enrol the alias again (generation + 1)\n"
+                "  plan validate FILE\n"
+                "                check the plan in FILE (one JSON object, at most 256 KiB)\n"
+                "                against gloved.json and the exposures: its digests and the\n"
+                "                limits it would run with; nothing is stored\n"
+                "  session create KEY FILE\n"
+                "                a managed session of the plan in FILE, under the request key\n"
+                "                KEY (1-64 of a-z 0-9 _ -): the same KEY with the same plan\n"
+                "                answers the session made the first time\n"
+                "  session start ID\n"
+                "                run it: gloved starts its supervisor and the sandbox\n"
+                "  session status ID\n"
+                "                its state, how it ended, its receipt's seq, its output's size\n"
+                "  session list  every session, oldest first: id, state, request key\n"
+                "                (--state STATE: created, starting, running, ended or cleaned)\n"
+                "  session stop ID\n"
+                "                end it: SIGTERM to a running one (--force: SIGKILL, and\n"
+                "                gloved writes the receipt, reason killed)\n"
+                "  session cleanup ID\n"
+                "                remove an ended session's files; its record and receipt stay\n"
+                "  receipts page the journal's records not yet acknowledged, oldest first:\n"
+                "                seq, SHA-256, kind, reason (--after SEQ: past SEQ;\n"
+                "                --max-count N: 1-100); each record's SHA-256 is checked\n"
+                "  receipts ack SEQ SHA256\n"
+                "                acknowledge record SEQ, whose line has that SHA-256: it is\n"
+                "                not paged again\n"
                 "\n"
-                "  --json        print gloved's answer as one JSON object\n"
+                "  --json        print gloved's answer as it came: one JSON object on one\n"
+                "                line (session list: all its pages in one)\n"
                 "  -h, --help    this text\n"
                 "\n"
                 "Exit status: 0 when gloved answered; 125 when it could not be reached, was\n"
@@ -89,8 +122,7 @@ static void print_exposures(const json_t *result) {
                               json_string_value(json_object_get(e, "path")) ?: "?");
 }
 
-int cli_ctl_call(const char *method, json_t *params, json_t **ret) {
-        _cleanup_(glove_control_client_close) struct glove_control_client client = GLOVE_CONTROL_CLIENT_INIT;
+int cli_ctl_connect(struct glove_control_client *ret) {
         _cleanup_(glove_dirs_done) struct glove_dirs dirs = {};
         char err[1024] = "";
         int r;
@@ -98,17 +130,34 @@ int cli_ctl_call(const char *method, json_t *params, json_t **ret) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        r = glove_control_client_connect(dirs.runtime, GLOVE_CONTROL_ROLE_OWNER, &client, err, sizeof(err));
-        if (r < 0)
-                return log_error_errno(r, "%s", err);
-        r = glove_control_client_call(&client, method, params, ret, NULL, err, sizeof(err));
+        r = glove_control_client_connect(dirs.runtime, GLOVE_CONTROL_ROLE_OWNER, ret, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
         return 0;
 }
 
+int cli_ctl_call_on(struct glove_control_client *c, const char *method, json_t *params, json_t **ret) {
+        char err[1024] = "";
+        int r;
+
+        r = glove_control_client_call(c, method, params, ret, NULL, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        return 0;
+}
+
+int cli_ctl_call(const char *method, json_t *params, json_t **ret) {
+        _cleanup_(glove_control_client_close) struct glove_control_client client = GLOVE_CONTROL_CLIENT_INIT;
+        int r;
+
+        r = cli_ctl_connect(&client);
+        if (r < 0)
+                return r;
+        return cli_ctl_call_on(&client, method, params, ret);
+}
+
 int cli_ctl_print_json(const json_t *result) {
-        _cleanup_free_ char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS);
+        _cleanup_free_ char *text = json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS);
 
         if (!text)
                 return log_error_errno(-ENOMEM, "Out of memory");
@@ -116,17 +165,92 @@ int cli_ctl_print_json(const json_t *result) {
         return 0;
 }
 
+bool cli_ctl_options_fit(const struct cli_ctl_options *o, unsigned takes, const char *command) {
+        static const struct {
+                unsigned bit;
+                const char *name;
+        } names[] = {
+                { CLI_CTL_HISTORY, "--history" },     { CLI_CTL_FORCE, "--force" },
+                { CLI_CTL_STATE, "--state" },         { CLI_CTL_AFTER, "--after" },
+                { CLI_CTL_MAX_COUNT, "--max-count" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if ((o->given & names[i].bit) && !(takes & names[i].bit)) {
+                        log_error("ctl: '%s' does not take %s. Try 'glove ctl --help'.", command, names[i].name);
+                        return false;
+                }
+        return true;
+}
+
+/* capabilities and exposure list|revoke: one call, one answer */
+static int ctl_catalog(const struct cli_ctl_options *o, int n, char **words) {
+        _cleanup_json_ json_t *result = NULL, *params = NULL;
+        const char *method;
+        int r;
+
+        if (strcmp(words[0], "capabilities") == 0 && n == 1) {
+                if (!cli_ctl_options_fit(o, 0, "capabilities"))
+                        return GLOVE_EXIT_FAILED;
+                method = "capabilities";
+        } else if (strcmp(words[0], "exposure") == 0 && n == 2 && strcmp(words[1], "list") == 0) {
+                if (!cli_ctl_options_fit(o, CLI_CTL_HISTORY, "exposure list"))
+                        return GLOVE_EXIT_FAILED;
+                method = "exposure.list";
+                params = json_pack("{s:b}", "history", !!(o->given & CLI_CTL_HISTORY));
+        } else if (strcmp(words[0], "exposure") == 0 && n == 3 && strcmp(words[1], "revoke") == 0) {
+                if (!cli_ctl_options_fit(o, 0, "exposure revoke"))
+                        return GLOVE_EXIT_FAILED;
+                method = "exposure.revoke";
+                params = json_pack("{s:s}", "alias", words[2]);
+        } else if (strcmp(words[0], "exposure") == 0) {
+                log_error("ctl: 'exposure%s%s' is not 'exposure list [--history]' or 'exposure revoke ALIAS'. Try "
+                          "'glove ctl --help'.",
+                          n > 1 ? " " : "", n > 1 ? words[1] : "");
+                return GLOVE_EXIT_FAILED;
+        } else {
+                log_error("ctl: 'capabilities' takes no arguments, got '%s'", words[1]);
+                return GLOVE_EXIT_FAILED;
+        }
+        if (strcmp(method, "capabilities") != 0 && !params) {
+                (void) log_error_errno(-ENOMEM, "Out of memory");
+                return GLOVE_EXIT_FAILED;
+        }
+
+        r = cli_ctl_call(method, params, &result);
+        if (r < 0)
+                return GLOVE_EXIT_FAILED;
+        if (o->json)
+                r = cli_ctl_print_json(result);
+        else if (strcmp(method, "capabilities") == 0)
+                print_capabilities(result);
+        else if (strcmp(method, "exposure.list") == 0)
+                print_exposures(result);
+        else
+                (void) printf("revoked %s@%lld: plans that name it no longer match\n", words[2],
+                              (long long) json_integer_value(json_object_get(result, "revoked_generation")));
+        if (r < 0)
+                return GLOVE_EXIT_FAILED;
+        if (fflush(stdout) != 0) {
+                (void) log_error_errno(negative_errno(), "Failed to write the answer: %m");
+                return GLOVE_EXIT_FAILED;
+        }
+        return 0;
+}
+
 int cli_ctl(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
                 { "history", no_argument, NULL, 'H' },
+                { "force", no_argument, NULL, 'f' },
+                { "state", required_argument, NULL, 's' },
+                { "after", required_argument, NULL, 'a' },
+                { "max-count", required_argument, NULL, 'n' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        _cleanup_json_ json_t *result = NULL, *params = NULL;
-        const char *method, *verb = NULL;
-        bool json = false, history = false;
-        int c, r, operands;
+        struct cli_ctl_options o = {};
+        int c;
 
         optind = 1;
         opterr = 0;
@@ -136,10 +260,25 @@ int cli_ctl(int argc, char **argv) {
                         help(stdout);
                         return 0;
                 case 'j':
-                        json = true;
+                        o.json = true;
                         break;
                 case 'H':
-                        history = true;
+                        o.given |= CLI_CTL_HISTORY;
+                        break;
+                case 'f':
+                        o.given |= CLI_CTL_FORCE;
+                        break;
+                case 's':
+                        o.given |= CLI_CTL_STATE;
+                        o.state = optarg;
+                        break;
+                case 'a':
+                        o.given |= CLI_CTL_AFTER;
+                        o.after = optarg;
+                        break;
+                case 'n':
+                        o.given |= CLI_CTL_MAX_COUNT;
+                        o.max_count = optarg;
                         break;
                 case '?':
                         cli_unknown_option("ctl", argv);
@@ -152,51 +291,12 @@ int cli_ctl(int argc, char **argv) {
                 log_error("ctl: which method? Try 'glove ctl --help'.");
                 return GLOVE_EXIT_FAILED;
         }
-        operands = argc - optind;
-        if (strcmp(argv[optind], "capabilities") == 0 && operands == 1 && !history)
-                method = "capabilities";
-        else if (strcmp(argv[optind], "exposure") == 0 && operands >= 2) {
-                verb = argv[optind + 1];
-                if (strcmp(verb, "list") == 0 && operands == 2) {
-                        method = "exposure.list";
-                        params = json_pack("{s:b}", "history", history);
-                } else if (strcmp(verb, "revoke") == 0 && operands == 3 && !history) {
-                        method = "exposure.revoke";
-                        params = json_pack("{s:s}", "alias", argv[optind + 2]);
-                } else {
-                        log_error("ctl: 'exposure %s' is not 'exposure list [--history]' or 'exposure revoke "
-                                  "ALIAS'. Try 'glove ctl --help'.",
-                                  verb);
-                        return GLOVE_EXIT_FAILED;
-                }
-                if (!params) {
-                        (void) log_error_errno(-ENOMEM, "Out of memory");
-                        return GLOVE_EXIT_FAILED;
-                }
-        } else {
-                log_error("ctl: no method '%s' in glove ctl; it has: capabilities, exposure list, exposure revoke "
-                          "ALIAS. Try 'glove ctl --help'.",
-                          argv[optind]);
-                return GLOVE_EXIT_FAILED;
-        }
-
-        r = cli_ctl_call(method, params, &result);
-        if (r < 0)
-                return GLOVE_EXIT_FAILED;
-        if (json)
-                r = cli_ctl_print_json(result);
-        else if (strcmp(method, "capabilities") == 0)
-                print_capabilities(result);
-        else if (strcmp(method, "exposure.list") == 0)
-                print_exposures(result);
-        else
-                (void) printf("revoked %s@%lld: plans that name it no longer match\n", argv[optind + 2],
-                              (long long) json_integer_value(json_object_get(result, "revoked_generation")));
-        if (r < 0)
-                return GLOVE_EXIT_FAILED;
-        if (fflush(stdout) != 0) {
-                (void) log_error_errno(negative_errno(), "Failed to write the answer: %m");
-                return GLOVE_EXIT_FAILED;
-        }
-        return 0;
+        if (strcmp(argv[optind], "capabilities") == 0 || strcmp(argv[optind], "exposure") == 0)
+                return ctl_catalog(&o, argc - optind, argv + optind);
+        if (cli_ctl_session_has(argv[optind]))
+                return cli_ctl_session(&o, argc - optind, argv + optind);
+        log_error("ctl: no method '%s' in glove ctl; it has: capabilities, exposure, plan, session, receipts. Try "
+                  "'glove ctl --help'.",
+                  argv[optind]);
+        return GLOVE_EXIT_FAILED;
 }

@@ -25,8 +25,39 @@ int cli_init(int argc, char **argv);
  * owner (|params| may be NULL; not taken) and gives its result (a new
  * reference); logs why not. */
 int cli_ctl_call(const char *method, json_t *params, json_t **ret);
-/* Prints |result| indented, keys sorted, for --json. */
+/* The same in two steps, for a command that calls more than once on one
+ * connection (session list's pages): connects as the owner into |ret|
+ * (glove_control_client_close() it), then calls on it; each logs why not. */
+struct glove_control_client;
+int cli_ctl_connect(struct glove_control_client *ret);
+int cli_ctl_call_on(struct glove_control_client *c, const char *method, json_t *params, json_t **ret);
+/* Prints |result| on one line, keys sorted, for --json: the answer as it
+ * came (gloved sends it so), one line a script can read as one. */
 int cli_ctl_print_json(const json_t *result);
+
+/* glove ctl's options, read once in cli-ctl.c; each command names those it
+ * takes (CLI_CTL_*) and is refused any other. */
+enum {
+        CLI_CTL_HISTORY = 1 << 0,
+        CLI_CTL_FORCE = 1 << 1,
+        CLI_CTL_STATE = 1 << 2,
+        CLI_CTL_AFTER = 1 << 3,
+        CLI_CTL_MAX_COUNT = 1 << 4,
+};
+struct cli_ctl_options {
+        unsigned given; /* CLI_CTL_* */
+        bool json;
+        const char *state, *after, *max_count; /* as typed; NULL when not given */
+};
+/* False, having said which, when |o| holds an option the command
+ * |command| ("session start") does not take (|takes|: CLI_CTL_*). */
+bool cli_ctl_options_fit(const struct cli_ctl_options *o, unsigned takes, const char *command);
+/* cli-ctl-session.c: glove ctl plan|session|receipts VERB ...; |words|
+ * are the |n| operands after "ctl", the first "plan", "session" or
+ * "receipts". Returns the exit status. */
+int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words);
+/* Whether |noun| is one of cli_ctl_session's. */
+bool cli_ctl_session_has(const char *noun);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);

@@ -26,8 +26,9 @@ static const struct {
 } surfaces[] = {
         { "control", 1, NULL },
         { "plan", 1, NULL },
-        { "lifecycle", 0, "managed sessions (session.create, start, status, list, stop, cleanup) are not built yet" },
-        { "receipts", 0, "receipt delivery (receipts.page, receipts.ack) is not built yet" },
+        /* 1 only when sessions can start here: see below */
+        { "lifecycle", 1, NULL },
+        { "receipts", 1, NULL },
         { "exposures", 1, NULL },
         { "bundle_projection", 0, "library bundle projection is not built" },
         { "refinement_eval", 0, "refinement evaluation is not built" },
@@ -76,7 +77,8 @@ int glove_control_probe_host(const char *glove_version, json_t **ret) {
         return glove_json_parse(text, len, NULL, ret, NULL, 0);
 }
 
-int glove_control_capabilities(const json_t *doctor, const char *glove_version, json_t **ret) {
+int glove_control_capabilities(const json_t *doctor, const char *glove_version, const char *sessions_unavailable,
+                                json_t **ret) {
         _cleanup_json_ json_t *root = NULL, *schemas = NULL, *not_offered = NULL, *mechanisms = NULL;
         json_t *checks, *ready, *check;
         size_t i;
@@ -97,6 +99,19 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
         ready = json_object_get(doctor, "ready");
         if (!json_is_array(checks) || !json_is_boolean(ready))
                 return -EINVAL;
+        /* managed sessions are glove exec's sandbox: offered only where
+         * the doctor found everything it requires, and gloved could set
+         * up its side (the sessions directory, its own executable) */
+        if (!json_is_true(ready) || sessions_unavailable) {
+                const char *why = sessions_unavailable
+                                          ? sessions_unavailable
+                                          : "managed sessions cannot start on this host: a mechanism 'glove exec' "
+                                            "requires is missing ('glove doctor' on the host says which)";
+
+                if (json_object_set_new(schemas, "lifecycle", json_integer(0)) < 0 ||
+                    json_object_set_new(not_offered, "lifecycle", json_string(why)) < 0)
+                        return -ENOMEM;
+        }
         /* names and states only: a check's detail may name host paths */
         json_array_foreach(checks, i, check) {
                 json_t *name = json_object_get(check, "name"), *status = json_object_get(check, "status");

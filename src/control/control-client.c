@@ -77,6 +77,18 @@ static int client_recv(struct glove_control_client *c, json_t **ret) {
         return 0;
 }
 
+/* The stable name gloved sent in error.data.error, for a code this build
+ * does not know yet (a newer gloved's): a word of a-z and '-', else NULL. */
+static const char *remote_error_name(const json_t *error) {
+        const char *name = json_string_value(json_object_get(json_object_get(error, "data"), "error"));
+        size_t n;
+
+        if (!name)
+                return NULL;
+        n = strspn(name, "abcdefghijklmnopqrstuvwxyz-");
+        return n > 0 && n <= 64 && name[n] == '\0' ? name : NULL;
+}
+
 /* gloved's error object as "<name>: <message>" */
 static int remote_error(const json_t *error, int *ret_code, char *err, size_t errlen) {
         json_t *code = json_object_get(error, "code"), *message = json_object_get(error, "message");
@@ -84,7 +96,7 @@ static int remote_error(const json_t *error, int *ret_code, char *err, size_t er
 
         if (!json_is_integer(code) || !json_is_string(message))
                 return error_format(err, errlen, -EBADMSG, "gloved answered with a malformed error");
-        name = glove_control_error_name((int) json_integer_value(code));
+        name = glove_control_error_name((int) json_integer_value(code)) ?: remote_error_name(error);
         if (ret_code)
                 *ret_code = (int) json_integer_value(code);
         return error_format(err, errlen, -EREMOTE, "gloved: %s (%lld): %s", name ? name : "error",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -35,3 +36,23 @@ int control_limits_parse(const json_t *obj, const char *prefix, bool all, struct
  * -EBADMSG, "<prefix>/<key>: unknown member (<whose> has <list>)". */
 int control_members_known(const json_t *obj, const char *prefix, const char *whose, const char *const *names,
                           const char *list, char *err, size_t errlen);
+
+/* gloved.db (control-store.c), for the tables of sessions and deliveries
+ * (control-store-session.c). */
+struct glove_control_store {
+        sqlite3 *db;
+        char *path;
+};
+/* BEGIN IMMEDIATE (the write lock first), COMMIT (rolled back when it
+ * fails), ROLLBACK when a transaction is open. */
+int control_store_begin(struct glove_control_store *s);
+int control_store_commit(struct glove_control_store *s);
+void control_store_rollback(struct glove_control_store *s);
+/* An SQLite result code as -errno: -ENOSPC (full), -EBADMSG (damaged),
+ * -ENOMEM, -EIO. */
+int control_sqlite_errno(int rc);
+
+static inline void control_stmt_finalizep(sqlite3_stmt **st) {
+        (void) sqlite3_finalize(*st);
+}
+#define _cleanup_stmt_ __attribute__((cleanup(control_stmt_finalizep)))

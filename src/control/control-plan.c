@@ -306,7 +306,10 @@ int control_limits_parse(const json_t *obj, const char *prefix, bool all, struct
 
                 (void) snprintf(field, sizeof(field), "%s/%s", prefix, limit_fields[i].name);
                 if (!v) {
-                        if (all)
+                        /* gloved.json may leave the CPU out: a CPU limit
+                         * needs cgroup v2, and a host without it could
+                         * then start no session at all */
+                        if (all && i != 0)
                                 return error_format(err, errlen, -EBADMSG, "%s: missing", field);
                         continue;
                 }
@@ -542,6 +545,11 @@ int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_po
 
                 if (asked == 0)
                         continue;
+                if (ceiling == 0)
+                        return error_format(err, errlen, -EPERM,
+                                            "/limits/%s: gloved.json sets no ceiling for it, so none may be asked "
+                                            "for",
+                                            limit_fields[i].name);
                 if (asked > ceiling)
                         return error_format(err, errlen, -EPERM,
                                             "/limits/%s: %" PRIu64 " is over gloved.json's ceiling of %" PRIu64,
@@ -587,7 +595,9 @@ static json_t *limits_to_json(const struct glove_plan_limits *l) {
         if (!o)
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(limit_fields); i++)
-                if (json_object_set_new(o, limit_fields[i].name, json_integer((json_int_t) LIMIT_CONST(l, i))) < 0)
+                /* 0: no such limit (no CPU ceiling in gloved.json) */
+                if (LIMIT_CONST(l, i) > 0 &&
+                    json_object_set_new(o, limit_fields[i].name, json_integer((json_int_t) LIMIT_CONST(l, i))) < 0)
                         return NULL;
         return TAKE_PTR(o);
 }
@@ -602,6 +612,45 @@ static void hex(const uint8_t *b, size_t n, char *out) {
         out[2 * n] = 0;
 }
 
+int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_json, const char *blake3,
+                     struct glove_plan *ret, struct glove_plan_limits *ret_effective, int *ret_code, char *reason,
+                     size_t reasonlen) {
+        _cleanup_(glove_plan_done) struct glove_plan plan = {};
+        char b3[GLOVE_CONTROL_HEX_SIZE];
+        int r;
+
+        r = glove_plan_decode(plan_json, &plan, reason, reasonlen);
+        if (r == -ENOMEM) {
+                *ret_code = GLOVE_CONTROL_INTERNAL_ERROR;
+                return error_format(reason, reasonlen, -EBADMSG, "out of memory");
+        }
+        if (r < 0) {
+                *ret_code = GLOVE_CONTROL_PLAN_INVALID;
+                return -EBADMSG;
+        }
+        hex(plan.blake3, sizeof(plan.blake3), b3);
+        if (strcmp(b3, blake3) != 0) {
+                *ret_code = GLOVE_CONTROL_DIGEST_MISMATCH;
+                return error_format(reason, reasonlen, -EBADMSG,
+                                    "params/blake3: %.16s... is not the BLAKE3 of the plan's %zu canonical bytes "
+                                    "(%.16s...): hash exactly the canonical form (docs/control.md, \"Plans\")",
+                                    blake3, plan.canonical_len, b3);
+        }
+        r = glove_plan_match(&plan, ctx->policy, ctx->lookup, ctx->lookup_userdata, ret_effective, reason,
+                             reasonlen);
+        if (r < 0) {
+                *ret_code = GLOVE_CONTROL_PLAN_REFUSED;
+                return -EBADMSG;
+        }
+        *ret = plan;
+        plan = (struct glove_plan) {};
+        return 0;
+}
+
+json_t *glove_plan_limits_to_json(const struct glove_plan_limits *l) {
+        return limits_to_json(l);
+}
+
 int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
                         int *ret_code, char *reason, size_t reasonlen) {
         static const char *const names[] = { "plan", "blake3", NULL };
@@ -610,7 +659,6 @@ int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *para
         char sha[GLOVE_CONTROL_HEX_SIZE], b3[GLOVE_CONTROL_HEX_SIZE];
         struct glove_plan_limits eff;
         const json_t *given;
-        int r;
 
         *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
         if (control_members_known(params, "params", "params", names, "plan, blake3", reason, reasonlen) < 0)
@@ -622,31 +670,12 @@ int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *para
                 return error_format(reason, reasonlen, -EBADMSG,
                                     "params/blake3: missing or not 64 lowercase hex digits (the BLAKE3 digest of "
                                     "the plan's canonical bytes)");
-
-        r = glove_plan_decode(json_object_get(params, "plan"), &plan, reason, reasonlen);
-        if (r == -ENOMEM) {
-                *ret_code = GLOVE_CONTROL_INTERNAL_ERROR;
-                return error_format(reason, reasonlen, -EBADMSG, "out of memory");
-        }
-        if (r < 0) {
-                *ret_code = GLOVE_CONTROL_PLAN_INVALID;
+        if (glove_plan_check(ctx, json_object_get(params, "plan"), json_string_value(given), &plan, &eff, ret_code,
+                             reason, reasonlen) < 0)
                 return -EBADMSG;
-        }
-        hex(plan.blake3, sizeof(plan.blake3), b3);
-        if (strcmp(b3, json_string_value(given)) != 0) {
-                *ret_code = GLOVE_CONTROL_DIGEST_MISMATCH;
-                return error_format(reason, reasonlen, -EBADMSG,
-                                    "params/blake3: %.16s... is not the BLAKE3 of the plan's %zu canonical bytes "
-                                    "(%.16s...): hash exactly the canonical form (docs/control.md, \"Plans\")",
-                                    json_string_value(given), plan.canonical_len, b3);
-        }
-        r = glove_plan_match(&plan, ctx->policy, ctx->lookup, ctx->lookup_userdata, &eff, reason, reasonlen);
-        if (r < 0) {
-                *ret_code = GLOVE_CONTROL_PLAN_REFUSED;
-                return -EBADMSG;
-        }
 
         hex(plan.sha256, sizeof(plan.sha256), sha);
+        hex(plan.blake3, sizeof(plan.blake3), b3);
         limits = limits_to_json(&eff);
         if (!limits)
                 goto oom;

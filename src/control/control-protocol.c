@@ -30,6 +30,14 @@ static const struct {
         { GLOVE_CONTROL_PLAN_INVALID, "plan-invalid" },
         { GLOVE_CONTROL_PLAN_REFUSED, "plan-refused" },
         { GLOVE_CONTROL_DIGEST_MISMATCH, "digest-mismatch" },
+        { GLOVE_CONTROL_SESSION_NOT_FOUND, "session-not-found" },
+        { GLOVE_CONTROL_SESSION_STATE, "session-state" },
+        { GLOVE_CONTROL_REQUEST_KEY_CONFLICT, "request-key-conflict" },
+        { GLOVE_CONTROL_SESSION_LIMIT, "session-limit" },
+        { GLOVE_CONTROL_SESSION_START_FAILED, "session-start-failed" },
+        { GLOVE_CONTROL_RECEIPT_NOT_FOUND, "receipt-not-found" },
+        { GLOVE_CONTROL_ACK_MISMATCH, "ack-mismatch" },
+        { GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED, "receipt-journal-changed" },
 };
 
 const char *glove_control_error_name(int code) {

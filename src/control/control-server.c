@@ -67,6 +67,7 @@ struct glove_control_server {
         struct conn **conns;
         size_t n_conns;
         struct pollfd *pfds;
+        struct glove_control_watch watch; /* .fill NULL: none */
         int64_t accept_paused_until; /* out of descriptors: no accept before this; 0: none */
 };
 
@@ -599,10 +600,20 @@ static bool conn_step(struct glove_control_server *s, struct conn *c, short reve
         return true;
 }
 
+int glove_control_server_watch(struct glove_control_server *s, const struct glove_control_watch *w) {
+        struct pollfd *p = reallocarray(s->pfds, s->limits.connections + 2 + w->max, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        s->pfds = p;
+        s->watch = *w;
+        return 0;
+}
+
 int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
         for (;;) {
                 int64_t now = now_monotonic_ms(), next = INT64_MAX;
-                size_t n = 0, kept;
+                size_t n = 0, kept, watched = 0;
                 int timeout, r;
 
                 kept = 0;
@@ -635,8 +646,11 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                                                    (conn_output_pending(c) ? POLLOUT : 0)),
                         };
                 }
+                /* the caller's descriptors (gloved's supervisors) last */
+                if (s->watch.fill)
+                        watched = s->watch.fill(s->watch.userdata, s->pfds + n, s->watch.max);
                 timeout = next == INT64_MAX ? -1 : (int) MAX(0, MIN(next - now, 60000));
-                r = poll(s->pfds, n, timeout);
+                r = poll(s->pfds, n + watched, timeout);
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -644,6 +658,8 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                 }
                 if (s->pfds[0].revents)
                         return 0;
+                if (watched > 0)
+                        s->watch.ready(s->watch.userdata, s->pfds + n, watched);
 
                 kept = 0;
                 for (size_t i = 0; i < s->n_conns; i++) {

@@ -19,10 +19,7 @@
 #include "macro.h"
 #include "path-util.h"
 
-struct glove_control_store {
-        sqlite3 *db;
-        char *path;
-};
+#include "control-internal.h"
 
 /* Schema 1. docs/control.md ("The store") describes every column. */
 static const char schema_v1[] =
@@ -42,10 +39,47 @@ static const char schema_v1[] =
         /* at most one current generation per alias */
         "CREATE UNIQUE INDEX exposures_current ON exposures (alias) WHERE revoked IS NULL;";
 
-static void stmt_finalizep(sqlite3_stmt **st) {
-        (void) sqlite3_finalize(*st);
-}
-#define _cleanup_stmt_ _cleanup_(stmt_finalizep)
+/* Schema 2 adds plans, managed sessions, their transitions and receipt
+ * delivery (docs/control.md, "The store"); a version 1 store is brought
+ * to it in one transaction. */
+static const char schema_v2[] =
+        "UPDATE schema_version SET version = 2;"
+        "CREATE TABLE plans ("
+        "  sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),"
+        "  blake3 TEXT NOT NULL CHECK (length(blake3) = 64),"
+        "  template TEXT NOT NULL,"
+        "  canonical TEXT NOT NULL,"
+        "  created INTEGER NOT NULL);"
+        "CREATE TABLE sessions ("
+        "  id TEXT PRIMARY KEY CHECK (length(id) = 33),"
+        "  request_key TEXT NOT NULL UNIQUE,"
+        "  plan_sha256 TEXT NOT NULL REFERENCES plans (sha256),"
+        "  state TEXT NOT NULL CHECK (state IN ('created', 'starting', 'running', 'ended', 'cleaned')),"
+        "  created INTEGER NOT NULL,"
+        "  expires INTEGER NOT NULL,"
+        "  started INTEGER,"
+        "  ended INTEGER,"
+        "  pid INTEGER,"
+        "  starttime INTEGER,"
+        "  boot_id TEXT,"
+        "  reason TEXT,"
+        "  exit_code INTEGER,"
+        "  status INTEGER,"
+        "  error TEXT,"
+        "  receipt_seq INTEGER);"
+        "CREATE INDEX sessions_live ON sessions (state) WHERE state IN ('created', 'starting', 'running');"
+        "CREATE TABLE session_transitions ("
+        "  session TEXT NOT NULL REFERENCES sessions (id),"
+        "  at INTEGER NOT NULL,"
+        "  state TEXT NOT NULL,"
+        "  detail TEXT);"
+        "CREATE INDEX session_transitions_session ON session_transitions (session);"
+        "CREATE TABLE receipt_deliveries ("
+        "  seq INTEGER PRIMARY KEY CHECK (seq >= 1),"
+        "  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),"
+        "  role TEXT NOT NULL CHECK (role IN ('owner', 'controller')),"
+        "  acked INTEGER NOT NULL);";
+
 
 static bool sqlite_corrupt(int rc) {
         rc &= 0xff;
@@ -218,7 +252,19 @@ int glove_control_store_open(int state_fd, const char *state, struct glove_contr
                 if (r >= 0)
                         r = store_exec(s, schema_v1, err, errlen, "creating its schema");
                 if (r >= 0)
+                        r = store_exec(s, schema_v2, err, errlen, "creating its schema");
+                if (r >= 0)
                         r = store_exec(s, "COMMIT", err, errlen, "creating its schema");
+                if (r < 0) {
+                        (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                        return r;
+                }
+        } else if (version == 1) {
+                r = store_exec(s, "BEGIN IMMEDIATE", err, errlen, "bringing its schema to version 2");
+                if (r >= 0)
+                        r = store_exec(s, schema_v2, err, errlen, "bringing its schema to version 2");
+                if (r >= 0)
+                        r = store_exec(s, "COMMIT", err, errlen, "bringing its schema to version 2");
                 if (r < 0) {
                         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return r;
@@ -353,20 +399,38 @@ int glove_control_store_exposure_get(struct glove_control_store *s, const char *
 
 /* One transaction: BEGIN IMMEDIATE takes the write lock first, so that the
  * read of the last generation and the write that follows are one step. */
-static int store_begin(struct glove_control_store *s) {
-        return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+int control_store_begin(struct glove_control_store *s) {
+        int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+        return rc == SQLITE_OK ? 0 : control_sqlite_errno(rc);
 }
 
-static int store_commit(struct glove_control_store *s) {
-        if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+int control_store_commit(struct glove_control_store *s) {
+        int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+
+        if (rc == SQLITE_OK)
                 return 0;
         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        return -EIO;
+        return control_sqlite_errno(rc);
 }
 
-static void store_rollback(struct glove_control_store *s) {
+void control_store_rollback(struct glove_control_store *s) {
         if (!sqlite3_get_autocommit(s->db))
                 (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int control_sqlite_errno(int rc) {
+        switch (rc & 0xff) {
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        default:
+                return -EIO;
+        }
 }
 
 static int store_step_int64(sqlite3_stmt *st, int64_t *ret) {
@@ -422,15 +486,15 @@ int glove_control_store_exposure_add(struct glove_control_store *s, const struct
         int64_t generation;
         int r;
 
-        r = store_begin(s);
+        r = control_store_begin(s);
         if (r < 0)
                 return r;
         r = exposure_add_locked(s, e, &generation);
         if (r < 0) {
-                store_rollback(s);
+                control_store_rollback(s);
                 return r;
         }
-        r = store_commit(s);
+        r = control_store_commit(s);
         if (r < 0)
                 return r;
         *ret_generation = generation;
@@ -442,7 +506,7 @@ int glove_control_store_exposure_revoke(struct glove_control_store *s, const cha
         int64_t generation;
         int r;
 
-        r = store_begin(s);
+        r = control_store_begin(s);
         if (r < 0)
                 return r;
         if (sqlite3_prepare_v2(s->db,
@@ -451,26 +515,26 @@ int glove_control_store_exposure_revoke(struct glove_control_store *s, const cha
                                -1, &st, NULL) != SQLITE_OK ||
             sqlite3_bind_text(st, 1, alias, -1, SQLITE_STATIC) != SQLITE_OK ||
             sqlite3_bind_int64(st, 2, (int64_t) time(NULL)) != SQLITE_OK) {
-                store_rollback(s);
+                control_store_rollback(s);
                 return -EIO;
         }
         r = sqlite3_step(st);
         if (r == SQLITE_DONE) {
-                store_rollback(s);
+                control_store_rollback(s);
                 return -ENOENT;
         }
         if (r != SQLITE_ROW) {
-                store_rollback(s);
+                control_store_rollback(s);
                 return sqlite_corrupt(r) ? -EBADMSG : -EIO;
         }
         generation = sqlite3_column_int64(st, 0);
         /* RETURNING's statement must run to its end before COMMIT */
         if (sqlite3_step(st) != SQLITE_DONE) {
-                store_rollback(s);
+                control_store_rollback(s);
                 return -EIO;
         }
         (void) sqlite3_finalize(TAKE_PTR(st));
-        r = store_commit(s);
+        r = control_store_commit(s);
         if (r < 0)
                 return r;
         if (ret_generation)

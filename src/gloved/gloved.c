@@ -3,9 +3,9 @@
  *
  * It serves the owner-only socket in $XDG_RUNTIME_DIR/glove, the bootstrap
  * secret, the handshake, capabilities, exposures (from its store
- * <state>/gloved.db) and plan.validate against the owner's gloved.json.
- * Managed sessions and receipt delivery are not built yet; capabilities
- * says so, and their methods are unknown methods. */
+ * <state>/gloved.db), plan.validate against the owner's gloved.json,
+ * managed sessions (each with a supervisor of its own: gloved --supervise,
+ * supervisor.c) and receipt delivery. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,6 +23,7 @@
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "supervisor.h"
 
 #define EXIT_GLOVED_FAILED 125
 
@@ -35,18 +36,21 @@ static void help(FILE *f) {
                 "not yours or not 0700). At each start it writes a new bootstrap secret,\n"
                 "bootstrap-secret beside the socket (0600): only a client that holds it\n"
                 "completes the handshake, and only processes of this user may connect.\n"
-                "What it answers today: capabilities (what this build offers and what this\n"
-                "host enforces, as 'glove doctor' probes it at start), exposures (the\n"
-                "directories you enrol with 'glove init') and plan.validate (a controller's\n"
-                "plan against $XDG_CONFIG_HOME/glove/gloved.json, read at start; an invalid\n"
-                "one stops it). Managed sessions and receipt delivery are not built yet.\n"
-                "'glove ctl' is its client. SIGTERM or SIGINT stop it; it removes the socket\n"
-                "and the secret.\n"
+                "What it answers: capabilities (what this build offers and what this host\n"
+                "enforces, as 'glove doctor' probes it at start), exposures (the directories\n"
+                "you enrol with 'glove init'), plan.validate (a controller's plan against\n"
+                "$XDG_CONFIG_HOME/glove/gloved.json, read at start; an invalid one stops it),\n"
+                "managed sessions (session.create, start, status, list, stop, cleanup; each\n"
+                "run by a supervisor process of its own, which outlives gloved) and receipt\n"
+                "delivery (receipts.page, receipts.ack). 'glove ctl' is its client. SIGTERM\n"
+                "or SIGINT stop it (running sessions go on; the next gloved adopts them); it\n"
+                "removes the socket and the secret.\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
                 "the whole receipt journal (as 'glove audit verify') and its store,\n"
                 "$XDG_STATE_HOME/glove/gloved.db (PRAGMA integrity_check, owner, mode 0600,\n"
-                "schema version), and refuses to start when either does not check out.\n"
+                "schema version), and refuses to start when either does not check out. Then\n"
+                "it recovers the sessions recorded as running (docs/control.md, \"Recovery\").\n"
                 "\n"
                 "  -h, --help     this text\n"
                 "      --version  print the version\n"
@@ -71,9 +75,18 @@ static void store_freep(struct glove_control_store **s) {
         glove_control_store_free(*s);
 }
 
+static void receipts_freep(struct glove_control_receipts **r) {
+        glove_control_receipts_free(*r);
+}
+
+static void sessions_freep(struct glove_control_sessions **s) {
+        glove_control_sessions_free(*s);
+}
+
 /* Fail closed: a store or a receipt chain that does not check out is not
  * served from (docs/control.md, "Start-up checks"). */
-static int open_state(const struct glove_dirs *dirs, struct glove_control_store **ret) {
+static int open_state(const struct glove_dirs *dirs, int *ret_state_fd, struct glove_control_store **ret,
+                      struct glove_control_receipts **ret_receipts) {
         _cleanup_close_ int state_fd = -EBADF;
         char err[1024] = "";
         int r;
@@ -87,6 +100,11 @@ static int open_state(const struct glove_dirs *dirs, struct glove_control_store 
         r = glove_control_store_open(state_fd, dirs->state, ret, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        /* the journal just verified, indexed for delivery */
+        r = glove_control_receipts_open(state_fd, dirs->state, *ret, ret_receipts, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        *ret_state_fd = TAKE_FD(state_fd);
         return 0;
 }
 
@@ -102,18 +120,34 @@ static int plan_validate(void *userdata, const struct glove_control_call *call, 
 }
 
 /* The methods gloved has, and which roles have them (a role that does not
- * has no such method: method-not-found). */
+ * has no such method: method-not-found). The session methods come last:
+ * where sessions cannot start (capabilities' lifecycle 0) gloved does not
+ * have them. */
 static const struct glove_control_method methods[] = {
         { "exposure.create", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_create_method },
         { "exposure.revoke", GLOVE_CONTROL_ROLE_BIT(GLOVE_CONTROL_ROLE_OWNER), glove_control_exposure_revoke_method },
         { "exposure.list", GLOVE_CONTROL_ROLES_ALL, glove_control_exposure_list_method },
         { "plan.validate", GLOVE_CONTROL_ROLES_ALL, plan_validate },
+        { "receipts.page", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_page_method },
+        { "receipts.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_ack_method },
+        { "session.create", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_create },
+        { "session.start", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_start },
+        { "session.status", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_status },
+        { "session.list", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_list },
+        { "session.stop", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_stop },
+        { "session.cleanup", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_cleanup },
 };
+#define N_SESSION_METHODS 6
 
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
         _cleanup_(server_freep) struct glove_control_server *server = NULL;
         _cleanup_(store_freep) struct glove_control_store *store = NULL;
+        _cleanup_(receipts_freep) struct glove_control_receipts *receipts = NULL;
+        _cleanup_(sessions_freep) struct glove_control_sessions *sessions = NULL;
+        _cleanup_close_ int state_fd = -EBADF;
+        struct glove_control_watch watch;
+        size_t n_methods = ELEMENTSOF(methods);
         const char *private_paths[4] = {};
         struct glove_control_state state = {};
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
@@ -130,13 +164,14 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        r = open_state(&dirs, &store);
+        r = open_state(&dirs, &state_fd, &store, &receipts);
         if (r < 0)
                 return r;
         private_paths[0] = dirs.config;
         private_paths[1] = dirs.state;
         private_paths[2] = dirs.runtime;
         state.store = store;
+        state.receipts = receipts;
         state.private_paths = private_paths;
 
         /* the owner's templates and ceilings, read once: a controller's
@@ -171,19 +206,58 @@ static int run(void) {
         r = glove_control_probe_host(GLOVE_VERSION, &doctor);
         if (r < 0)
                 return log_error_errno(r, "Cannot probe what this host enforces: %m");
-        r = glove_control_capabilities(doctor, GLOVE_VERSION, &capabilities);
+        /* managed sessions: where glove exec's sandbox can run here */
+        if (json_is_true(json_object_get(doctor, "ready"))) {
+                r = glove_control_sessions_new(store, receipts, policy, &plans, state_fd, dirs.state, &sessions, err,
+                                               sizeof(err));
+                if (r < 0)
+                        return log_error_errno(r, "%s", err);
+        } else
+                log_warning("gloved: this host lacks a mechanism 'glove exec' requires ('glove doctor' says which): "
+                            "managed sessions are not offered");
+        /* recovery, before the first client: the sessions recorded as
+         * running are adopted or ended. Without sessions here, a session
+         * recorded as running cannot be adopted either: it is ended too. */
+        if (!sessions) {
+                char ignored[256];
+
+                r = glove_control_sessions_new(store, receipts, policy, &plans, state_fd, dirs.state, &sessions,
+                                               ignored, sizeof(ignored));
+                if (r >= 0) {
+                        r = glove_control_sessions_recover(sessions, err, sizeof(err));
+                        glove_control_sessions_free(TAKE_PTR(sessions));
+                        if (r < 0)
+                                return log_error_errno(r, "%s", err);
+                }
+        } else {
+                r = glove_control_sessions_recover(sessions, err, sizeof(err));
+                if (r < 0)
+                        return log_error_errno(r, "%s", err);
+        }
+        state.sessions = sessions;
+        if (!sessions)
+                n_methods -= N_SESSION_METHODS;
+        r = glove_control_capabilities(doctor, GLOVE_VERSION,
+                                       sessions ? NULL : "managed sessions cannot start on this host: a mechanism "
+                                                         "'glove exec' requires is missing ('glove doctor' on the "
+                                                         "host says which)",
+                                       &capabilities);
         if (r < 0)
                 return log_error_errno(r, "Cannot make the capabilities answer: %m");
 
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* the methods of sessions and receipts join the table as they are
-         * built */
-        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods,
-                                     ELEMENTSOF(methods), &state, NULL, &server);
+        r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods, n_methods,
+                                     &state, NULL, &server);
         if (r < 0)
                 return log_error_errno(r, "Cannot start serving: %m");
+        if (sessions) {
+                glove_control_sessions_watch(sessions, &watch);
+                r = glove_control_server_watch(server, &watch);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot watch the sessions' supervisors: %m");
+        }
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
 
         r = glove_control_server_run(server, sfd);
@@ -201,6 +275,12 @@ int main(int argc, char **argv) {
         };
         int c;
 
+        /* a session's supervisor: gloved starts it, with its own
+         * descriptors 3 and 4, before anything else happens here */
+        if (argc == 3 && strcmp(argv[1], "--supervise") == 0) {
+                log_set_max_level(LOG_LEVEL_ERROR);
+                return supervisor_main(argv[2]);
+        }
         if (fd_ensure_std() < 0)
                 return EXIT_GLOVED_FAILED;
         opterr = 0;

@@ -548,6 +548,8 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 return -ENOMEM;
         if (layers_receipt(res, r) < 0)
                 return -ENOMEM;
+        if (in->managed && json_object_set(r, "managed", (json_t *) in->managed) < 0)
+                return -ENOMEM;
         if (in->audit) {
                 char digest[GLOVE_SHA256_HEX_CHARS + 1];
                 json_t *a;

@@ -260,7 +260,7 @@ static int audit_open(struct glove_session *s, const char *run_id, struct glove_
  * receipt is not the run the user asked for. */
 static int record_receipt(struct glove_error *e, int state_fd, struct glove_journal_reservation *reservation,
                           const struct glove_receipt_input *in, const struct glove_session_run_options *o,
-                          int receipt_file_fd) {
+                          int receipt_file_fd, uint64_t *ret_seq) {
         _cleanup_json_ json_t *receipt = NULL;
         _cleanup_free_ char *line = NULL, *copy = NULL;
         char err[1024] = "";
@@ -275,6 +275,13 @@ static int record_receipt(struct glove_error *e, int state_fd, struct glove_jour
                 return err[0] ? glove_error_set(e, r, "receipt", "%s", err)
                               : glove_error_set(e, r, "receipt",
                                                 "Cannot append the receipt to the journal: %m");
+        /* the seq the journal gave it: the line is the journal's own */
+        {
+                _cleanup_json_ json_t *written = json_loads(line, 0, NULL);
+                json_t *seq = json_object_get(written, "seq");
+
+                *ret_seq = json_is_integer(seq) ? (uint64_t) json_integer_value(seq) : 0;
+        }
         /* the copies carry exactly what the journal holds, and its newline */
         len = strlen(line);
         copy = malloc(len + 1);
@@ -351,9 +358,10 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         char err[1024] = "", policy_sha[GLOVE_SHA256_HEX_CHARS + 1], run_id[GLOVE_RUN_ID_CHARS + 1];
         struct glove_session_result res;
         struct glove_error receipt_error = {};
+        uint64_t receipt_seq = 0;
         int r, status;
 
-        *ret = (struct glove_session_outcome) { .status = GLOVE_EXIT_FAILED };
+        *ret = (struct glove_session_outcome) { .status = GLOVE_EXIT_FAILED, .exit_code = -1, .reason = "setup_failed" };
         if (!p || !s->policy_text || s->o.command == GLOVE_SESSION_MCP)
                 return glove_error_set(&s->error, -EINVAL, "setup", "The session is not ready to run a command");
 
@@ -470,7 +478,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         if (res.proxy.run[0])
                 helpers[n_helpers++] = res.proxy;
         r = record_receipt(&receipt_error, state_fd, reservation, &(const struct glove_receipt_input) {
-                .command = run ? "run" : "exec",
+                .command = o->managed ? "managed" : run ? "run" : "exec",
                 .run_id = run_id,
                 .glove_version = GLOVE_VERSION,
                 .argv = o->argv,
@@ -488,8 +496,14 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                          !glove_error_is_set(&s->error)
                                  ? NULL
                                  : s->error.message,
-        }, o, receipt_file_fd);
+                .managed = o->managed,
+        }, o, receipt_file_fd, &receipt_seq);
         free(TAKE_PTR(res.tail));
+        *ret = (struct glove_session_outcome) {
+                .reason = res.reason,
+                .exit_code = strcmp(res.reason, "exit") == 0 ? res.exit_code : -1,
+        };
+        (void) snprintf(ret->run_id, sizeof(ret->run_id), "%s", run_id);
         glove_session_result_done(&res);
         timeline_mark("supervisor: receipt recorded");
         if (r < 0) {
@@ -500,12 +514,11 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                 else
                         s->error = receipt_error;
         }
-        *ret = (struct glove_session_outcome) {
-                .status = r < 0 ? GLOVE_EXIT_FAILED : status,
-                .command_status = status,
-                .started = res.started,
-                .recorded = r >= 0,
-        };
+        ret->status = r < 0 ? GLOVE_EXIT_FAILED : status;
+        ret->command_status = status;
+        ret->started = res.started;
+        ret->recorded = r >= 0;
+        ret->receipt_seq = r >= 0 ? receipt_seq : 0;
         return ret->status;
 }
 

@@ -169,11 +169,18 @@ def main():
     r = c.handshake("controller")
     caps = c.call("capabilities")
     check("a controller completes the handshake", r == {"role": "controller"})
-    built = {"control", "exposures", "plan"}
+    # lifecycle (managed sessions) only where glove exec's sandbox runs:
+    # the doctor's readiness, which the test below compares with glove doctor
+    sessions = ["session.cleanup", "session.create", "session.list", "session.start", "session.status",
+                "session.stop"]
+    ready = caps["host"]["exec_ready"]
+    built = {"control", "exposures", "plan", "receipts"} | ({"lifecycle"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",
           caps["protocol"] == 1 and caps["role"] == "controller" and
-          sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate"], caps)
-    check("capabilities: control, exposures and plan 1, every other surface 0 with a reason",
+          sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate", "receipts.ack",
+                                      "receipts.page"] + (sessions if ready else []), caps)
+    check("capabilities: control, exposures, plan, receipts (and lifecycle where sessions can start) 1, "
+          "every other surface 0 with a reason",
           all(caps["schemas"][k] == 1 for k in built) and
           all(v == 0 for k, v in caps["schemas"].items() if k not in built) and
           set(caps["not_offered"]) == {k for k in caps["schemas"] if k not in built} and
@@ -188,7 +195,7 @@ def main():
     check("capabilities names no host path", "/" not in json.dumps(caps["mechanisms"]))
 
     # unknown methods, bad params, repeated handshake: errors, connection open
-    for method in ("session.create", "exposure.create", "receipts.page"):
+    for method in ("session.attach", "exposure.create", "bundle.add"):
         try:
             c.call(method, {})
             check(f"{method} is an unknown method", False)
@@ -242,7 +249,7 @@ def main():
     p = g.ctl("capabilities", "--json")
     check("glove ctl capabilities --json: gloved's answer as JSON",
           p.returncode == 0 and json.loads(p.stdout)["role"] == "owner", p.stderr)
-    p = g.ctl("session.create")
+    p = g.ctl("session.attach")
     check("glove ctl refuses a method it does not have", p.returncode == 125 and "no method" in p.stderr, p.stderr)
 
     # a wrong HMAC: refused, then others are served
@@ -419,7 +426,7 @@ def main():
     check("after the connections close gloved serves others", g.serves())
 
     # out of descriptors: the connections past them wait, none is lost
-    few = Gloved("fds", prefix=["prlimit", "--nofile=12", "--"]).start()
+    few = Gloved("fds", prefix=["prlimit", "--nofile=15", "--"]).start()
     held = [few.conn() for _ in range(10)]
     time.sleep(0.5)
     for h in held[:6]:

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* src/control/control-capabilities.c: the answer says only what is built
- * (control and plan 1, every other surface 0 with its reason) and what the
+ * (control, plan, exposures and receipts 1; lifecycle 1 only when the
+ * doctor found the host ready and gloved can start sessions; every other
+ * surface 0 with its reason) and what the
  * doctor's report found, by name and state, never a detail; the probe
  * runs the real doctor in a child. */
 #include <errno.h>
@@ -25,7 +27,7 @@ static void test_from_report(void **state) {
         doctor = json_pack("{s:b, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "ready", 0, "checks", "name", "landlock",
                            "status", "available", "detail", "/etc/secret path", "name", "cgroup-v2", "status",
                            "unavailable", "detail", "/sys/fs/cgroup");
-        assert_int_equal(glove_control_capabilities(doctor, "1.2.3", &caps), 0);
+        assert_int_equal(glove_control_capabilities(doctor, "1.2.3", NULL, &caps), 0);
         assert_int_equal(json_integer_value(json_object_get(caps, "protocol")), GLOVE_CONTROL_PROTOCOL);
         assert_false(json_is_true(json_object_get(json_object_get(caps, "host"), "exec_ready")));
         assert_string_equal(json_string_value(json_object_get(json_object_get(caps, "mechanisms"), "landlock")),
@@ -43,7 +45,8 @@ static void test_from_report(void **state) {
         assert_int_equal(json_integer_value(json_object_get(schemas, "exposures")), 1);
         assert_null(json_object_get(not_offered, "exposures"));
         json_object_foreach(schemas, key, v) {
-                if (strcmp(key, "control") == 0 || strcmp(key, "plan") == 0 || strcmp(key, "exposures") == 0)
+                if (strcmp(key, "control") == 0 || strcmp(key, "plan") == 0 || strcmp(key, "exposures") == 0 ||
+                    strcmp(key, "receipts") == 0)
                         continue;
                 assert_int_equal(json_integer_value(v), 0);
                 assert_non_null(json_string_value(json_object_get(not_offered, key)));
@@ -56,7 +59,25 @@ static void test_from_report(void **state) {
         bad = json_pack("{s:[]}", "checks");
         glove_json_decrefp(&caps);
         caps = NULL;
-        assert_int_equal(glove_control_capabilities(bad, "1", &caps), -EINVAL);
+        assert_int_equal(glove_control_capabilities(bad, "1", NULL, &caps), -EINVAL);
+}
+
+/* lifecycle follows the evidence: the doctor's readiness and gloved's own
+ * side; take either away and it is 0 with the reason */
+static void test_lifecycle(void **state) {
+        _cleanup_json_ json_t *ready = NULL, *caps = NULL;
+
+        ready = json_pack("{s:b, s:[{s:s, s:s}]}", "ready", 1, "checks", "name", "landlock", "status", "available");
+        assert_int_equal(glove_control_capabilities(ready, "1", NULL, &caps), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "lifecycle")), 1);
+        assert_null(json_object_get(json_object_get(caps, "not_offered"), "lifecycle"));
+        glove_json_decrefp(&caps);
+        caps = NULL;
+        assert_int_equal(glove_control_capabilities(ready, "1", "the sessions directory cannot be made", &caps), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "lifecycle")), 0);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(caps, "not_offered"), "lifecycle")),
+                            "the sessions directory cannot be made");
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "receipts")), 1);
 }
 
 static void test_probe(void **state) {
@@ -65,13 +86,14 @@ static void test_probe(void **state) {
         assert_int_equal(glove_control_probe_host("0.0.1", &doctor), 0);
         assert_true(json_is_array(json_object_get(doctor, "checks")));
         assert_true(json_array_size(json_object_get(doctor, "checks")) > 5);
-        assert_int_equal(glove_control_capabilities(doctor, "0.0.1", &caps), 0);
+        assert_int_equal(glove_control_capabilities(doctor, "0.0.1", NULL, &caps), 0);
         assert_non_null(json_object_get(json_object_get(caps, "mechanisms"), "seccomp"));
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_report),
+                cmocka_unit_test(test_lifecycle),
                 cmocka_unit_test(test_probe),
         };
 

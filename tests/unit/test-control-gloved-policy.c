@@ -77,8 +77,8 @@ static void test_refused(void **state) {
                 { "{" GOOD_TEMPLATES ", " GOOD_CEILINGS ", \"max_ttl_seconds\": \"1\"}", "/max_ttl_seconds" },
                 { "{" GOOD_TEMPLATES ", " GOOD_CEILINGS ", \"max_ttl_seconds\": 1, \"extra\": 1}",
                   "/\"extra\": unknown member" },
-                { "{" GOOD_TEMPLATES ", \"ceilings\": {\"pids\": 2}, \"max_ttl_seconds\": 1}",
-                  "/ceilings/cpu_millicores: missing" },
+                { "{" GOOD_TEMPLATES ", \"ceilings\": {\"cpu_millicores\": 1000}, \"max_ttl_seconds\": 1}",
+                  "/ceilings/memory_bytes: missing" },
                 { "{" GOOD_TEMPLATES ", \"ceilings\": {\"cpu_millicores\": 1000, \"memory_bytes\": 1048576, \"pids\": "
                   "1, \"wall_seconds\": 1, \"output_bytes\": 1}, \"max_ttl_seconds\": 1}",
                   "/ceilings/pids: 1 is out of bounds" },

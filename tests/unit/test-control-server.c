@@ -89,7 +89,7 @@ static void test_serve(void **state) {
         assert_non_null(strstr(err, "Another gloved"));
 
         doctor = json_pack("{s:b, s:[{s:s, s:s}]}", "ready", 1, "checks", "name", "seccomp", "status", "available");
-        assert_int_equal(glove_control_capabilities(doctor, "9.9", &caps), 0);
+        assert_int_equal(glove_control_capabilities(doctor, "9.9", NULL, &caps), 0);
         assert_int_equal(pipe2(stop, O_CLOEXEC), 0);
         pid = fork();
         assert_true(pid >= 0);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* src/control/control-store.c: gloved.db made 0600 and refused at another
  * mode or schema, a damaged page refused at open (where quick_check would
- * have passed it), and exposures' generations: one current per alias,
- * never reused, revoked ones kept as history. */
+ * have passed it), exposures' generations: one current per alias, never
+ * reused, revoked ones kept as history; schema 1 brought to 2; and
+ * (control-store-session.c) sessions: idempotent on the request key, a
+ * key never names two plans, the cap on live sessions, transitions only
+ * from the state they say, paging, acknowledgements. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -126,9 +129,9 @@ static void test_schema_version(void **state) {
         remove_db();
         s = open_ok();
         glove_control_store_free(s);
-        sql("UPDATE schema_version SET version = 2");
+        sql("UPDATE schema_version SET version = 3");
         assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPROTONOSUPPORT);
-        assert_non_null(strstr(err, "schema version 2, newer"));
+        assert_non_null(strstr(err, "schema version 3, newer"));
 
         /* a database that is not gloved's */
         remove_db();
@@ -247,8 +250,138 @@ static void test_exposure_generations(void **state) {
         remove_db();
 }
 
+static void plan_of(const char *text, struct glove_plan *ret) {
+        json_t *j = json_loads(text, 0, NULL);
+        char err[512] = "";
+
+        assert_non_null(j);
+        if (glove_plan_decode(j, ret, err, sizeof(err)) < 0)
+                fail_msg("plan: %s", err);
+        json_decref(j);
+}
+
+static void test_schema_upgrade(void **state) {
+        struct glove_control_store *s;
+
+        remove_db();
+        s = open_ok();
+        glove_control_store_free(s);
+        /* what a gloved of schema 1 left */
+        sql("DROP TABLE receipt_deliveries; DROP TABLE session_transitions; DROP TABLE sessions; DROP TABLE plans; "
+            "UPDATE schema_version SET version = 1");
+        s = open_ok();
+        glove_control_store_free(s);
+        sql("SELECT count(*) FROM sessions");
+        sql("INSERT INTO receipt_deliveries (seq, sha256, role, acked) VALUES (1, '" 
+            "0000000000000000000000000000000000000000000000000000000000000000', 'owner', 1)");
+        remove_db();
+}
+
+static void test_sessions(void **state) {
+        struct glove_plan a = {}, b = {};
+        struct glove_control_session x = {}, y = {}, u = { .exit_code = 0, .status = 0 };
+        struct glove_control_session *v = NULL;
+        struct glove_control_store *s;
+        bool created = false, more = false;
+        size_t n = 0;
+        char key[32], first[GLOVE_SESSION_ID_CHARS + 1];
+
+        remove_db();
+        s = open_ok();
+        plan_of("{\"template\": \"t\", \"ttl_seconds\": 60}", &a);
+        plan_of("{\"template\": \"t\", \"ttl_seconds\": 61}", &b);
+
+        assert_int_equal(glove_control_store_session_create(s, &a, "k1", &x, &created), 0);
+        assert_true(created);
+        assert_int_equal(x.state, GLOVE_SESSION_CREATED);
+        assert_int_equal(strlen(x.id), GLOVE_SESSION_ID_CHARS);
+        assert_int_equal(x.expires - x.created, 60);
+        /* the same key and plan: the same session; another plan: refused */
+        assert_int_equal(glove_control_store_session_create(s, &a, "k1", &y, &created), 0);
+        assert_false(created);
+        assert_string_equal(x.id, y.id);
+        glove_control_session_done(&y);
+        assert_int_equal(glove_control_store_session_create(s, &b, "k1", &y, &created), -EEXIST);
+
+        /* transitions only from the state they name; each recorded */
+        assert_int_equal(glove_control_store_session_transition(s, x.id, GLOVE_SESSION_STARTING,
+                                                                 GLOVE_SESSION_RUNNING, &u, NULL), -ESTALE);
+        assert_int_equal(glove_control_store_session_transition(s, x.id, GLOVE_SESSION_CREATED,
+                                                                 GLOVE_SESSION_STARTING, &u, NULL), 0);
+        u.pid = 4242;
+        u.starttime = 77;
+        strcpy(u.boot_id, "01234567-89ab-cdef-0123-456789abcdef");
+        assert_int_equal(glove_control_store_session_transition(s, x.id, GLOVE_SESSION_STARTING,
+                                                                 GLOVE_SESSION_RUNNING, &u, NULL), 0);
+        strcpy(u.reason, "exit");
+        u.receipt_seq = 9;
+        assert_int_equal(glove_control_store_session_transition(s, x.id, GLOVE_SESSION_RUNNING, GLOVE_SESSION_ENDED,
+                                                                 &u, "exit"), 0);
+        assert_int_equal(glove_control_store_session_get(s, x.id, &y), 0);
+        assert_int_equal(y.state, GLOVE_SESSION_ENDED);
+        assert_int_equal(y.pid, 4242);
+        assert_int_equal(y.starttime, 77);
+        assert_string_equal(y.reason, "exit");
+        assert_int_equal(y.exit_code, 0);
+        assert_int_equal(y.receipt_seq, 9);
+        glove_control_session_done(&y);
+        sql("SELECT 1 FROM session_transitions");
+        memcpy(first, x.id, sizeof(first));
+        glove_control_session_done(&x);
+
+        /* at most GLOVE_SESSIONS_LIVE_MAX live: the ended one does not count */
+        for (int i = 0; i < GLOVE_SESSIONS_LIVE_MAX; i++) {
+                (void) snprintf(key, sizeof(key), "live-%d", i);
+                assert_int_equal(glove_control_store_session_create(s, &a, key, &x, &created), 0);
+                glove_control_session_done(&x);
+        }
+        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", &x, &created), -EUSERS);
+        /* but a retry of a key that has its session is still answered */
+        assert_int_equal(glove_control_store_session_create(s, &a, "live-0", &x, &created), 0);
+        assert_false(created);
+        glove_control_session_done(&x);
+
+        /* paging: oldest first, after an id, by state */
+        assert_int_equal(glove_control_store_session_list(s, NULL, -1, 10, &v, &n, &more), 0);
+        assert_int_equal(n, 10);
+        assert_true(more);
+        assert_string_equal(v[0].id, first);
+        glove_control_session_array_free(v, n);
+        assert_int_equal(glove_control_store_session_list(s, first, (int) GLOVE_SESSION_CREATED, 1000, &v, &n,
+                                                          &more), 0);
+        assert_int_equal(n, GLOVE_SESSIONS_LIVE_MAX);
+        assert_false(more);
+        glove_control_session_array_free(v, n);
+        assert_int_equal(glove_control_store_session_list(s, NULL, (int) GLOVE_SESSION_ENDED, 5, &v, &n, &more), 0);
+        assert_int_equal(n, 1);
+        glove_control_session_array_free(v, n);
+
+        /* acknowledgements: once, then "already" */
+        assert_int_equal(glove_control_store_delivery_ack(s, 3, "ab", GLOVE_CONTROL_ROLE_CONTROLLER), -EIO);
+        assert_int_equal(glove_control_store_delivery_ack(
+                                 s, 3, "0000000000000000000000000000000000000000000000000000000000000000",
+                                 GLOVE_CONTROL_ROLE_CONTROLLER), 0);
+        assert_int_equal(glove_control_store_delivery_ack(
+                                 s, 3, "0000000000000000000000000000000000000000000000000000000000000000",
+                                 GLOVE_CONTROL_ROLE_CONTROLLER), 1);
+        {
+                bool acked = false;
+
+                assert_int_equal(glove_control_store_delivery_acked(s, 3, &acked), 0);
+                assert_true(acked);
+                assert_int_equal(glove_control_store_delivery_acked(s, 4, &acked), 0);
+                assert_false(acked);
+        }
+        glove_plan_done(&a);
+        glove_plan_done(&b);
+        glove_control_store_free(s);
+        remove_db();
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_schema_upgrade),
+                cmocka_unit_test(test_sessions),
                 cmocka_unit_test(test_create_and_modes),
                 cmocka_unit_test(test_schema_version),
                 cmocka_unit_test(test_damaged_index_page),

@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: MIT */
+/* Managed sessions (docs/control.md, "Managed sessions"): the session.*
+ * methods, each session's supervisor (gloved --supervise, started here and
+ * released only once its start is durable), its end, and recovery at
+ * gloved's start. Every transition is written to gloved.db before it is
+ * acted on. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control-internal.h"
+#include "fd-util.h"
+#include "glove/audit.h"
+#include "glove/control.h"
+#include "glove/json.h"
+#include "log.h"
+#include "macro.h"
+#include "missing-syscall.h"
+#include "path-util.h"
+#include "process-util.h"
+
+/* what glove exec exits with when Glove failed (glove/sandbox.h's
+ * GLOVE_EXIT_FAILED): a receipt of gloved's own says the same */
+#define SESSION_EXIT_FAILED 125
+
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#endif
+
+struct live {
+        char id[GLOVE_SESSION_ID_CHARS + 1];
+        int pidfd;
+        pid_t pid;
+        bool child;  /* gloved's own child: reaped here */
+        bool killed; /* session.stop force: the receipt's reason is "killed" */
+};
+
+struct glove_control_sessions {
+        struct glove_control_store *store;
+        struct glove_control_receipts *receipts;
+        const struct glove_gloved_policy *policy;
+        struct glove_plan_context *plans;
+        int state_fd;
+        const char *state;
+        int dir_fd; /* <state>/sessions */
+        char boot_id[GLOVE_BOOT_ID_CHARS + 1];
+        struct live live[GLOVE_SESSIONS_LIVE_MAX];
+        size_t n_live;
+};
+
+void glove_control_sessions_free(struct glove_control_sessions *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_live; i++)
+                safe_close(s->live[i].pidfd);
+        safe_close(s->dir_fd);
+        free(s);
+}
+
+int glove_control_sessions_new(struct glove_control_store *store, struct glove_control_receipts *receipts,
+                               const struct glove_gloved_policy *policy, struct glove_plan_context *plans,
+                               int state_fd, const char *state, struct glove_control_sessions **ret, char *err,
+                               size_t errlen) {
+        struct glove_control_sessions *s;
+        struct stat st;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->store = store;
+        s->receipts = receipts;
+        s->policy = policy;
+        s->plans = plans;
+        s->state_fd = state_fd;
+        s->state = state;
+        r = boot_id(s->boot_id);
+        if (r < 0) {
+                free(s);
+                return error_format(err, errlen, r, "Cannot read this boot's id (/proc/sys/kernel/random/boot_id): %s",
+                                    strerror(-r));
+        }
+        if (mkdirat(state_fd, GLOVE_SESSIONS_DIR_NAME, 0700) < 0 && errno != EEXIST) {
+                free(s);
+                return error_format(err, errlen, negative_errno(), "Cannot make %s/%s: %m", state,
+                                    GLOVE_SESSIONS_DIR_NAME);
+        }
+        s->dir_fd = openat(state_fd, GLOVE_SESSIONS_DIR_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->dir_fd < 0 || fstat(s->dir_fd, &st) < 0) {
+                r = negative_errno();
+                glove_control_sessions_free(s);
+                return error_format(err, errlen, r, "Cannot open %s/%s: %s", state, GLOVE_SESSIONS_DIR_NAME,
+                                    strerror(-r));
+        }
+        if (st.st_uid != getuid() || (st.st_mode & 07777) != 0700) {
+                glove_control_sessions_free(s);
+                return error_format(err, errlen, -EPERM,
+                                    "%s/%s is not yours with mode 0700 (uid %u, mode %04o): sessions' output "
+                                    "would be open to others; fix with chown %u and chmod 700",
+                                    state, GLOVE_SESSIONS_DIR_NAME, (unsigned) st.st_uid,
+                                    (unsigned) (st.st_mode & 07777), (unsigned) getuid());
+        }
+        *ret = s;
+        return 0;
+}
+
+/* ---- params ---- */
+
+static int invalid(int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(4, 5);
+static int invalid(int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
+        va_list ap;
+
+        *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+        va_start(ap, format);
+        (void) vsnprintf(reason, reasonlen, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(5, 6);
+static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
+        va_list ap;
+
+        *ret_code = code;
+        va_start(ap, format);
+        (void) vsnprintf(reason, reasonlen, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+static int store_failed(int r, int *ret_code, char *reason, size_t reasonlen) {
+        if (r == -ENOSPC)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "gloved's store is on a full disk: nothing was changed; free space and retry");
+        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen, "gloved's store failed: %s",
+                    strerror(-r));
+}
+
+static bool session_id_valid(const char *id) {
+        if (!id || strlen(id) != GLOVE_SESSION_ID_CHARS || id[0] != 's')
+                return false;
+        for (size_t i = 1; i < GLOVE_SESSION_ID_CHARS; i++)
+                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/* |params| holds "session" and at most the other |names|; the session in
+ * *ret (glove_control_session_done()). */
+static int session_param(struct glove_control_sessions *s, const json_t *params, const char *const *names,
+                         const char *list, struct glove_control_session *ret, int *ret_code, char *reason,
+                         size_t reasonlen) {
+        const char *id = json_string_value(json_object_get(params, "session"));
+        int r;
+
+        if (control_members_known(params, "params", "params", names, list, reason, reasonlen) < 0) {
+                *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+                return -EBADMSG;
+        }
+        if (!session_id_valid(id))
+                return invalid(ret_code, reason, reasonlen,
+                               "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
+        r = glove_control_store_session_get(s->store, id, ret);
+        if (r == -ENOENT)
+                return fail(GLOVE_CONTROL_SESSION_NOT_FOUND, ret_code, reason, reasonlen,
+                            "params/session: there is no session %s", id);
+        if (r < 0)
+                return store_failed(r, ret_code, reason, reasonlen);
+        return 0;
+}
+
+static void session_donep(struct glove_control_session *x) {
+        glove_control_session_done(x);
+}
+
+/* ---- answers ---- */
+
+static uint64_t output_size(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+        struct stat st;
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_SESSION_OUTPUT_NAME);
+        return fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? 0 : (uint64_t) st.st_size;
+}
+
+static json_t *status_json(struct glove_control_sessions *s, const struct glove_control_session *x) {
+        _cleanup_json_ json_t *o = NULL;
+
+        o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "session", x->id, "request_key", x->request_key,
+                      "template", x->template_id, "plan_sha256", x->plan_sha256, "plan_blake3", x->plan_blake3,
+                      "state", glove_session_state_to_string(x->state), "created", (json_int_t) x->created,
+                      "expires", (json_int_t) x->expires);
+        if (!o)
+                return NULL;
+        if ((x->started > 0 && json_object_set_new(o, "started", json_integer(x->started)) < 0) ||
+            (x->ended > 0 && json_object_set_new(o, "ended", json_integer(x->ended)) < 0) ||
+            (x->reason[0] && json_object_set_new(o, "reason", json_string(x->reason)) < 0) ||
+            (x->exit_code >= 0 && json_object_set_new(o, "exit_code", json_integer(x->exit_code)) < 0) ||
+            (x->status >= 0 && json_object_set_new(o, "status", json_integer(x->status)) < 0) ||
+            (x->error && json_object_set_new(o, "error", glove_json_string_lossy(x->error, strlen(x->error))) < 0) ||
+            (x->receipt_seq > 0 && json_object_set_new(o, "receipt_seq", json_integer((json_int_t) x->receipt_seq)) < 0))
+                return NULL;
+        if (x->state != GLOVE_SESSION_CLEANED &&
+            json_object_set_new(o, "output_bytes", json_integer((json_int_t) output_size(s, x->id))) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_t *managed_binding(const struct glove_control_session *x) {
+        return json_pack("{s:s,s:s,s:s,s:s,s:s}", "session", x->id, "request_key", x->request_key, "plan_sha256",
+                         x->plan_sha256, "plan_blake3", x->plan_blake3, "template", x->template_id);
+}
+
+/* ---- the end of a session ---- */
+
+/* A terminal receipt of gloved's own, for a session whose supervisor
+ * could not write one (|reason|: supervisor_lost, killed,
+ * start_cancelled). Its seq in *ret_seq. */
+static int write_own_receipt(struct glove_control_sessions *s, const struct glove_control_session *x,
+                             const char *reason, bool started, const char *error, uint64_t *ret_seq) {
+        _cleanup_json_ json_t *rec = NULL, *written = NULL;
+        _cleanup_free_ char *line = NULL;
+        char err[1024] = "";
+        int r;
+
+        rec = json_pack("{s:s,s:s,s:s,s:s,s:b,s:i,s:s,s:o}", "kind", "session", "command", "managed",
+                        "glove_version", GLOVE_VERSION, "reason", reason, "started", (int) started, "exit_status",
+                        SESSION_EXIT_FAILED, "error", error, "managed", managed_binding(x));
+        if (!rec)
+                return -ENOMEM;
+        r = glove_journal_append(s->state_fd, rec, &line, err, sizeof(err));
+        if (r < 0) {
+                log_error("gloved: cannot write the %s receipt of session %s: %s", reason, x->id,
+                          err[0] ? err : strerror(-r));
+                return r;
+        }
+        written = json_loads(line, 0, NULL);
+        *ret_seq = (uint64_t) json_integer_value(json_object_get(written, "seq"));
+        return 0;
+}
+
+/* The end as a receipt says it: reason, exit code, status, error. */
+static void end_from_receipt(const json_t *rec, uint64_t seq, struct glove_control_session *u) {
+        const char *reason = json_string_value(json_object_get(rec, "reason"));
+        const char *error = json_string_value(json_object_get(rec, "error"));
+        const json_t *code = json_object_get(rec, "exit_code"), *status = json_object_get(rec, "exit_status");
+
+        (void) snprintf(u->reason, sizeof(u->reason), "%s", reason ? reason : "unknown");
+        u->exit_code = json_is_integer(code) && strcmp(u->reason, "exit") == 0 ? json_integer_value(code) : -1;
+        u->status = json_is_integer(status) ? json_integer_value(status) : -1;
+        free(u->error);
+        u->error = error ? strdup(error) : NULL;
+        u->receipt_seq = seq;
+}
+
+/* What the supervisor left in result.json, when it got that far: 1 when
+ * its receipt is in the journal, 0 when it ran nothing and wrote none (the
+ * reason and error filled in all the same), -ENOENT when there is none. */
+static int read_result(struct glove_control_sessions *s, const char *id, struct glove_control_session *u) {
+        _cleanup_json_ json_t *res = NULL;
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+        const json_t *seq;
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_SESSION_RESULT_NAME);
+        if (glove_json_parse_file(s->dir_fd, name, &(struct glove_json_limits) { .max_bytes = 65536 }, &res, NULL,
+                                  0) < 0)
+                return -ENOENT;
+        seq = json_object_get(res, "receipt_seq");
+        if (!json_is_object(res) || !json_is_string(json_object_get(res, "reason")) || !json_is_integer(seq))
+                return -ENOENT;
+        end_from_receipt(res, (uint64_t) json_integer_value(seq), u);
+        /* the receipt's own status field is exit_status; result.json's is status */
+        if (json_is_integer(json_object_get(res, "status")))
+                u->status = json_integer_value(json_object_get(res, "status"));
+        return json_is_true(json_object_get(res, "recorded")) && u->receipt_seq > 0 ? 1 : 0;
+}
+
+/* Ends |x| (running or starting) from the best evidence there is:
+ * result.json, else its receipt in the journal, else a receipt of
+ * gloved's own with |lost_reason|. Nothing is written when the receipt
+ * cannot be (the next start tries again). */
+static int session_end(struct glove_control_sessions *s, const struct glove_control_session *x,
+                       const char *lost_reason, const char *lost_error) {
+        _cleanup_(session_donep) struct glove_control_session u = { .exit_code = -1, .status = -1 };
+        _cleanup_json_ json_t *rec = NULL;
+        uint64_t seq = 0;
+        int r, k;
+
+        k = read_result(s, x->id, &u);
+        if (k <= 0) {
+                r = glove_control_receipts_find_session(s->receipts, x->id, &rec, &seq);
+                if (r < 0) {
+                        log_error("gloved: cannot read the receipt journal to end session %s: %s", x->id,
+                                  strerror(-r));
+                        return r;
+                }
+                if (r > 0)
+                        end_from_receipt(rec, seq, &u);
+                else if (k == 0) {
+                        /* the supervisor ran nothing and could write no
+                         * receipt (its policy did not load): gloved's, with
+                         * the supervisor's reason and error */
+                        r = write_own_receipt(s, x, u.reason, false, u.error ?: "the session did not start",
+                                              &seq);
+                        if (r < 0)
+                                return r;
+                        u.receipt_seq = seq;
+                } else {
+                        r = write_own_receipt(s, x, lost_reason, x->state == GLOVE_SESSION_RUNNING, lost_error,
+                                              &seq);
+                        if (r < 0)
+                                return r;
+                        (void) snprintf(u.reason, sizeof(u.reason), "%s", lost_reason);
+                        u.status = SESSION_EXIT_FAILED;
+                        free(u.error);
+                        u.error = strdup(lost_error);
+                        u.receipt_seq = seq;
+                }
+        }
+        r = glove_control_store_session_transition(s->store, x->id, x->state, GLOVE_SESSION_ENDED, &u, u.reason);
+        if (r < 0)
+                log_error("gloved: cannot record the end of session %s: %s", x->id, strerror(-r));
+        else
+                log_info("gloved: session %s ended (%s)", x->id, u.reason);
+        return r;
+}
+
+static void live_remove(struct glove_control_sessions *s, size_t i) {
+        safe_close(s->live[i].pidfd);
+        s->live[i] = s->live[--s->n_live];
+}
+
+static struct live *live_find(struct glove_control_sessions *s, const char *id) {
+        for (size_t i = 0; i < s->n_live; i++)
+                if (strcmp(s->live[i].id, id) == 0)
+                        return &s->live[i];
+        return NULL;
+}
+
+/* A supervisor exited. */
+static void live_exited(struct glove_control_sessions *s, size_t i) {
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        struct live *l = &s->live[i];
+        char why[256];
+
+        if (l->child)
+                (void) waitpid(l->pid, NULL, WNOHANG);
+        if (glove_control_store_session_get(s->store, l->id, &x) >= 0 && x.state == GLOVE_SESSION_RUNNING) {
+                if (l->killed)
+                        (void) snprintf(why, sizeof(why), "session.stop with force killed the supervisor (pid %d)",
+                                        (int) l->pid);
+                else
+                        (void) snprintf(why, sizeof(why),
+                                        "the session's supervisor (pid %d) ended without writing its receipt",
+                                        (int) l->pid);
+                (void) session_end(s, &x, l->killed ? "killed" : "supervisor_lost", why);
+        }
+        live_remove(s, i);
+}
+
+static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
+        struct glove_control_sessions *s = userdata;
+        size_t n = max < s->n_live ? max : s->n_live;
+
+        for (size_t i = 0; i < n; i++)
+                pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
+        return n;
+}
+
+static void watch_ready(void *userdata, const struct pollfd *pfds, size_t n) {
+        struct glove_control_sessions *s = userdata;
+
+        /* backwards: live_exited() moves the last entry into the slot */
+        for (size_t i = n; i > 0; i--)
+                if (pfds[i - 1].revents && i - 1 < s->n_live && s->live[i - 1].pidfd == pfds[i - 1].fd)
+                        live_exited(s, i - 1);
+}
+
+void glove_control_sessions_watch(struct glove_control_sessions *s, struct glove_control_watch *ret) {
+        *ret = (struct glove_control_watch) {
+                .fill = watch_fill,
+                .ready = watch_ready,
+                .userdata = s,
+                .max = GLOVE_SESSIONS_LIVE_MAX,
+        };
+}
+
+/* ---- recovery ---- */
+
+/* 1 and the pidfd when the recorded supervisor is still that process. */
+static int supervisor_alive(struct glove_control_sessions *s, const struct glove_control_session *x, int *ret_pidfd) {
+        _cleanup_close_ int pidfd = -EBADF;
+        unsigned long long st = 0;
+
+        if (x->pid <= 0 || strcmp(x->boot_id, s->boot_id) != 0)
+                return 0;
+        pidfd = sys_pidfd_open((pid_t) x->pid, 0);
+        if (pidfd < 0)
+                return 0;
+        /* after the pidfd: a pid reused since is another start time, and a
+         * pidfd of a process that ends now still says so */
+        if (process_starttime((pid_t) x->pid, &st) < 0 || st != x->starttime)
+                return 0;
+        *ret_pidfd = TAKE_FD(pidfd);
+        return 1;
+}
+
+static int recover_state(struct glove_control_sessions *s, enum glove_session_state state, char *err, size_t errlen) {
+        struct glove_control_session *v = NULL;
+        size_t n = 0;
+        bool more = false;
+        int r;
+
+        r = glove_control_store_session_list(s->store, NULL, (int) state, GLOVE_SESSIONS_LIVE_MAX, &v, &n, &more);
+        if (r < 0)
+                return error_format(err, errlen, r, "Cannot read the sessions of gloved.db: %s", strerror(-r));
+        for (size_t i = 0; i < n; i++) {
+                struct glove_control_session *x = &v[i];
+                int pidfd = -EBADF;
+
+                if (state == GLOVE_SESSION_STARTING) {
+                        /* the supervisor never got its spec: gloved writes
+                         * it only after running is committed */
+                        (void) session_end(s, x, "start_cancelled",
+                                           "gloved stopped while the session was starting: nothing ran");
+                        continue;
+                }
+                if (supervisor_alive(s, x, &pidfd) > 0 && s->n_live < GLOVE_SESSIONS_LIVE_MAX) {
+                        struct live *l = &s->live[s->n_live++];
+
+                        *l = (struct live) { .pidfd = pidfd, .pid = (pid_t) x->pid };
+                        memcpy(l->id, x->id, sizeof(l->id));
+                        log_info("gloved: adopted session %s (supervisor pid %d)", x->id, (int) x->pid);
+                        continue;
+                }
+                safe_close(pidfd);
+                (void) session_end(s, x, "supervisor_lost",
+                                   "the session's supervisor was gone when gloved started, without its receipt");
+        }
+        glove_control_session_array_free(v, n);
+        return 0;
+}
+
+int glove_control_sessions_recover(struct glove_control_sessions *s, char *err, size_t errlen) {
+        int r;
+
+        r = recover_state(s, GLOVE_SESSION_STARTING, err, errlen);
+        if (r < 0)
+                return r;
+        return recover_state(s, GLOVE_SESSION_RUNNING, err, errlen);
+}
+
+/* ---- session.create ---- */
+
+int glove_control_session_method_create(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "request_key", "plan", "blake3", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(glove_plan_done) struct glove_plan plan = {};
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        _cleanup_json_ json_t *result = NULL;
+        const char *key = json_string_value(json_object_get(call->params, "request_key"));
+        const json_t *b3 = json_object_get(call->params, "blake3");
+        struct glove_plan_limits eff;
+        bool created = false;
+        char why[256];
+        int r;
+
+        if (control_members_known(call->params, "params", "params", names, "request_key, plan, blake3", reason,
+                                  reasonlen) < 0) {
+                *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+                return -EBADMSG;
+        }
+        if (!json_is_string(json_object_get(call->params, "request_key")))
+                return invalid(ret_code, reason, reasonlen, "params/request_key: missing or not a string");
+        if (glove_plan_identifier_check(key, "params/request_key", why, sizeof(why)) < 0)
+                return invalid(ret_code, reason, reasonlen, "%s", why);
+        if (!json_is_object(json_object_get(call->params, "plan")))
+                return invalid(ret_code, reason, reasonlen, "params/plan: missing or not an object");
+        if (!json_is_string(b3) || !glove_control_hex_valid(json_string_value(b3)))
+                return invalid(ret_code, reason, reasonlen,
+                               "params/blake3: missing or not 64 lowercase hex digits (the BLAKE3 digest of the "
+                               "plan's canonical bytes)");
+        if (glove_plan_check(s->plans, json_object_get(call->params, "plan"), json_string_value(b3), &plan, &eff,
+                             ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+
+        r = glove_control_store_session_create(s->store, &plan, key, &x, &created);
+        if (r == -EEXIST)
+                return fail(GLOVE_CONTROL_REQUEST_KEY_CONFLICT, ret_code, reason, reasonlen,
+                            "params/request_key: \"%s\" already names a session of another plan: a request key "
+                            "names one plan for ever; use a new key",
+                            key);
+        if (r == -EUSERS)
+                return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
+                            "%d sessions are created, starting or running: end or stop one first",
+                            GLOVE_SESSIONS_LIVE_MAX);
+        if (r < 0)
+                return store_failed(r, ret_code, reason, reasonlen);
+        if (created)
+                log_info("gloved: session %s created for request %s (template %s)", x.id, key, x.template_id);
+        result = status_json(s, &x);
+        if (!result || json_object_set_new(result, "created", json_boolean(created)) < 0 ||
+            json_object_set_new(result, "limits", glove_plan_limits_to_json(&eff)) < 0)
+                return -ENOMEM;
+        *ret_result = TAKE_PTR(result);
+        return 0;
+}
+
+/* ---- session.start ---- */
+
+/* The session's policy: the template's, each exposure read-only at its
+ * enrolled path, the limits in force, the plan's destinations through the
+ * proxy, the template's environment passed by name. */
+static int session_policy(const struct glove_gloved_template *t, const struct glove_plan *plan,
+                          const struct glove_plan_limits *eff, char *const *paths, json_t **ret) {
+        _cleanup_json_ json_t *doc = json_deep_copy(t->policy);
+        json_t *fs, *read, *limits, *env, *pass;
+        char buf[64];
+
+        if (!doc)
+                return -ENOMEM;
+        fs = json_object_get(doc, "filesystem");
+        if (!fs && json_object_set_new(doc, "filesystem", fs = json_object()) < 0)
+                return -ENOMEM;
+        read = json_object_get(fs, "read");
+        if (!read && json_object_set_new(fs, "read", read = json_array()) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_exposures; i++)
+                if (json_array_append_new(read, json_string(paths[i])) < 0)
+                        return -ENOMEM;
+
+        limits = json_object_get(doc, "limits");
+        if (!limits && json_object_set_new(doc, "limits", limits = json_object()) < 0)
+                return -ENOMEM;
+        (void) snprintf(buf, sizeof(buf), "%" PRIu64 "s", eff->wall_seconds);
+        if (json_object_set_new(limits, "memory", json_integer((json_int_t) eff->memory_bytes)) < 0 ||
+            json_object_set_new(limits, "pids", json_integer((json_int_t) eff->pids)) < 0 ||
+            json_object_set_new(limits, "output", json_integer((json_int_t) eff->output_bytes)) < 0 ||
+            json_object_set_new(limits, "wall", json_string(buf)) < 0)
+                return -ENOMEM;
+        if (eff->cpu_millicores > 0) {
+                (void) snprintf(buf, sizeof(buf), "%" PRIu64 ".%03" PRIu64, eff->cpu_millicores / 1000,
+                                eff->cpu_millicores % 1000);
+                if (json_object_set_new(limits, "cpu", json_string(buf)) < 0)
+                        return -ENOMEM;
+        }
+
+        if (plan->n_net > 0) {
+                json_t *net = json_object_get(doc, "network"), *allow;
+                const char *mode = json_string_value(json_object_get(net, "mode"));
+
+                if (!net && json_object_set_new(doc, "network", net = json_object()) < 0)
+                        return -ENOMEM;
+                allow = mode && strcmp(mode, "proxy") == 0 ? json_object_get(net, "allow") : NULL;
+                if (!allow) {
+                        allow = json_array();
+                        if (!allow || json_object_set_new(net, "allow", allow) < 0)
+                                return -ENOMEM;
+                }
+                if (json_object_set_new(net, "mode", json_string("proxy")) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < plan->n_net; i++)
+                        if (json_array_append_new(allow, json_string(plan->net[i])) < 0)
+                                return -ENOMEM;
+        }
+
+        if (t->env && t->env[0]) {
+                env = json_object_get(doc, "environment");
+                if (!env && json_object_set_new(doc, "environment", env = json_object()) < 0)
+                        return -ENOMEM;
+                pass = json_object_get(env, "pass");
+                if (!pass && json_object_set_new(env, "pass", pass = json_array()) < 0)
+                        return -ENOMEM;
+                for (char **e = t->env; *e; e++) {
+                        size_t len = strcspn(*e, "=");
+
+                        if (json_array_append_new(pass, json_stringn(*e, len)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        *ret = TAKE_PTR(doc);
+        return 0;
+}
+
+/* The exposures of |plan|, re-resolved now: each still current and still
+ * the directory enrolled. Their paths in |paths| (freed by the caller). */
+static int exposures_resolve(struct glove_control_sessions *s, const struct glove_plan *plan, char **paths,
+                             char *err, size_t errlen) {
+        for (size_t i = 0; i < plan->n_exposures; i++) {
+                const struct glove_plan_exposure *x = &plan->exposures[i];
+                struct glove_control_exposure e = {};
+                _cleanup_close_ int fd = -EBADF;
+                int r;
+
+                r = glove_control_store_exposure_get(s->store, x->alias, (int64_t) x->generation, &e);
+                if (r < 0) {
+                        glove_control_exposure_done(&e);
+                        return error_format(err, errlen, r, "/exposures/%zu: %s@%" PRIu64 " %s", i, x->alias,
+                                            x->generation,
+                                            r == -ESTALE ? "was revoked since the session was created"
+                                                         : "is not in the catalog");
+                }
+                r = glove_control_exposure_reopen(&e, &fd, err, errlen);
+                if (r >= 0) {
+                        paths[i] = TAKE_PTR(e.path);
+                }
+                glove_control_exposure_done(&e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int write_file_at(int dirfd, const char *name, const char *text, size_t len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd < 0)
+                return negative_errno();
+        if (write_all(fd, text, len) < 0 || fsync(fd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Everything up to the supervisor: the plan again, the exposures, the
+ * session's directory and policy. The directory's descriptor in
+ * *ret_dir_fd. */
+static int start_prepare(struct glove_control_sessions *s, const struct glove_control_session *x,
+                         const struct glove_gloved_template **ret_template, int *ret_dir_fd, char *err,
+                         size_t errlen) {
+        _cleanup_(glove_plan_done) struct glove_plan plan = {};
+        _cleanup_json_ json_t *plan_json = NULL, *policy = NULL;
+        _cleanup_free_ char *canonical = NULL, *text = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        char *paths[GLOVE_PLAN_EXPOSURES_MAX] = {};
+        const struct glove_gloved_template *t;
+        struct glove_plan_limits eff;
+        int r;
+
+        r = glove_control_store_plan_get(s->store, x->plan_sha256, &canonical);
+        if (r < 0)
+                return error_format(err, errlen, r, "Cannot read the session's plan from gloved.db: %s",
+                                    strerror(-r));
+        r = glove_json_parse(canonical, strlen(canonical), NULL, &plan_json, NULL, 0);
+        if (r >= 0)
+                r = glove_plan_decode(plan_json, &plan, err, errlen);
+        if (r < 0)
+                return error_format(err, errlen, -EBADMSG, "The session's plan in gloved.db does not decode");
+        /* gloved.json and the catalog as they are now: a plan that no
+         * longer matches does not start */
+        r = glove_plan_match(&plan, s->policy, s->plans->lookup, s->plans->lookup_userdata, &eff, err, errlen);
+        if (r < 0)
+                return r;
+        t = glove_gloved_policy_template(s->policy, plan.template_id);
+        if (!t)
+                return error_format(err, errlen, -ENOENT, "/template: gloved.json has no template \"%s\"",
+                                    plan.template_id);
+        r = exposures_resolve(s, &plan, paths, err, errlen);
+        if (r >= 0)
+                r = session_policy(t, &plan, &eff, paths, &policy);
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+                free(paths[i]);
+        if (r == -ENOMEM)
+                return error_format(err, errlen, r, "Out of memory");
+        if (r < 0)
+                return r;
+        text = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+
+        if (mkdirat(s->dir_fd, x->id, 0700) < 0)
+                return error_format(err, errlen, negative_errno(), "Cannot make %s/%s/%s: %m", s->state,
+                                    GLOVE_SESSIONS_DIR_NAME, x->id);
+        dir_fd = openat(s->dir_fd, x->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd < 0)
+                return error_format(err, errlen, negative_errno(), "Cannot open %s/%s/%s: %m", s->state,
+                                    GLOVE_SESSIONS_DIR_NAME, x->id);
+        r = write_file_at(dir_fd, GLOVE_SESSION_POLICY_NAME, text, strlen(text));
+        if (r < 0)
+                return error_format(err, errlen, r, "Cannot write the session's policy in %s/%s/%s: %s", s->state,
+                                    GLOVE_SESSIONS_DIR_NAME, x->id, strerror(-r));
+        *ret_template = t;
+        *ret_dir_fd = TAKE_FD(dir_fd);
+        return 0;
+}
+
+/* gloved --supervise ID, blocked on the gate until gloved writes the
+ * spec. */
+static pid_t supervisor_fork(int dir_fd, int out_fd, int gate_fd, const char *id) {
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        {
+                char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
+                int devnull, d, o, g;
+                sigset_t none;
+
+                (void) sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
+                (void) signal(SIGPIPE, SIG_DFL);
+                /* a session of its own: gloved's end, a terminal's hangup,
+                 * its process group's signals are not the supervisor's */
+                if (setsid() < 0)
+                        _exit(127);
+                devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+                /* above the descriptors they go to, so no dup2 below
+                 * overwrites a source */
+                d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
+                o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
+                g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
+                if (devnull < 0 || d < 0 || o < 0 || g < 0 || dup2(devnull, 0) < 0 || dup2(o, 1) < 0 ||
+                    dup2(o, 2) < 0 || dup2(d, GLOVE_SUPERVISOR_DIR_FD) < 0 || dup2(g, GLOVE_SUPERVISOR_GATE_FD) < 0)
+                        _exit(127);
+                if (chdir("/") < 0)
+                        _exit(127);
+                (void) close_range(GLOVE_SUPERVISOR_GATE_FD + 1, ~0U, 0);
+                execv("/proc/self/exe", argv);
+                _exit(127);
+        }
+}
+
+static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x, char **ret) {
+        _cleanup_json_ json_t *spec = NULL, *argv = json_array(), *env = json_array();
+        char *text;
+
+        if (!argv || !env)
+                return -ENOMEM;
+        for (char **a = t->argv; a && *a; a++)
+                if (json_array_append_new(argv, json_string(*a)) < 0)
+                        return -ENOMEM;
+        for (char **e = t->env; e && *e; e++)
+                if (json_array_append_new(env, json_string(*e)) < 0)
+                        return -ENOMEM;
+        spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", managed_binding(x));
+        if (!spec)
+                return -ENOMEM;
+        text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text)
+                return -ENOMEM;
+        if (strlen(text) > GLOVE_SUPERVISOR_SPEC_MAX) {
+                free(text);
+                return -E2BIG;
+        }
+        *ret = text;
+        return 0;
+}
+
+static int start_failed(struct glove_control_sessions *s, const struct glove_control_session *x,
+                        enum glove_session_state from, const char *why, int *ret_code, char *reason,
+                        size_t reasonlen) {
+        struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
+
+        (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
+        if (glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why) < 0)
+                log_error("gloved: cannot record that session %s failed to start", x->id);
+        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+}
+
+static int session_expire(struct glove_control_sessions *s, struct glove_control_session *x) {
+        struct glove_control_session u = { .exit_code = -1, .status = -1 };
+        int r;
+
+        (void) snprintf(u.reason, sizeof(u.reason), "expired");
+        r = glove_control_store_session_transition(s->store, x->id, GLOVE_SESSION_CREATED, GLOVE_SESSION_ENDED, &u,
+                                                   "its TTL passed before it was started");
+        if (r >= 0) {
+                x->state = GLOVE_SESSION_ENDED;
+                (void) snprintf(x->reason, sizeof(x->reason), "expired");
+        }
+        return r;
+}
+
+int glove_control_session_method_start(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
+        _cleanup_free_ char *spec = NULL;
+        const struct glove_gloved_template *t = NULL;
+        struct glove_control_session u = {};
+        unsigned long long starttime = 0;
+        char err[1024] = "";
+        ssize_t k;
+        pid_t pid;
+        int r;
+
+        if (session_param(s, call->params, names, "session", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state == GLOVE_SESSION_CREATED && x.expires <= (int64_t) time(NULL))
+                (void) session_expire(s, &x);
+        if (x.state != GLOVE_SESSION_CREATED)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s%s%s: only a created session starts", x.id,
+                            glove_session_state_to_string(x.state), x.reason[0] ? ", " : "", x.reason);
+        if (s->n_live >= GLOVE_SESSIONS_LIVE_MAX)
+                return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
+                            "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
+
+        r = start_prepare(s, &x, &t, &dir_fd, err, sizeof(err));
+        if (r < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
+        r = spec_text(t, &x, &spec);
+        if (r < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED,
+                                    r == -E2BIG ? "the template's argv and environment are too large to hand over"
+                                                : "out of memory",
+                                    ret_code, reason, reasonlen);
+        out_fd = openat(dir_fd, GLOVE_SESSION_OUTPUT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+                                                                   O_CLOEXEC, 0600);
+        if (out_fd < 0 || pipe2(gate, O_CLOEXEC) < 0) {
+                (void) snprintf(err, sizeof(err), "Cannot make the session's output file or its gate: %s",
+                                strerror(errno));
+                return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
+        }
+        /* the whole spec fits in the pipe: writing it never blocks gloved */
+        if (fcntl(gate[1], F_SETPIPE_SZ, (int) GLOVE_SUPERVISOR_SPEC_MAX) < (int) strlen(spec) ||
+            fcntl(gate[1], F_SETFL, O_NONBLOCK) < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED, "Cannot size the supervisor's gate pipe",
+                                    ret_code, reason, reasonlen);
+
+        /* durable before the supervisor exists */
+        r = glove_control_store_session_transition(s->store, x.id, GLOVE_SESSION_CREATED, GLOVE_SESSION_STARTING,
+                                                   &u, NULL);
+        if (r < 0)
+                return store_failed(r, ret_code, reason, reasonlen);
+        pid = supervisor_fork(dir_fd, out_fd, gate[0], x.id);
+        if (pid < 0) {
+                (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(errno));
+                return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
+        }
+        gate[0] = safe_close(gate[0]);
+        pidfd = sys_pidfd_open(pid, 0);
+        r = pidfd < 0 ? negative_errno() : process_starttime(pid, &starttime);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                (void) snprintf(err, sizeof(err), "Cannot identify the session's supervisor: %s", strerror(-r));
+                return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
+        }
+        /* durable before the supervisor may start the sandbox: who it is */
+        u.pid = pid;
+        u.starttime = starttime;
+        memcpy(u.boot_id, s->boot_id, sizeof(u.boot_id));
+        r = glove_control_store_session_transition(s->store, x.id, GLOVE_SESSION_STARTING, GLOVE_SESSION_RUNNING, &u,
+                                                   NULL);
+        if (r < 0) {
+                /* the gate closes unwritten: the supervisor runs nothing */
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                (void) start_failed(s, &x, GLOVE_SESSION_STARTING, "gloved could not record the start", ret_code,
+                                    reason, reasonlen);
+                return store_failed(r, ret_code, reason, reasonlen);
+        }
+        s->live[s->n_live++] = (struct live) { .pidfd = TAKE_FD(pidfd), .pid = pid, .child = true };
+        memcpy(s->live[s->n_live - 1].id, x.id, sizeof(x.id));
+        /* the release: a supervisor that died meanwhile is found by its
+         * pidfd, and its end is supervisor_lost */
+        k = write(gate[1], spec, strlen(spec));
+        if (k != (ssize_t) strlen(spec))
+                log_warning("gloved: could not hand session %s its spec: %s", x.id,
+                            k < 0 ? strerror(errno) : "short write");
+        gate[1] = safe_close(gate[1]);
+        log_info("gloved: session %s started (supervisor pid %d)", x.id, (int) pid);
+        *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "running");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.status, list ---- */
+
+int glove_control_session_method_status(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+
+        if (session_param(s, call->params, names, "session", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state == GLOVE_SESSION_CREATED && x.expires <= (int64_t) time(NULL))
+                (void) session_expire(s, &x);
+        *ret_result = status_json(s, &x);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_list(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "state", "after", "limit", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        const json_t *st = json_object_get(call->params, "state"), *after = json_object_get(call->params, "after"),
+                     *limit = json_object_get(call->params, "limit");
+        _cleanup_json_ json_t *list = NULL, *result = NULL;
+        struct glove_control_session *v = NULL;
+        enum glove_session_state want = 0;
+        size_t n = 0, max = GLOVE_SESSIONS_LIVE_MAX;
+        bool more = false;
+        int r;
+
+        if (control_members_known(call->params, "params", "params", names, "state, after, limit", reason,
+                                  reasonlen) < 0) {
+                *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+                return -EBADMSG;
+        }
+        if (st && glove_session_state_from_string(json_string_value(st), &want) < 0)
+                return invalid(ret_code, reason, reasonlen,
+                               "params/state: one of created, starting, running, ended, cleaned");
+        if (after && !session_id_valid(json_string_value(after)))
+                return invalid(ret_code, reason, reasonlen, "params/after: not a session id");
+        if (limit) {
+                if (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
+                    json_integer_value(limit) > GLOVE_SESSIONS_LIVE_MAX)
+                        return invalid(ret_code, reason, reasonlen, "params/limit: an integer from 1 to %d",
+                                       GLOVE_SESSIONS_LIVE_MAX);
+                max = (size_t) json_integer_value(limit);
+        }
+        r = glove_control_store_session_list(s->store, json_string_value(after), st ? (int) want : -1, max, &v, &n,
+                                             &more);
+        if (r < 0)
+                return store_failed(r, ret_code, reason, reasonlen);
+        list = json_array();
+        for (size_t i = 0; list && i < n; i++) {
+                json_t *e = json_pack("{s:s,s:s,s:s,s:I}", "session", v[i].id, "request_key", v[i].request_key,
+                                      "state", glove_session_state_to_string(v[i].state), "created",
+                                      (json_int_t) v[i].created);
+                if (!e || json_array_append_new(list, e) < 0)
+                        glove_json_decrefp(&list);
+        }
+        if (list)
+                result = json_pack("{s:O,s:o}", "sessions", list,
+                                   "next", more && n > 0 ? json_string(v[n - 1].id) : json_null());
+        glove_control_session_array_free(v, n);
+        if (!result)
+                return -ENOMEM;
+        *ret_result = TAKE_PTR(result);
+        return 0;
+}
+
+/* ---- session.stop, cleanup ---- */
+
+int glove_control_session_method_stop(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", "force", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const json_t *force = json_object_get(call->params, "force");
+        struct live *l;
+        int r;
+
+        if (session_param(s, call->params, names, "session, force", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (force && !json_is_boolean(force))
+                return invalid(ret_code, reason, reasonlen, "params/force: must be true or false");
+        if (x.state == GLOVE_SESSION_CREATED) {
+                struct glove_control_session u = { .exit_code = -1, .status = -1 };
+
+                (void) snprintf(u.reason, sizeof(u.reason), "stopped");
+                r = glove_control_store_session_transition(s->store, x.id, GLOVE_SESSION_CREATED,
+                                                           GLOVE_SESSION_ENDED, &u, "session.stop before start");
+                if (r < 0)
+                        return store_failed(r, ret_code, reason, reasonlen);
+                *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "ended");
+                return *ret_result ? 0 : -ENOMEM;
+        }
+        l = live_find(s, x.id);
+        if (x.state != GLOVE_SESSION_RUNNING || !l)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only a created or running session stops", x.id,
+                            glove_session_state_to_string(x.state));
+        if (json_is_true(force))
+                l->killed = true;
+        if (sys_pidfd_send_signal(l->pidfd, json_is_true(force) ? SIGKILL : SIGTERM, NULL, 0) < 0 && errno != ESRCH)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot signal the session's supervisor: %s", strerror(errno));
+        *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "running");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_cleanup(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                         int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", NULL };
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
+                                             GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp" };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        struct glove_control_session u = {};
+        _cleanup_close_ int dir_fd = -EBADF;
+        int r;
+
+        if (session_param(s, call->params, names, "session", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state != GLOVE_SESSION_ENDED && x.state != GLOVE_SESSION_CLEANED)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only an ended session is cleaned up", x.id,
+                            glove_session_state_to_string(x.state));
+        dir_fd = openat(s->dir_fd, x.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd >= 0) {
+                for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                        if (unlinkat(dir_fd, files[i], 0) < 0 && errno != ENOENT)
+                                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                            "Cannot remove %s of session %s: %s", files[i], x.id, strerror(errno));
+                if (unlinkat(s->dir_fd, x.id, AT_REMOVEDIR) < 0)
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot remove the directory of session %s: %s", x.id, strerror(errno));
+        } else if (errno != ENOENT)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot open the directory of session %s: %s", x.id, strerror(errno));
+        if (x.state == GLOVE_SESSION_ENDED) {
+                r = glove_control_store_session_transition(s->store, x.id, GLOVE_SESSION_ENDED,
+                                                           GLOVE_SESSION_CLEANED, &u, NULL);
+                if (r < 0)
+                        return store_failed(r, ret_code, reason, reasonlen);
+        }
+        *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "cleaned");
+        return *ret_result ? 0 : -ENOMEM;
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* gloved --supervise SESSION: one managed session's supervisor
+ * (docs/control.md, "Managed sessions"). gloved starts it with
+ * descriptor 3 the session's directory and 4 the gate; it waits there for
+ * the spec (argv, the template's environment, the session's binding),
+ * which gloved writes only once the start is durable, then runs the
+ * session through the library as glove exec does (src/session), writing
+ * its receipt into the journal itself, and leaves result.json for gloved.
+ * EOF on the gate without a spec: gloved went away before the start was
+ * recorded; nothing runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "file-util.h"
+#include "glove/control.h"
+#include "glove/host.h"
+#include "glove/json.h"
+#include "glove/sandbox.h"
+#include "glove/session.h"
+#include "log.h"
+#include "macro.h"
+#include "path-util.h"
+#include "supervisor.h"
+
+static void strv_freep(char ***v) {
+        for (char **p = *v; p && *p; p++)
+                free(*p);
+        free(*v);
+}
+
+/* A JSON array of strings as a NULL-terminated vector. */
+static int strv_from_json(const json_t *a, bool nonempty, char ***ret) {
+        char **v;
+        size_t i;
+        json_t *e;
+
+        if (!json_is_array(a) || (nonempty && json_array_size(a) == 0))
+                return -EBADMSG;
+        v = calloc(json_array_size(a) + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach(a, i, e) {
+                if (!json_is_string(e) || !(v[i] = strdup(json_string_value(e)))) {
+                        strv_freep(&v);
+                        return json_is_string(e) ? -ENOMEM : -EBADMSG;
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
+static int write_result(const struct glove_session_outcome *out, const struct glove_error *error) {
+        _cleanup_json_ json_t *res = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *tmp = GLOVE_SESSION_RESULT_NAME ".tmp";
+
+        res = json_pack("{s:s,s:i,s:i,s:I,s:b,s:s}", "reason", out->reason ? out->reason : "setup_failed", "status",
+                        out->status, "exit_code", out->exit_code, "receipt_seq", (json_int_t) out->receipt_seq,
+                        "recorded", (int) out->recorded, "run", out->run_id);
+        if (!res)
+                return -ENOMEM;
+        if (glove_error_is_set(error) &&
+            json_object_set_new(res, "error", glove_json_string_lossy(error->message, strlen(error->message))) < 0)
+                return -ENOMEM;
+        text = json_dumps(res, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text)
+                return -ENOMEM;
+        (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, tmp, 0);
+        fd = openat(GLOVE_SUPERVISOR_DIR_FD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0)
+                return negative_errno();
+        if (renameat(GLOVE_SUPERVISOR_DIR_FD, tmp, GLOVE_SUPERVISOR_DIR_FD, GLOVE_SESSION_RESULT_NAME) < 0)
+                return negative_errno();
+        return fsync(GLOVE_SUPERVISOR_DIR_FD) < 0 ? negative_errno() : 0;
+}
+
+static void dirs_donep(struct glove_dirs *d) {
+        glove_dirs_done(d);
+}
+
+int supervisor_main(const char *id) {
+        _cleanup_free_ char *text = NULL, *policy_path = NULL;
+        _cleanup_json_ json_t *spec = NULL;
+        _cleanup_(strv_freep) char **argv = NULL, **env = NULL;
+        _cleanup_(dirs_donep) struct glove_dirs dirs = {};
+        _cleanup_session_ struct glove_session *s = NULL;
+        struct glove_session_outcome out = { .status = GLOVE_EXIT_FAILED, .exit_code = -1 };
+        const json_t *managed;
+        struct stat st;
+        char err[1024] = "", name[64];
+        size_t len = 0;
+        int r;
+
+        /* what gloved hands over, or nothing to do */
+        if (fstat(GLOVE_SUPERVISOR_DIR_FD, &st) < 0 || !S_ISDIR(st.st_mode) ||
+            fstat(GLOVE_SUPERVISOR_GATE_FD, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+                log_error("gloved --supervise is gloved's own: it starts it for each managed session");
+                return EXIT_FAILURE;
+        }
+        (void) fcntl(GLOVE_SUPERVISOR_DIR_FD, F_SETFD, FD_CLOEXEC);
+        (void) fcntl(GLOVE_SUPERVISOR_GATE_FD, F_SETFD, FD_CLOEXEC);
+        r = read_full_fd(GLOVE_SUPERVISOR_GATE_FD, GLOVE_SUPERVISOR_SPEC_MAX, &text, &len);
+        (void) close(GLOVE_SUPERVISOR_GATE_FD);
+        if (r < 0 || len == 0)
+                return EXIT_SUCCESS; /* start_cancelled: gloved records it */
+        r = glove_json_parse(text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_SUPERVISOR_SPEC_MAX }, &spec,
+                             NULL, 0);
+        managed = json_object_get(spec, "managed");
+        if (r < 0 || strv_from_json(json_object_get(spec, "argv"), true, &argv) < 0 ||
+            strv_from_json(json_object_get(spec, "env"), false, &env) < 0 || !json_is_object(managed) ||
+            strcmp(json_string_value(json_object_get(managed, "session")) ?: "", id) != 0) {
+                log_error("gloved --supervise %s: the spec gloved sent does not decode", id);
+                return EXIT_FAILURE;
+        }
+
+        r = glove_dirs_resolve(&dirs, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return EXIT_FAILURE;
+        }
+        (void) snprintf(name, sizeof(name), "%s/%s/%s", GLOVE_SESSIONS_DIR_NAME, id, GLOVE_SESSION_POLICY_NAME);
+        policy_path = path_join(dirs.state, name);
+        if (!policy_path)
+                return EXIT_FAILURE;
+
+        r = glove_session_new(&(const struct glove_session_options) {
+                .command = GLOVE_SESSION_EXEC,
+                .policy_path = policy_path,
+                .host_env = env,
+        }, &s);
+        if (r < 0)
+                return EXIT_FAILURE;
+        if (glove_session_load_policy(s) >= 0 && glove_session_seal(s) >= 0)
+                (void) glove_session_run(s, &(const struct glove_session_run_options) {
+                        .argv = argv,
+                        .receipt_fd = -1,
+                        .managed = managed,
+                }, &out);
+        else {
+                /* nothing ran, and the library wrote no receipt: gloved
+                 * writes one when result.json says so */
+                out.recorded = false;
+                out.reason = "setup_failed";
+        }
+        r = write_result(&out, glove_session_error(s));
+        if (r < 0) {
+                log_error("gloved --supervise %s: cannot write %s: %s", id, GLOVE_SESSION_RESULT_NAME, strerror(-r));
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}
