@@ -192,7 +192,6 @@ def kill_loop():
             except Exception:  # noqa: BLE001 - killed before the handshake ended
                 ready.set()
                 return
-            ready.set()
             n = 0
             try:
                 while not stop.is_set():
@@ -204,9 +203,11 @@ def kill_loop():
                         starts.add(r["session"])
                         c.call("session.start", {"session": r["session"]})
                     n += 1
+                    ready.set()  # the kill's random moment counts from the first answers
             except (OSError, ValueError, client.RemoteError):
                 pass  # the kill ends it (a session-limit too, though none is expected)
             finally:
+                ready.set()
                 c.close()
 
         th = threading.Thread(target=hammer)
@@ -276,6 +277,12 @@ def kill_loop():
         if s["request_key"].startswith("r") and s["session"] not in starts and st["state"] == "ended" and \
                 st.get("reason") not in L.NO_RECEIPT:
             bad.append(("ended by a run never started", st))
+    reasons = {}
+    for s in sessions:
+        if s["request_key"].startswith("r"):
+            k = s["state"] if s["state"] != "ended" else status(c, s["session"]).get("reason")
+            reasons[k] = reasons.get(k, 0) + 1
+    print(f"# the rounds' sessions, by state or reason: {reasons}")
     check("every session is consistent: created ones without a receipt, every one that reached starting "
           "ended with exactly one receipt at its receipt_seq", not bad, bad[:5])
     strays = [sid for sid in receipts if sid not in {s["session"] for s in sessions}]
