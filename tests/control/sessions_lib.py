@@ -64,23 +64,28 @@ def template_policy():
 CEILINGS = {"memory_bytes": 1073741824, "pids": 256, "wall_seconds": 600, "output_bytes": 1048576}
 
 
-def gloved_json(templates):
-    """|templates|: id -> argv, or id -> (argv, env). No cpu_millicores
-    ceiling: then no CPU limit is offered, and nothing needs cgroup v2."""
+def gloved_json(templates, ceilings=None):
+    """|templates|: id -> argv, id -> (argv, env), or id -> a template
+    object (its policy defaults to template_policy()). No cpu_millicores
+    ceiling unless |ceilings| says so: then no CPU limit is offered, and
+    nothing needs cgroup v2."""
     out = {}
     for name, t in templates.items():
+        if isinstance(t, dict):
+            out[name] = dict({"policy": template_policy()}, **t)
+            continue
         argv, env = (t if isinstance(t, tuple) else (t, None))
         out[name] = {"argv": argv, "policy": template_policy()}
         if env:
             out[name]["env"] = env
-    return {"templates": out, "ceilings": dict(CEILINGS), "max_ttl_seconds": 3600}
+    return {"templates": out, "ceilings": dict(ceilings or CEILINGS), "max_ttl_seconds": 3600}
 
 
 class Gloved:
     """One gloved on its own runtime directory and HOME (so its state is
     $HOME/.local/state/glove: no XDG_* is passed on)."""
 
-    def __init__(self, name, templates):
+    def __init__(self, name, templates, ceilings=None):
         self.base = os.path.join(T, name)
         self.rt = os.path.join(self.base, "run")
         self.home = os.path.join(self.base, "home")
@@ -89,7 +94,7 @@ class Gloved:
         os.makedirs(self.config, exist_ok=True)
         for d in (self.base, self.rt, self.home, os.path.dirname(self.config), self.config):
             os.chmod(d, 0o700)
-        self.gloved_json = gloved_json(templates)
+        self.gloved_json = gloved_json(templates, ceilings)
         path = os.path.join(self.config, "gloved.json")
         with open(path, "w") as f:
             json.dump(self.gloved_json, f)

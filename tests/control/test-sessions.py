@@ -38,6 +38,11 @@ TEMPLATES = {
     "yes": ["/usr/bin/yes", "output-output-output"],
     "true": ["/bin/true"],
 }
+# an exposure's directory, which the owner enrols: the template reads a file
+# in it and tries to write beside it (granted read-only, at its path)
+PROJ = os.path.join(L.T, "proj")
+TEMPLATES["readexp"] = ["/bin/sh", "-c", f'cat {PROJ}/file; if echo x > {PROJ}/new 2>/dev/null; then echo wrote; '
+                        'else echo read-only; fi']
 SID = re.compile(r"^s[0-9a-f]{32}$")
 UNKNOWN = "s" + "0" * 32
 
@@ -273,6 +278,19 @@ def exit_and_env():
     r, end = run(c, "env-1", plan_of("env"))
     check("the template's env reaches the command", end.get("reason") == "exit" and
           b"greeting=hi-from-template\n" in output_of(r["session"]), (end, output_of(r["session"])))
+    d = X.g.session_dir(r["session"])
+    leaks = []
+    for root, _dirs, files in os.walk(d):
+        for f in files:
+            if f == "output":
+                continue
+            with open(os.path.join(root, f), "rb") as fh:
+                if b"hi-from-template" in fh.read():
+                    leaks.append(os.path.join(root, f))
+    check("the env value is in no file of the session but its output (not in its policy)", not leaks, leaks)
+    env_recs = one_receipt(r["session"])
+    check("nor in its receipt", len(env_recs) == 1 and "hi-from-template" not in L.json.dumps(env_recs[0]),
+          env_recs)
     X.unacked = recs[0]["seq"] if recs else None
 
 
@@ -388,6 +406,10 @@ def cleanup():
           not os.path.lexists(d) and st["state"] == "cleaned", st)
     check("a cleaned session keeps its reason and receipt", st.get("reason") == "exit" and
           st.get("receipt_seq") == X.hello_end.get("receipt_seq") and len(one_receipt(sid)) == 1, st)
+    rows = X.g.db_query("SELECT * FROM session_transitions ORDER BY rowid")
+    states = [v for row in rows if sid in row for v in row if v in L.STATES]
+    check("gloved.db's session_transitions hold the session's states in order",
+          [x for x in states if x != "created"] == ["starting", "running", "ended", "cleaned"], rows)
     e = remote_error(c, "session.cleanup", {"session": sid})
     check("session.cleanup of a cleaned session again: a success", e is None, e)
     for m in ("session.start", "session.stop"):
@@ -517,9 +539,146 @@ def session_limit():
     g2.stop()
 
 
+def exposures():
+    c, o = X.c, X.o
+    with open(os.path.join(PROJ, "file"), "w") as f:
+        f.write("content-of-the-exposure\n")
+    r = o.call("exposure.create", {"alias": "proj", "path": PROJ})
+    check("the owner enrols proj", r.get("generation") == 1, r)
+    plan = dict(plan_of("readexp"), exposures=[{"ref": "proj@1", "mode": "ro"}])
+    r, end = run(c, "exp-read", plan)
+    out = output_of(r["session"])
+    check("a session with proj@1 reads the exposure, at its path, and cannot write in it",
+          end.get("reason") == "exit" and b"content-of-the-exposure\n" in out and b"read-only\n" in out and
+          b"wrote" not in out and not os.path.exists(os.path.join(PROJ, "new")), (end, out))
+    r, end = run(c, "exp-none", plan_of("readexp"))
+    out = output_of(r["session"])
+    check("the same template without the exposure in its plan does not see it",
+          end.get("state") == "ended" and b"content-of-the-exposure" not in out, (end, out))
+
+    # revoked between create and start
+    a = made(create(c, "exp-revoked", plan))
+    o.call("exposure.revoke", {"alias": "proj"})
+    e = remote_error(c, "session.start", {"session": a["session"]})
+    check("an exposure revoked since session.create: session.start is session-start-failed (-32024)",
+          e is not None and e[0] == "session-start-failed", e)
+    st = L.status(c, a["session"])
+    check("and the session is ended, reason start_failed, with the error", st["state"] == "ended" and
+          st.get("reason") == "start_failed" and st.get("error") and "\n" not in st["error"], st)
+    e = remote_error(c, "session.create", create_params("exp-stale", plan))
+    check("a plan naming the revoked generation is refused at create", e is not None and e[0] == "plan-refused", e)
+
+    # replaced between create and start
+    r = o.call("exposure.create", {"alias": "proj", "path": PROJ})
+    plan2 = dict(plan_of("readexp"), exposures=[{"ref": "proj@2", "mode": "ro"}])
+    b = made(create(c, "exp-replaced", plan2))
+    os.rename(PROJ, PROJ + ".moved")
+    os.makedirs(PROJ)
+    try:
+        e = remote_error(c, "session.start", {"session": b["session"]})
+    finally:
+        os.rmdir(PROJ)
+        os.rename(PROJ + ".moved", PROJ)
+    check("the exposure's directory replaced since session.create: session-start-failed",
+          e is not None and e[0] == "session-start-failed", e)
+    st = L.status(c, b["session"])
+    check("and the session is ended, reason start_failed", st["state"] == "ended" and
+          st.get("reason") == "start_failed", st)
+    _, end = run(c, "exp-again", plan2)
+    check("with the directory back, proj@2 runs", end.get("reason") == "exit", end)
+
+
+def setup_failures():
+    """A failure the sandbox meets ends the session with a receipt,
+    setup_failed: a grant that does not exist; a CPU limit without cgroup v2."""
+    bad_policy = L.template_policy()
+    bad_policy["filesystem"]["read"] = bad_policy["filesystem"]["read"] + [os.path.join(L.T, "no-such-dir")]
+    g = L.Gloved("setup", {"badgrant": {"argv": ["/bin/true"], "policy": bad_policy}, "true": ["/bin/true"]},
+                 ceilings=dict(L.CEILINGS, cpu_millicores=1000)).start()
+    check("gloved starts with a template granting a missing directory and a CPU ceiling", g.serving, g.log_text())
+    if not g.serving:
+        return
+    c = g.conn()
+    caps = c.call("capabilities")
+    r = create(c, "bad-grant", plan_of("badgrant"))
+    s = c.call("session.start", {"session": r["session"]})
+    end = L.wait_state(c, r["session"])
+    recs = g.managed_receipts(r["session"])
+    check("a template grant that does not exist: started, then ended setup_failed with the error",
+          s.get("state") == "running" and end.get("reason") == "setup_failed" and end.get("error") and
+          "\n" not in end["error"], (s, end))
+    check("with exactly one receipt, setup_failed, carrying the error",
+          len(recs) == 1 and recs[0].get("reason") == "setup_failed" and recs[0].get("error") and
+          recs[0]["seq"] == end.get("receipt_seq"), recs)
+    v = c.call("plan.validate", {"plan": plan_of("true"), "blake3": blake3_hex(canonical(plan_of("true")))})
+    check("with a CPU ceiling, the limits in force have cpu_millicores", v["limits"].get("cpu_millicores") == 1000,
+          v)
+    r = create(c, "cpu", plan_of("true"))
+    c.call("session.start", {"session": r["session"]})
+    end = L.wait_state(c, r["session"])
+    recs = g.managed_receipts(r["session"])
+    if caps["mechanisms"].get("cgroup-v2") == "available":
+        check("a CPU limit with cgroup v2: the session runs", end.get("reason") == "exit", end)
+    else:
+        check("a CPU limit without cgroup v2: ended setup_failed, the error naming cgroup v2, one receipt",
+              end.get("reason") == "setup_failed" and "cgroup" in (end.get("error") or "") and len(recs) == 1 and
+              recs[0].get("reason") == "setup_failed", (end, recs))
+    rc, out = g.audit_verify()
+    check("glove audit verify after the failed setups", rc == 0, out)
+    c.close()
+    g.stop()
+
+
+def journal_changed():
+    g = X.g
+    c = X.c
+    with open(g.journal, "rb") as f:
+        data = f.read()
+    seqs_before = [e["seq"] for e in L.page_all(c)]
+    check("receipts are paged before the journal changes", len(seqs_before) > 0, seqs_before)
+    lines = data.split(b"\n")[:-1]
+    with open(g.journal, "r+b") as f:
+        f.truncate(len(data) - len(lines[-1]) - 1)
+    e1 = remote_error(c, "receipts.page", {})
+    e2 = remote_error(c, "receipts.ack", {"seq": seqs_before[0], "sha256": "0" * 64})
+    with open(g.journal, "r+b") as f:  # put the record back: still changed until a restart
+        f.seek(0, 2)
+        f.write(data[len(data) - len(lines[-1]) - 1:])
+    e3 = remote_error(c, "receipts.page", {})
+    check("the journal shrank under gloved: receipts.page is receipt-journal-changed (-32032)",
+          e1 is not None and e1[0] == "receipt-journal-changed", e1)
+    check("and receipts.ack too", e2 is not None and e2[0] == "receipt-journal-changed", e2)
+    check("and still after the record is put back, until a restart",
+          e3 is not None and e3[0] == "receipt-journal-changed", e3)
+    check("session.status still answers", L.status(c, X.hello)["state"] == "cleaned")
+    c.close()
+    X.o.close()
+    g.stop()
+    g.start()
+    check("gloved restarts on the journal as it was", g.serving, g.log_text())
+    X.c = c = g.conn()
+    check("and pages the same receipts again", [e["seq"] for e in L.page_all(c)] == seqs_before)
+    # replaced by a copy of itself (a new file renamed over it)
+    tmp = g.journal + ".copy"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o600)
+    os.rename(tmp, g.journal)
+    e = remote_error(c, "receipts.page", {})
+    check("the journal replaced (renamed over, the same bytes): receipt-journal-changed",
+          e is not None and e[0] == "receipt-journal-changed", e)
+    c.close()
+    g.stop()
+    g.start()
+    check("gloved restarts on the replaced journal (it verifies)", g.serving, g.log_text())
+    X.c = c = g.conn()
+    check("and pages again", [e["seq"] for e in L.page_all(c)] == seqs_before)
+
+
 def main():
     if blake3_hex(b"") is None:
         return L.no_blake3_exit()
+    os.makedirs(PROJ, exist_ok=True)
     X.g = L.Gloved("main", TEMPLATES).start()
     check("gloved starts with templates and no CPU ceiling", X.g.serving, X.g.log_text())
     if not X.g.serving:
@@ -531,7 +690,9 @@ def main():
     sections = [("capabilities", capabilities), ("refusals", refusals), ("a whole session", whole_session),
                 ("exit code and env", exit_and_env), ("the owner's receipts", owner_receipts), ("stop", stops),
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
-                ("session.list", listing), ("restart", restart), ("session limit", session_limit)]
+                ("exposures", exposures), ("session.list", listing), ("restart", restart),
+                ("the journal changed under gloved", journal_changed), ("setup failures", setup_failures),
+                ("session limit", session_limit)]
     rc = L.run_sections(sections)
     X.g.stop()
     return rc
