@@ -390,6 +390,16 @@ def alive(pid):
     return stat[stat.rindex(")") + 2] not in "ZX"
 
 
+def process_session(pid):
+    """The process session id of |pid| (/proc/PID/stat field 6), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[3])
+
+
 def procs_with(marker):
     """Live processes whose command line holds |marker|."""
     me = os.getpid()

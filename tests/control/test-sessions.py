@@ -37,6 +37,7 @@ TEMPLATES = {
     "mark": ["/bin/sh", "-c", f"sleep 60; : {MARK}"],
     "yes": ["/usr/bin/yes", "output-output-output"],
     "true": ["/bin/true"],
+    "stdin": ["/bin/sh", "-c", "cat; echo stdin-eof"],
 }
 # an exposure's directory, which the owner enrols: the template reads a file
 # in it and tries to write beside it (granted read-only, at its path)
@@ -316,6 +317,9 @@ def owner_receipts():
         e = remote_error(c, "receipts.ack", {"seq": seq, "sha256": sha256_hex(lines[seq].encode())})
         check(f"a controller acking {what} (right digest): receipt-not-found (-32030)",
               e is not None and e[0] == "receipt-not-found", e)
+        e = remote_error(c, "receipts.ack", {"seq": seq, "sha256": "0" * 64})
+        check(f"a controller acking {what} with a wrong digest: receipt-not-found too (not ack-mismatch, "
+              "which would tell it the record exists)", e is not None and e[0] == "receipt-not-found", e)
     last = max(lines)
     for seq in (last + 1, 10 ** 9):
         e = remote_error(c, "receipts.ack", {"seq": seq, "sha256": "0" * 64})
@@ -366,6 +370,8 @@ def stops():
     c.call("session.start", {"session": sid})
     sup = L.supervisor_of(sid)
     check("a running session has its supervisor, gloved --supervise SESSION", sup is not None, L.supervisors())
+    check("the supervisor is in a process session of its own", sup is not None and L.process_session(sup) == sup,
+          sup and L.process_session(sup))
     deadline = time.monotonic() + 60
     while not L.procs_with(MARK) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -539,6 +545,42 @@ def session_limit():
     g2.stop()
 
 
+def stdin():
+    r, end = run(X.c, "stdin-1", plan_of("stdin", wall_seconds=30))
+    check("the command's standard input is /dev/null: it reads end of file at once",
+          end.get("reason") == "exit" and output_of(r["session"]) == b"stdin-eof\n", (end, output_of(r["session"])))
+
+
+def rotation():
+    c, o, g = X.c, X.o, X.g
+    p = L.subprocess.run([L.GLOVE, "setup", "--rotate-key"], env=g.env(), capture_output=True, text=True,
+                         timeout=120)
+    check("the owner rotates the receipt key while gloved runs", p.returncode == 0, p.stdout + p.stderr)
+    rot = [r for r in g.journal_records() if r.get("kind") == "rotation"]
+    r, end = run(c, "after-rotation", plan_of("hello"))
+    sid = r["session"]
+    page = [e for e in L.page_all(c) if (L.managed_of(e) or {}).get("session") == sid]
+    check("a session run after the rotation: its receipt is paged", end.get("reason") == "exit" and len(page) == 1,
+          (end, page))
+    r = made(create(c, "after-rotation-killed", plan_of("mark")))
+    c.call("session.start", {"session": r["session"]})
+    deadline = time.monotonic() + 60
+    while not L.procs_with(MARK) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    c.call("session.stop", {"session": r["session"], "force": True})
+    end = L.wait_state(c, r["session"])
+    L.wait_gone(MARK)
+    seqs = [e["seq"] for e in L.page_all(c)]
+    check("gloved's own receipt (killed) after the rotation is paged", end.get("reason") == "killed" and
+          end.get("receipt_seq") in seqs, (end, seqs))
+    rc, out = g.audit_verify()
+    check("glove audit verify: the supervisor's and gloved's receipts use the new key", rc == 0 and
+          "1 key rotation" in out, out)
+    oseqs = [e["seq"] for e in L.page_all(o)]
+    check("the owner is given the rotation record, a controller is not",
+          len(rot) == 1 and rot[0]["seq"] in oseqs and rot[0]["seq"] not in seqs, (rot, oseqs, seqs))
+
+
 def exposures():
     c, o = X.c, X.o
     with open(os.path.join(PROJ, "file"), "w") as f:
@@ -690,7 +732,7 @@ def main():
     sections = [("capabilities", capabilities), ("refusals", refusals), ("a whole session", whole_session),
                 ("exit code and env", exit_and_env), ("the owner's receipts", owner_receipts), ("stop", stops),
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
-                ("exposures", exposures), ("session.list", listing), ("restart", restart),
+                ("standard input", stdin), ("key rotation", rotation), ("exposures", exposures), ("session.list", listing), ("restart", restart),
                 ("the journal changed under gloved", journal_changed), ("setup failures", setup_failures),
                 ("session limit", session_limit)]
     rc = L.run_sections(sections)
