@@ -717,6 +717,75 @@ def journal_changed():
     check("and pages again", [e["seq"] for e in L.page_all(c)] == seqs_before)
 
 
+def big_record():
+    """A record of the journal may be up to 64 KiB, a frame too, and a page
+    has "always at least one [record] when there is one": an owner's glove
+    exec receipt whose record, escaped as a JSON string, is larger than a
+    frame (tmpfs paths of backslashes) must still not stop the owner's
+    paging there."""
+    b = "\\" * 250
+    paths = [f"/q{i}/" + "/".join([b] * 16) for i in range(7)]
+    bigpol = L.template_policy()
+    bigpol["filesystem"]["write"] = [{"path": q, "kind": "tmpfs", "size": "1M"} for q in paths]
+    g = L.Gloved("big", {"true": ["/bin/true"], "bigtmpfs": {"argv": ["/bin/true"], "policy": bigpol}}).start()
+    check("a gloved for the large record starts", g.serving, g.log_text())
+    if not g.serving:
+        return
+    args = []
+    for q in paths:
+        args += ["--tmpfs", q + ":1M"]
+    p = L.subprocess.run([L.GLOVE, "exec", *args, "--", "/bin/true"], env=g.env(), cwd=g.work,
+                         capture_output=True, text=True, timeout=120)
+    last = g.journal_lines()[-1]
+    big = L.json.loads(last)["seq"]
+    escaped = len(L.json.dumps(last)) - 2
+    check("glove exec writes a receipt under 64 KiB whose escaped text is over a frame",
+          p.returncode == 0 and len(last.encode()) < 65536 and escaped > 65536, (p.stderr[-500:], len(last), escaped))
+    o = g.conn("owner")
+    r = create(o, "after-big", plan_of("true"))
+    o.call("session.start", {"session": r["session"]})
+    after = L.wait_state(o, r["session"])
+    try:
+        r = o.call("receipts.page", {"after": big - 1})
+        got = [e["seq"] for e in r["receipts"]]
+        res = (r["more"], got)
+    except (client_errors()) as e:
+        got, res = [], repr(e)
+    check("the owner's receipts.page at the large record answers it (at least one record), within a frame",
+          got[:1] == [big], res)
+    try:
+        seqs = [e["seq"] for e in L.page_all(o)]
+    except client_errors() as e:
+        seqs = repr(e)
+    check("the owner, paging from 0, reaches the session's receipt after the large record",
+          isinstance(seqs, list) and after.get("receipt_seq") in seqs, seqs)
+    # the same for a controller, with a managed receipt: it cannot even ack
+    # what it was never sent
+    c = g.conn()
+    first = L.wait_state(c, c.call("session.start", {"session": create(c, "big-1", plan_of("bigtmpfs"))["session"]})[
+        "session"])
+    recs = g.managed_receipts(first["session"])
+    lines = [ln for ln in g.journal_lines() if recs and L.json.loads(ln)["seq"] == recs[0]["seq"]]
+    size = len(L.json.dumps(lines[0])) - 2 if lines else 0
+    check("a template with tmpfs paths of backslashes: a managed receipt whose escaped text is over a frame",
+          first.get("reason") == "exit" and size > 65536, (first, size))
+    second = L.wait_state(c, c.call("session.start", {"session": create(c, "big-2", plan_of("true"))["session"]})[
+        "session"])
+    try:
+        seqs = [e["seq"] for e in L.page_all(c)]
+    except client_errors() as e:
+        seqs = repr(e)
+    check("a controller, paging from 0, reaches the receipt of the session after the large one",
+          isinstance(seqs, list) and second.get("receipt_seq") in seqs, seqs)
+    c.close()
+    o.close()
+    g.stop()
+
+
+def client_errors():
+    return (L.client.RemoteError, ValueError, OSError)
+
+
 def main():
     if blake3_hex(b"") is None:
         return L.no_blake3_exit()
@@ -734,7 +803,7 @@ def main():
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
                 ("standard input", stdin), ("key rotation", rotation), ("exposures", exposures), ("session.list", listing), ("restart", restart),
                 ("the journal changed under gloved", journal_changed), ("setup failures", setup_failures),
-                ("session limit", session_limit)]
+                ("session limit", session_limit), ("a record larger than a frame", big_record)]
     rc = L.run_sections(sections)
     X.g.stop()
     return rc
