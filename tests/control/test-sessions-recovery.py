@@ -169,6 +169,79 @@ def supervisor_killed():
     check("glove audit verify after the supervisors' deaths", rc == 0, out)
 
 
+def wait_mark(n=1):
+    deadline = time.monotonic() + 60
+    while len(L.procs_with(MARK)) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(L.procs_with(MARK)) >= n
+
+
+def adopted():
+    """Sessions gloved adopted after a restart can be stopped by it, and a
+    clean stop of gloved (SIGTERM, a restart) leaves them running too."""
+    g, c = X.g, X.c
+    sids = []
+    for i in range(2):
+        r = create(c, f"adopt-{i}", plan_of("long"))
+        c.call("session.start", {"session": r["session"]})
+        sids.append(r["session"])
+    sup = [L.supervisor_of(s) for s in sids]
+    check("two running sessions with their commands", all(sup) and wait_mark(2), sup)
+    rc = g.stop()
+    alive = [p is not None and L.alive(p) for p in sup]
+    check("gloved stopped cleanly (SIGTERM, 0): the supervisors keep running", rc == 0 and all(alive), (rc, alive))
+    restart()
+    c = X.c
+    st = [status(c, s)["state"] for s in sids]
+    check("the next gloved adopts them: still running", st == ["running", "running"], st)
+    c.call("session.stop", {"session": sids[0]})
+    end = L.wait_state(c, sids[0])
+    check("an adopted session stopped: its command gets SIGTERM, reason signal, one receipt",
+          end.get("reason") == "signal" and len(g.managed_receipts(sids[0])) == 1, end)
+    c.call("session.stop", {"session": sids[1], "force": True})
+    end = L.wait_state(c, sids[1])
+    check("an adopted session stopped with force: reason killed, one receipt, the supervisor gone",
+          end.get("reason") == "killed" and len(g.managed_receipts(sids[1])) == 1 and sup[1] is not None and
+          not L.alive(sup[1]), end)
+    check("their sandboxes are gone", L.wait_gone(MARK), L.procs_with(MARK))
+
+
+def pid_reused():
+    """A recorded supervisor pid that now names another process (its start
+    time differs) is not the supervisor: the session is supervisor_lost and
+    that process is left alone."""
+    g, c = X.g, X.c
+    r = create(c, "reused-1", plan_of("long"))
+    sid = r["session"]
+    c.call("session.start", {"session": sid})
+    sup = L.supervisor_of(sid)
+    check("a running session with its supervisor", sup is not None and wait_mark())
+    if sup is None:
+        return
+    g.kill9()
+    os.kill(sup, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while (L.alive(sup) or L.procs_with(MARK)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    other = L.subprocess.Popen(["sleep", "300"])
+    try:
+        db = sqlite3.connect(g.db)
+        with db:
+            n = db.execute("UPDATE sessions SET pid = ? WHERE id = ? AND state = 'running'", (other.pid, sid)).rowcount
+        db.close()
+        check("the session's recorded pid now names another live process (test setup)", n == 1, n)
+        restart()
+        st = L.wait_state(X.c, sid)
+        recs = g.managed_receipts(sid)
+        check("gloved does not take the other process for the supervisor: supervisor_lost, one receipt",
+              st.get("reason") == "supervisor_lost" and len(recs) == 1 and recs[0]["seq"] == st.get("receipt_seq"),
+              (st, recs))
+        check("and leaves that process alone", other.poll() is None and L.alive(other.pid))
+    finally:
+        other.kill()
+        other.wait()
+
+
 def kill_loop():
     g = X.g
     X.c.close()
@@ -195,7 +268,7 @@ def kill_loop():
             n = 0
             try:
                 while not stop.is_set():
-                    key = f"r{rnd}-{n}"
+                    key = f"kl{rnd}-{n}"
                     sent[key] = plan
                     r = create(c, key, plan)
                     answered[key] = r["session"]
@@ -246,7 +319,7 @@ def kill_loop():
     by_key = {s["request_key"]: s["session"] for s in sessions}
     lost = [(k, v, by_key.get(k)) for k, v in answered.items() if by_key.get(k) != v]
     check("every answered session.create is in the store with the session it answered", not lost, lost[:10])
-    unsent = [k for k in by_key if k.startswith("r") and k not in sent]
+    unsent = [k for k in by_key if k.startswith("kl") and k not in sent]
     check("and the store holds no session for a key never sent", not unsent, unsent)
     receipts = {}
     for r in g.managed_receipts():
@@ -274,12 +347,12 @@ def kill_loop():
                 bad.append(("/bin/true did not exit 0", st))
         else:
             bad.append(("state", st))
-        if s["request_key"].startswith("r") and s["session"] not in starts and st["state"] == "ended" and \
+        if s["request_key"].startswith("kl") and s["session"] not in starts and st["state"] == "ended" and \
                 st.get("reason") not in L.NO_RECEIPT:
             bad.append(("ended by a run never started", st))
     reasons = {}
     for s in sessions:
-        if s["request_key"].startswith("r"):
+        if s["request_key"].startswith("kl"):
             k = s["state"] if s["state"] != "ended" else status(c, s["session"]).get("reason")
             reasons[k] = reasons.get(k, 0) + 1
     print(f"# the rounds' sessions, by state or reason: {reasons}")
@@ -412,7 +485,8 @@ def main():
     check("capabilities: lifecycle 1, receipts 1", caps["schemas"].get("lifecycle") == 1 and
           caps["schemas"].get("receipts") == 1, caps["schemas"])
     sections = [("supervisors survive gloved", supervisors_survive), ("ended while gloved was away", ended_while_away),
-                ("a supervisor killed", supervisor_killed), ("kill -9 during create and start", kill_loop),
+                ("a supervisor killed", supervisor_killed), ("adopted sessions", adopted),
+                ("a supervisor's pid reused", pid_reused), ("kill -9 during create and start", kill_loop),
                 ("damage", damage)]
     return L.run_sections(sections)
 
