@@ -76,6 +76,33 @@ def main():
     check(f"{CLIENTS} controllers created and started {TOTAL} sessions, each answered without error",
           not errors and len(made) == TOTAL and len(sids) == TOTAL, errors[:3])
 
+    # one key from 20 connections at once: one session, made once
+    same = []
+    same_err = []
+    gate = threading.Barrier(20)
+
+    def same_key():
+        try:
+            conn = g.conn(timeout=300)
+            gate.wait(60)
+            same.append(create(conn, "same-key", {"template": "true", "ttl_seconds": 600}))
+            conn.close()
+        except Exception:  # noqa: BLE001
+            same_err.append(traceback.format_exc())
+
+    ts = [threading.Thread(target=same_key) for _ in range(20)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join(300)
+    check("one request_key sent by 20 controllers at once: one session, created once, the same for all",
+          not same_err and len(same) == 20 and [r["created"] for r in same].count(True) == 1 and
+          len({r["session"] for r in same}) == 1, same_err[:1] or [(r["created"], r["session"]) for r in same])
+    keyed = [x for x in L.list_all(c) if x["request_key"] == "same-key"]
+    check("and session.list holds it once", len(keyed) == 1, keyed)
+    if same:
+        c.call("session.stop", {"session": same[0]["session"]})
+
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         states = {s["session"]: s["state"] for s in L.list_all(c)}
@@ -107,7 +134,29 @@ def main():
     check("receipts.page max_bytes 8192: no more than 8192 bytes of records", 0 < size <= 8192 and r["more"] is True,
           size)
 
-    # one controller pages and acks everything
+    # one receipt acked by 10 controllers at once: one first ack
+    e0 = c.call("receipts.page", {"after": 0, "max_count": 1})["receipts"][0]
+    answers, ack_err = [], []
+    gate = threading.Barrier(10)
+
+    def ack_one():
+        try:
+            conn = g.conn(timeout=300)
+            gate.wait(60)
+            answers.append(conn.call("receipts.ack", {"seq": e0["seq"], "sha256": e0["sha256"]}))
+            conn.close()
+        except Exception:  # noqa: BLE001
+            ack_err.append(traceback.format_exc())
+
+    ts = [threading.Thread(target=ack_one) for _ in range(10)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join(300)
+    check("one receipt acked by 10 controllers at once: exactly one first ack, nine already",
+          not ack_err and sorted(a["already"] for a in answers) == [False] + [True] * 9, ack_err[:1] or answers)
+
+    # one controller pages and acks everything else
     got, bad_entries, acks, pages, after = [], [], [], 0, 0
     while pages < 10000:
         r = c.call("receipts.page", {"after": after})
@@ -128,6 +177,7 @@ def main():
     seqs = [e["seq"] for e in got]
     check("oldest first across the pages, none twice", seqs == sorted(set(seqs)), seqs[:20])
     check("every ack is a first one", not acks, acks[:3])
+    got = [e0] + got
     managed = [L.managed_of(e) for e in got]
     check("a controller is given managed receipts only", all(managed), [e["seq"] for e in got
                                                                          if not L.managed_of(e)][:5])
