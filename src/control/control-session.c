@@ -197,12 +197,12 @@ static json_t *status_json(struct glove_control_sessions *s, const struct glove_
 
         o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I}", "session", x->id, "request_key", x->request_key,
                       "template", x->template_id, "plan_sha256", x->plan_sha256, "plan_blake3", x->plan_blake3,
-                      "state", glove_session_state_to_string(x->state), "created", (json_int_t) x->created,
-                      "expires", (json_int_t) x->expires);
+                      "state", glove_session_state_to_string(x->state), "created_at", (json_int_t) x->created,
+                      "expires_at", (json_int_t) x->expires);
         if (!o)
                 return NULL;
-        if ((x->started > 0 && json_object_set_new(o, "started", json_integer(x->started)) < 0) ||
-            (x->ended > 0 && json_object_set_new(o, "ended", json_integer(x->ended)) < 0) ||
+        if ((x->started > 0 && json_object_set_new(o, "started_at", json_integer(x->started)) < 0) ||
+            (x->ended > 0 && json_object_set_new(o, "ended_at", json_integer(x->ended)) < 0) ||
             (x->reason[0] && json_object_set_new(o, "reason", json_string(x->reason)) < 0) ||
             (x->exit_code >= 0 && json_object_set_new(o, "exit_code", json_integer(x->exit_code)) < 0) ||
             (x->status >= 0 && json_object_set_new(o, "status", json_integer(x->status)) < 0) ||
@@ -804,8 +804,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 (void) session_expire(s, &x);
         if (x.state != GLOVE_SESSION_CREATED)
                 return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s%s%s: only a created session starts", x.id,
-                            glove_session_state_to_string(x.state), x.reason[0] ? ", " : "", x.reason);
+                            "session %s is %s%s%s%s: only a created session starts", x.id,
+                            glove_session_state_to_string(x.state), x.reason[0] ? " (" : "", x.reason,
+                            x.reason[0] ? ")" : "");
         if (s->n_live >= GLOVE_SESSIONS_LIVE_MAX)
                 return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
                             "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
@@ -934,7 +935,7 @@ int glove_control_session_method_list(void *userdata, const struct glove_control
         list = json_array();
         for (size_t i = 0; list && i < n; i++) {
                 json_t *e = json_pack("{s:s,s:s,s:s,s:I}", "session", v[i].id, "request_key", v[i].request_key,
-                                      "state", glove_session_state_to_string(v[i].state), "created",
+                                      "state", glove_session_state_to_string(v[i].state), "created_at",
                                       (json_int_t) v[i].created);
                 if (!e || json_array_append_new(list, e) < 0)
                         glove_json_decrefp(&list);

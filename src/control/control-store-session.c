@@ -168,6 +168,31 @@ static int live_count(struct glove_control_store *s, int64_t *ret) {
         return 0;
 }
 
+static int expire_locked(struct glove_control_store *s, int64_t now) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL, *up = NULL;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(s->db, "INSERT INTO session_transitions (session, at, state, detail) "
+                                       "SELECT id, ?1, 'ended', 'its TTL passed before it was started' "
+                                       "FROM sessions WHERE state = 'created' AND expires <= ?1",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 1, now);
+        if (rc != SQLITE_OK)
+                return control_sqlite_errno(rc);
+        r = exec_bound(st);
+        if (r < 0)
+                return r;
+        rc = sqlite3_prepare_v2(s->db, "UPDATE sessions SET state = 'ended', ended = ?1, reason = 'expired' "
+                                       "WHERE state = 'created' AND expires <= ?1",
+                                -1, &up, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(up, 1, now);
+        if (rc != SQLITE_OK)
+                return control_sqlite_errno(rc);
+        return exec_bound(up);
+}
+
 static int create_locked(struct glove_control_store *s, const struct glove_plan *plan, const char *request_key,
                          struct glove_control_session *ret, bool *ret_created) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -188,6 +213,10 @@ static int create_locked(struct glove_control_store *s, const struct glove_plan 
                 return 0;
         }
         if (r != -ENOENT)
+                return r;
+        /* sessions whose TTL passed unstarted no longer count as live */
+        r = expire_locked(s, now);
+        if (r < 0)
                 return r;
         r = live_count(s, &live);
         if (r < 0)

@@ -336,6 +336,12 @@ static void test_sessions(void **state) {
                 glove_control_session_done(&x);
         }
         assert_int_equal(glove_control_store_session_create(s, &a, "one-more", &x, &created), -EUSERS);
+        /* one whose TTL passed unstarted is ended, and makes room */
+        sql("UPDATE sessions SET expires = 1 WHERE request_key = 'live-7'");
+        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", &x, &created), 0);
+        glove_control_session_done(&x);
+        assert_int_equal(glove_control_store_session_create(s, &a, "two-more", &x, &created), -EUSERS);
+        sql("SELECT 1 FROM sessions WHERE request_key = 'live-7' AND state = 'ended' AND reason = 'expired'");
         /* but a retry of a key that has its session is still answered */
         assert_int_equal(glove_control_store_session_create(s, &a, "live-0", &x, &created), 0);
         assert_false(created);
@@ -352,8 +358,10 @@ static void test_sessions(void **state) {
         assert_int_equal(n, GLOVE_SESSIONS_LIVE_MAX);
         assert_false(more);
         glove_control_session_array_free(v, n);
+        /* the first, and the one that expired */
         assert_int_equal(glove_control_store_session_list(s, NULL, (int) GLOVE_SESSION_ENDED, 5, &v, &n, &more), 0);
-        assert_int_equal(n, 1);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[1].reason, "expired");
         glove_control_session_array_free(v, n);
 
         /* acknowledgements: once, then "already" */
