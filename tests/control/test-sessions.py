@@ -171,7 +171,8 @@ def whole_session():
           r.get("created") is True and r.get("state") == "created" and SID.match(sid) is not None, r)
     check("session.create answers the key, the template, the plan's digests and the limits in force",
           r.get("request_key") == "job-1" and r.get("template") == "hello" and r.get("plan_sha256") == sha and
-          r.get("plan_blake3") == b3 and r.get("limits") == dict(L.CEILINGS, pids=64), r)
+          r.get("plan_blake3") == b3 and r.get("limits") == dict(L.CEILINGS, pids=64) and
+          r.get("output_bytes") == 0 and r.get("expires_at") == r.get("created_at", 0) + 600, r)
     reordered = dict(reversed(list(plan.items())))
     r2 = create(c, "job-1", reordered)
     check("the same key and plan again (members in another order): the same session, created false, its state",
@@ -191,8 +192,9 @@ def whole_session():
     st = L.status(c, sid)
     check("session.status of a created session: as create answered, expires = created + ttl_seconds, not started",
           st["state"] == "created" and st["request_key"] == "job-1" and st["template"] == "hello" and
-          st["plan_sha256"] == sha and st["plan_blake3"] == b3 and st["expires"] == st["created"] + 600 and
-          r["expires"] == st["expires"] and not {"started", "ended", "reason", "receipt_seq"} & set(st), st)
+          st["plan_sha256"] == sha and st["plan_blake3"] == b3 and st["expires_at"] == st["created_at"] + 600 and
+          r["expires_at"] == st["expires_at"] and r["created_at"] == st["created_at"] and
+          not {"started_at", "ended_at", "reason", "receipt_seq"} & set(st), st)
 
     s = c.call("session.start", {"session": sid})
     check("session.start: running", s == {"session": sid, "state": "running"}, s)
@@ -204,7 +206,8 @@ def whole_session():
           end["state"] == "ended" and end.get("reason") == "exit" and end.get("exit_code") == 0 and
           end.get("status") == 0 and "error" not in end, end)
     check("an ended session has its times and its receipt's seq",
-          isinstance(end.get("receipt_seq"), int) and end["created"] <= end.get("started", -1) <= end.get("ended", -1),
+          isinstance(end.get("receipt_seq"), int) and
+          end["created_at"] <= end.get("started_at", -1) <= end.get("ended_at", -1),
           end)
     out = output_of(sid)
     check("the command's stdout and stderr are in <state>/sessions/SESSION/output",
@@ -459,24 +462,28 @@ def expiry():
     c = X.c
     r = made(create(c, "expiring", plan_of("hello", ttl=1)))
     st = L.status(c, r["session"])
-    check("expires is created + ttl_seconds", st["expires"] == st["created"] + 1, st)
-    while time.time() < st["expires"] + 1.5:
+    check("expires_at is created_at + ttl_seconds", st["expires_at"] == st["created_at"] + 1, st)
+    r2 = made(create(c, "expiring-2", plan_of("hello", ttl=1)))
+    while time.time() < max(st["expires_at"], L.status(c, r2["session"])["expires_at"]) + 1.5:
         time.sleep(0.1)
-    e = remote_error(c, "session.start", {"session": r["session"]})
-    check("session.start after expires: session-state", e is not None and e[0] == "session-state", e)
     st = L.status(c, r["session"])
-    check("and the session is ended, reason expired, no receipt", st["state"] == "ended" and
+    check("past expires_at, session.status finds it ended, reason expired, no receipt", st["state"] == "ended" and
           st.get("reason") == "expired" and one_receipt(r["session"]) == [], st)
+    e = remote_error(c, "session.start", {"session": r2["session"]})
+    check("session.start after expires_at: session-state", e is not None and e[0] == "session-state", e)
+    st = L.status(c, r2["session"])
+    check("and that session is ended, reason expired, no receipt", st["state"] == "ended" and
+          st.get("reason") == "expired" and one_receipt(r2["session"]) == [], st)
 
 
 def listing():
     c = X.c
     all_ = L.list_all(c)
     ids = [s["session"] for s in all_]
-    check("session.list: each entry is session, request_key, state, created",
-          all(set(s) == {"session", "request_key", "state", "created"} for s in all_), all_[:3])
+    check("session.list: each entry is session, request_key, state, created_at",
+          all(set(s) == {"session", "request_key", "state", "created_at"} for s in all_), all_[:3])
     check("session.list: every session made, oldest first", [s for s in ids if s in X.order] == X.order and
-          len(ids) == len(X.order) and [s["created"] for s in all_] == sorted(s["created"] for s in all_),
+          len(ids) == len(X.order) and [s["created_at"] for s in all_] == sorted(s["created_at"] for s in all_),
           (ids, X.order))
     paged, after, pages = [], None, 0
     while pages < 1000:
@@ -543,6 +550,30 @@ def session_limit():
     check("once one has ended, a new one is created", end["state"] == "ended" and r.get("created") is True, (end, r))
     c.close()
     g2.stop()
+
+    # sessions whose TTL passed unstarted are ended before they are counted
+    g3 = L.Gloved("limit-expired", {"true": ["/bin/true"]}).start()
+    check("a third gloved starts", g3.serving, g3.log_text())
+    c = g3.conn()
+    ids = [create(c, f"e{i}", plan_of("true", ttl=10))["session"] for i in range(256)]
+    first = L.status(c, ids[0])
+    e = remote_error(c, "session.create", create_params("e256", plan_of("true")))
+    if time.time() < first["expires_at"] - 1:
+        check("256 sessions of TTL 10 created: the 257th is session-limit", e is not None and
+              e[0] == "session-limit", e)
+    else:
+        print("# the 256 creates took longer than their TTL: the limit itself is checked above, not here")
+    last = L.status(c, ids[-1])
+    while time.time() < last["expires_at"] + 1.5:
+        time.sleep(0.1)
+    r = create(c, "e256", plan_of("true"))
+    check("once their TTL passed unstarted, they hold no place: a new session is created", r.get("created") is True,
+          r)
+    ended = L.list_all(c, state="ended")
+    check("and they are ended, expired", len(ended) == 256 and L.status(c, ids[0]).get("reason") == "expired",
+          (len(ended), L.status(c, ids[0])))
+    c.close()
+    g3.stop()
 
 
 def stdin():
