@@ -34,7 +34,7 @@ TEMPLATES = {
     "exit3": ["/bin/sh", "-c", "exit 3"],
     "env": (["/bin/sh", "-c", 'echo "greeting=$GREETING"'], {"GREETING": "hi-from-template"}),
     "sleep": ["/bin/sleep", "60"],
-    "mark": ["/bin/sh", "-c", f"sleep 60; : {MARK}"],
+    "mark": ["/bin/sh", "-c", f"echo started; sleep 60; : {MARK}"],
     "yes": ["/usr/bin/yes", "output-output-output"],
     "true": ["/bin/true"],
     "stdin": ["/bin/sh", "-c", "cat; echo stdin-eof"],
@@ -247,6 +247,11 @@ def whole_session():
           rec.get("managed"))
     check("the receipt says how it ended: reason exit, exit_code 0", rec.get("reason") == "exit" and
           rec.get("exit_code") == 0, rec)
+    lim = rec.get("limits", {})
+    check("the receipt's limits are the plan's in force: pids 64, the ceilings for the rest",
+          (lim.get("pids"), lim.get("memory_bytes"), lim.get("wall_ms"), lim.get("output_bytes")) ==
+          (64, L.CEILINGS["memory_bytes"], L.CEILINGS["wall_seconds"] * 1000, L.CEILINGS["output_bytes"]) and
+          "cpu" not in lim, lim)
     check("the journal holds exactly one managed receipt for the session", len(one_receipt(sid)) == 1)
     rc, out = g.audit_verify()
     check("glove audit verify: the journal with the session's receipt verifies", rc == 0 and "ok" in out, out)
@@ -379,6 +384,13 @@ def stops():
     while not L.procs_with(MARK) and time.monotonic() < deadline:
         time.sleep(0.05)
     check("its command runs", L.procs_with(MARK) != [])
+    deadline = time.monotonic() + 60
+    st = L.status(c, sid)
+    while st.get("output_bytes") != len(b"started\n") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        st = L.status(c, sid)
+    check("while it runs, session.status's output_bytes is the output so far", st["state"] == "running" and
+          st.get("output_bytes") == len(b"started\n"), st)
     s = c.call("session.stop", {"session": sid, "force": True})
     check("session.stop force: answered", s.get("session") == sid, s)
     end = L.wait_state(c, sid)
