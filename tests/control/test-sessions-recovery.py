@@ -122,6 +122,34 @@ def ended_while_away():
           st.get("receipt_seq") == recs[0]["seq"], (st, recs))
 
 
+def receipt_only():
+    """A supervisor that wrote its receipt and died before anything else
+    (here: its result.json removed while gloved was away): the next gloved
+    finds the receipt in the journal and writes no second one."""
+    g, c = X.g, X.c
+    r = create(c, "away-2", plan_of("slow"))
+    sid = r["session"]
+    c.call("session.start", {"session": sid})
+    sup = L.supervisor_of(sid)
+    check("a running session with its supervisor", sup is not None)
+    g.kill9()
+    deadline = time.monotonic() + 120
+    while sup and L.alive(sup) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    result = os.path.join(g.session_dir(sid), "result.json")
+    had = os.path.exists(result)
+    if had:
+        os.unlink(result)
+    check("the finished supervisor left result.json in the session directory (removed now)", had,
+          os.listdir(g.session_dir(sid)))
+    restart()
+    st = L.wait_state(X.c, sid)
+    recs = g.managed_receipts(sid)
+    check("the next gloved ends it from its receipt in the journal: reason exit, no supervisor_lost receipt",
+          st["state"] == "ended" and st.get("reason") == "exit" and len(recs) == 1 and
+          st.get("receipt_seq") == recs[0]["seq"], (st, recs))
+
+
 def supervisor_killed():
     g, c = X.g, X.c
     r = create(c, "lost-1", plan_of("long"))
@@ -485,6 +513,7 @@ def main():
     check("capabilities: lifecycle 1, receipts 1", caps["schemas"].get("lifecycle") == 1 and
           caps["schemas"].get("receipts") == 1, caps["schemas"])
     sections = [("supervisors survive gloved", supervisors_survive), ("ended while gloved was away", ended_while_away),
+                ("only the receipt left", receipt_only),
                 ("a supervisor killed", supervisor_killed), ("adopted sessions", adopted),
                 ("a supervisor's pid reused", pid_reused), ("kill -9 during create and start", kill_loop),
                 ("damage", damage)]
