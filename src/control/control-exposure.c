@@ -345,6 +345,13 @@ int glove_control_exposure_create_method(void *userdata, const struct glove_cont
                               "alias \"%s\" is enrolled already: revoke it first ('glove ctl exposure revoke')",
                               alias);
         }
+        if (r == -ENOSPC) {
+                glove_control_exposure_done(&e);
+                log_error_errno(r, "Cannot record exposure %s: %m", alias);
+                return refuse(ret_code, GLOVE_CONTROL_INTERNAL_ERROR, reason, reasonlen,
+                              "gloved's store is on a full disk: \"%s\" was not enrolled; free space and retry",
+                              alias);
+        }
         if (r < 0) {
                 glove_control_exposure_done(&e);
                 log_error_errno(r, "Cannot record exposure %s: %m", alias);
@@ -385,6 +392,12 @@ int glove_control_exposure_revoke_method(void *userdata, const struct glove_cont
         if (r == -ENOENT)
                 return refuse(ret_code, GLOVE_CONTROL_INVALID_PARAMS, reason, reasonlen,
                               "no exposure \"%s\" is enrolled", alias);
+        if (r == -ENOSPC) {
+                log_error_errno(r, "Cannot revoke exposure %s: %m", alias);
+                return refuse(ret_code, GLOVE_CONTROL_INTERNAL_ERROR, reason, reasonlen,
+                              "gloved's store is on a full disk: \"%s\" was not revoked; free space and retry",
+                              alias);
+        }
         if (r < 0) {
                 log_error_errno(r, "Cannot revoke exposure %s: %m", alias);
                 return refuse(ret_code, GLOVE_CONTROL_INTERNAL_ERROR, reason, reasonlen,

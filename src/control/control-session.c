@@ -27,6 +27,7 @@
 #include "missing-syscall.h"
 #include "path-util.h"
 #include "process-util.h"
+#include "time-util.h"
 
 /* what glove exec exits with when Glove failed (glove/sandbox.h's
  * GLOVE_EXIT_FAILED): a receipt of gloved's own says the same */
@@ -55,6 +56,11 @@ struct glove_control_sessions {
         char boot_id[GLOVE_BOOT_ID_CHARS + 1];
         struct live live[GLOVE_SESSIONS_LIVE_MAX];
         size_t n_live;
+        /* supervisors gone whose end could not be recorded (a full disk):
+         * tried again, at most once a second, as the loop turns */
+        struct live pending[GLOVE_SESSIONS_LIVE_MAX];
+        size_t n_pending;
+        int64_t pending_tried; /* CLOCK_MONOTONIC ms */
 };
 
 void glove_control_sessions_free(struct glove_control_sessions *s) {
@@ -346,31 +352,60 @@ static struct live *live_find(struct glove_control_sessions *s, const char *id) 
         return NULL;
 }
 
+/* The end of a session whose supervisor |l| is gone: 0, or -errno when
+ * it could not be recorded. */
+static int supervisor_gone(struct glove_control_sessions *s, const struct live *l) {
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        char why[256];
+        int r;
+
+        r = glove_control_store_session_get(s->store, l->id, &x);
+        if (r < 0)
+                return r;
+        if (x.state != GLOVE_SESSION_RUNNING)
+                return 0;
+        if (l->killed)
+                (void) snprintf(why, sizeof(why), "session.stop with force killed the supervisor (pid %d)",
+                                (int) l->pid);
+        else
+                (void) snprintf(why, sizeof(why), "the session's supervisor (pid %d) ended without writing its receipt",
+                                (int) l->pid);
+        return session_end(s, &x, l->killed ? "killed" : "supervisor_lost", why);
+}
+
 /* A supervisor exited. */
 static void live_exited(struct glove_control_sessions *s, size_t i) {
-        _cleanup_(session_donep) struct glove_control_session x = {};
         struct live *l = &s->live[i];
-        char why[256];
 
         if (l->child)
                 (void) waitpid(l->pid, NULL, WNOHANG);
-        if (glove_control_store_session_get(s->store, l->id, &x) >= 0 && x.state == GLOVE_SESSION_RUNNING) {
-                if (l->killed)
-                        (void) snprintf(why, sizeof(why), "session.stop with force killed the supervisor (pid %d)",
-                                        (int) l->pid);
-                else
-                        (void) snprintf(why, sizeof(why),
-                                        "the session's supervisor (pid %d) ended without writing its receipt",
-                                        (int) l->pid);
-                (void) session_end(s, &x, l->killed ? "killed" : "supervisor_lost", why);
+        if (supervisor_gone(s, l) < 0 && s->n_pending < ELEMENTSOF(s->pending)) {
+                s->pending[s->n_pending] = *l;
+                s->pending[s->n_pending++].pidfd = -EBADF;
         }
         live_remove(s, i);
 }
 
+/* The ends that could not be recorded, again (once space is free). */
+static void pending_retry(struct glove_control_sessions *s) {
+        int64_t now = now_monotonic_ms();
+        size_t kept = 0;
+
+        if (s->n_pending == 0 || now - s->pending_tried < 1000)
+                return;
+        s->pending_tried = now;
+        for (size_t i = 0; i < s->n_pending; i++)
+                if (supervisor_gone(s, &s->pending[i]) < 0)
+                        s->pending[kept++] = s->pending[i];
+        s->n_pending = kept;
+}
+
 static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
         struct glove_control_sessions *s = userdata;
-        size_t n = max < s->n_live ? max : s->n_live;
+        size_t n;
 
+        pending_retry(s);
+        n = max < s->n_live ? max : s->n_live;
         for (size_t i = 0; i < n; i++)
                 pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
         return n;
@@ -756,14 +791,62 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         return 0;
 }
 
+/* What start_prepare() and the output file made of the session's
+ * directory, removed: a start that could not be recorded leaves nothing
+ * that would stop the next one (mkdirat, O_EXCL). */
+static void start_undo(struct glove_control_sessions *s, const char *id) {
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME };
+        _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (dir_fd < 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                (void) unlinkat(dir_fd, files[i], 0);
+        if (unlinkat(s->dir_fd, id, AT_REMOVEDIR) < 0)
+                log_warning("gloved: cannot remove the directory of session %s: %m", id);
+}
+
 static int start_failed(struct glove_control_sessions *s, const struct glove_control_session *x,
                         enum glove_session_state from, const char *why, int *ret_code, char *reason,
                         size_t reasonlen) {
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
+        int r;
 
+        if (from == GLOVE_SESSION_STARTING) {
+                /* The supervisor ran nothing (it never got its spec). A
+                 * session that reached starting ends with a receipt, so it
+                 * is ended as recovery ends one: gloved's own receipt. When
+                 * that cannot be written or recorded (a full disk), it is
+                 * left starting, and gloved's next start ends it. */
+                struct glove_control_session y = *x;
+
+                y.state = GLOVE_SESSION_STARTING;
+                r = session_end(s, &y, "start_failed", why);
+                if (r >= 0)
+                        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "%s; gloved %s, so session %s is left starting: gloved ends it, with its receipt, "
+                            "when it next starts",
+                            why,
+                            r == -ENOSPC ? "cannot record its end either (a full disk)" : "cannot record its end",
+                            x->id);
+        }
         (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
-        if (glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why) < 0)
-                log_error("gloved: cannot record that session %s failed to start", x->id);
+        r = glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why);
+        if (r < 0) {
+                log_error("gloved: cannot record that session %s failed to start: %s", x->id, strerror(-r));
+                if (from == GLOVE_SESSION_CREATED) {
+                        /* nothing ran and the store holds no trace of the
+                         * start (a full disk, typically): the session is
+                         * still created, and may be started again */
+                        start_undo(s, x->id);
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "%s; gloved's store %s, so nothing was changed: session %s is still created "
+                                    "and may be started again%s",
+                                    why, r == -ENOSPC ? "is on a full disk too" : "could not record the failure",
+                                    x->id, r == -ENOSPC ? " once there is free space" : "");
+                }
+        }
         return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
 }
 
@@ -862,9 +945,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 /* the gate closes unwritten: the supervisor runs nothing */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                (void) start_failed(s, &x, GLOVE_SESSION_STARTING, "gloved could not record the start", ret_code,
-                                    reason, reasonlen);
-                return store_failed(r, ret_code, reason, reasonlen);
+                (void) snprintf(err, sizeof(err), "gloved could not record the start: %s",
+                                r == -ENOSPC ? "its store is on a full disk" : strerror(-r));
+                return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
         }
         s->live[s->n_live++] = (struct live) { .pidfd = TAKE_FD(pidfd), .pid = pid, .child = true };
         memcpy(s->live[s->n_live - 1].id, x.id, sizeof(x.id));
