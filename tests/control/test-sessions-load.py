@@ -11,6 +11,7 @@ Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed, 77 when
 this host cannot run a sandbox or the controller has no BLAKE3 (a failure
 with GLOVE_TESTS_MUST_WORK=1)."""
 import os
+import random
 import sys
 import threading
 import time
@@ -22,7 +23,10 @@ from sessions_lib import check, blake3_hex, create  # noqa: E402
 
 CLIENTS = 50
 TOTAL = 200
-TEMPLATES = {"true": ["/bin/true"], "echo": ["/bin/echo", "load"]}
+TEMPLATES = {"true": ["/bin/true"], "echo": ["/bin/echo", "load"], "short": ["/bin/sh", "-c", "sleep 0.2"],
+             "long": ["/bin/sleep", "60"]}
+EARLY = 30
+RACES = 60
 
 
 def main():
@@ -198,8 +202,96 @@ def main():
     check("a second pass of receipts.page returns none of them", not again, [e["seq"] for e in again][:5])
     journal = [r for r in g.managed_receipts() if r["managed"]["session"] in sids]
     check(f"the journal holds {TOTAL} managed receipts for them", len(journal) == TOTAL, len(journal))
+
+    # session.stop racing the command's own end: still exactly one receipt
+    rng = random.Random(int.from_bytes(os.urandom(4), "little"))
+    race, race_err = {}, []
+
+    def racer(i):
+        try:
+            conn = g.conn(timeout=300)
+            r = create(conn, f"race-{i}", {"template": "short", "ttl_seconds": 600})
+            conn.call("session.start", {"session": r["session"]})
+            time.sleep(rng.uniform(0, 0.8))
+            e = L.remote_error(conn, "session.stop", {"session": r["session"], "force": i % 2 == 0})
+            if e is not None and e[0] != "session-state":
+                race_err.append((i, e))
+            race[r["session"]] = i
+            conn.close()
+        except Exception:  # noqa: BLE001
+            race_err.append(traceback.format_exc())
+
+    ts = [threading.Thread(target=racer, args=(i,)) for i in range(RACES)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join(300)
+    check(f"{RACES} short sessions stopped (half with force) at random moments: stop answered or session-state",
+          not race_err and len(race) == RACES, race_err[:3])
+    ends = {sid: L.wait_state(c, sid) for sid in race}
+    receipts = {}
+    for r in g.managed_receipts():
+        if r["managed"]["session"] in race:
+            receipts.setdefault(r["managed"]["session"], []).append(r)
+    bad = [(end, receipts.get(sid)) for sid, end in ends.items()
+           if end["state"] != "ended" or len(receipts.get(sid, [])) != 1 or
+           receipts[sid][0].get("reason") != end.get("reason") or receipts[sid][0]["seq"] != end.get("receipt_seq")]
+    print("# their ends: " + str({k: [e.get("reason") for e in ends.values()].count(k)
+                                  for k in {e.get("reason") for e in ends.values()}}))
+    check("each ended with exactly one receipt, whose reason is the session's", not bad, bad[:3])
+    # a stop hands SIGTERM to the command through the supervisor, whose
+    # receipt says how it ended; only force kills the supervisor
+    lost = [(race[sid], end) for sid, end in ends.items() if race[sid] % 2 and
+            end.get("reason") not in ("exit", "signal", "setup_failed")]
+    check("a stop without force never costs the supervisor: each ended exit, signal or setup_failed, "
+          "never supervisor_lost", not lost, lost[:3])
+    forced = [(race[sid], end) for sid, end in ends.items() if race[sid] % 2 == 0 and
+              end.get("reason") not in ("exit", "killed")]
+    check("a stop with force: each ended killed, or exit when it came after the end", not forced, forced[:3])
+
+    # a stop right after session.start answered (running: the sandbox is
+    # being built) of a command that would run for a minute: the supervisor
+    # hands SIGTERM on; the session must not end supervisor_lost
+    early, early_err = {}, []
+
+    def early_stop(i):
+        try:
+            conn = g.conn(timeout=300)
+            for j in range(3):
+                r = create(conn, f"early-{i}-{j}", {"template": "long", "ttl_seconds": 600})
+                if j == 0:
+                    # start and stop in one write: gloved reads the stop
+                    # as soon as it has answered the start
+                    conn.send_raw(b"".join(L.json.dumps({"jsonrpc": "2.0", "id": 1000 + k, "method": m,
+                                                         "params": {"session": r["session"]}}).encode() + b"\n"
+                                           for k, m in enumerate(("session.start", "session.stop"))))
+                    answers = [conn.recv(), conn.recv()]
+                    if any("error" in a for a in answers):
+                        early_err.append(answers)
+                else:
+                    conn.call("session.start", {"session": r["session"]})
+                    time.sleep(rng.uniform(0, 0.05))
+                    conn.call("session.stop", {"session": r["session"]})
+                early[r["session"]] = (i, j)
+            conn.close()
+        except Exception:  # noqa: BLE001
+            early_err.append(traceback.format_exc())
+
+    ts = [threading.Thread(target=early_stop, args=(i,)) for i in range(EARLY // 3)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join(300)
+    ends = {sid: L.wait_state(c, sid) for sid in early}
+    print("# their ends: " + str({k: [e.get("reason") for e in ends.values()].count(k)
+                                  for k in {e.get("reason") for e in ends.values()}}))
+    lost = [end for end in ends.values() if end.get("reason") not in ("signal", "setup_failed")]
+    check(f"{EARLY} sessions stopped (SIGTERM) just after session.start: each ended signal or setup_failed, "
+          "never supervisor_lost", not early_err and len(early) == EARLY and not lost, early_err[:1] or lost[:3])
+    one = [sid for sid in early if len(g.managed_receipts(sid)) != 1]
+    check("each with exactly one receipt", not one, one[:3])
     rc, out = g.audit_verify()
-    check("glove audit verify", rc == 0, out)
+    check("glove audit verify after the races", rc == 0, out)
     c.close()
     g.stop()
     print(f"# {L.tg.passed} passed, {L.tg.failed} failed")

@@ -373,6 +373,23 @@ def stops():
     e = remote_error(c, "session.stop", {"session": sid})
     check("session.stop of an ended session: session-state", e is not None and e[0] == "session-state", e)
 
+    # the stop sent with the start, in one write: gloved reads it as soon as
+    # it has answered the start (running: the supervisor holds the spec)
+    r = made(create(c, "stop-at-once", plan_of("sleep")))
+    sid = r["session"]
+    c.send_raw(b"".join(L.json.dumps({"jsonrpc": "2.0", "id": 5000 + k, "method": m,
+                                      "params": {"session": sid}}).encode() + b"\n"
+                        for k, m in enumerate(("session.start", "session.stop"))))
+    answers = [c.recv(), c.recv()]
+    check("session.start and session.stop in one write: both answered",
+          [a.get("result", {}).get("state") for a in answers][:1] == ["running"] and "result" in answers[1], answers)
+    end = L.wait_state(c, sid)
+    recs = one_receipt(sid)
+    check("a stop right after the start: the supervisor hands SIGTERM on, its receipt says how it ended "
+          "(signal, or setup_failed before the command ran), never supervisor_lost",
+          end.get("reason") in ("signal", "setup_failed") and len(recs) == 1 and
+          recs[0].get("reason") == end.get("reason"), (end, recs))
+
     r = made(create(c, "stop-force", plan_of("mark")))
     sid = r["session"]
     c.call("session.start", {"session": sid})
