@@ -71,6 +71,7 @@ def supervisors_survive():
         r = create(c, f"slow-{i}", plan_of("slow"))
         c.call("session.start", {"session": r["session"]})
         sids.append(r["session"])
+    pending = create(c, "pending-1", plan_of("true"))["session"]
     sup = {sid: L.supervisor_of(sid) for sid in sids}
     check("three running sessions, each with its supervisor (gloved --supervise SESSION)",
           all(sup.values()) and len(set(sup.values())) == 3, (sup, L.supervisors()))
@@ -98,6 +99,12 @@ def supervisors_survive():
         check(f"receipts.ack of seq {e['seq']}", a == {"already": False, "seq": e["seq"]}, a)
     seqs = [e["seq"] for e in L.page_all(c)]
     check("and once acked they are no longer paged", not {e["seq"] for e in page} & set(seqs), seqs)
+    st = status(c, pending)
+    c.call("session.start", {"session": pending})
+    end = L.wait_state(c, pending)
+    check("a session created before the kill is still created after it, and starts and runs",
+          st["state"] == "created" and end.get("reason") == "exit" and len(g.managed_receipts(pending)) == 1,
+          (st, end))
 
 
 def ended_while_away():
