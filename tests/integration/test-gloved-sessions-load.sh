@@ -7,4 +7,4 @@ set -eu
 T=$(mktemp -d /tmp/glove-it.sessions-load.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
-GLOVE=$GLOVE GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 420 python3 "$TESTS_DIR/control/test-sessions-load.py"
+PYTHONDONTWRITEBYTECODE=1 GLOVE=$GLOVE GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 420 python3 "$TESTS_DIR/control/test-sessions-load.py"

@@ -9,4 +9,4 @@ set -eu
 T=$(mktemp -d /tmp/glove-it.sessions-recovery.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
-GLOVE=$GLOVE GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 540 python3 "$TESTS_DIR/control/test-sessions-recovery.py"
+PYTHONDONTWRITEBYTECODE=1 GLOVE=$GLOVE GLOVED=$BUILD_DIR/gloved TEST_DIR=$T timeout 540 python3 "$TESTS_DIR/control/test-sessions-recovery.py"
