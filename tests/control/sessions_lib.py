@@ -64,7 +64,7 @@ def template_policy():
 CEILINGS = {"memory_bytes": 1073741824, "pids": 256, "wall_seconds": 600, "output_bytes": 1048576}
 
 
-def gloved_json(templates, ceilings=None):
+def gloved_json(templates, ceilings=None, net=None):
     """|templates|: id -> argv, id -> (argv, env), or id -> a template
     object (its policy defaults to template_policy()). No cpu_millicores
     ceiling unless |ceilings| says so: then no CPU limit is offered, and
@@ -78,14 +78,17 @@ def gloved_json(templates, ceilings=None):
         out[name] = {"argv": argv, "policy": template_policy()}
         if env:
             out[name]["env"] = env
-    return {"templates": out, "ceilings": dict(ceilings or CEILINGS), "max_ttl_seconds": 3600}
+    j = {"templates": out, "ceilings": dict(ceilings or CEILINGS), "max_ttl_seconds": 3600}
+    if net:
+        j["net"] = list(net)
+    return j
 
 
 class Gloved:
     """One gloved on its own runtime directory and HOME (so its state is
     $HOME/.local/state/glove: no XDG_* is passed on)."""
 
-    def __init__(self, name, templates, ceilings=None):
+    def __init__(self, name, templates, ceilings=None, net=None):
         self.base = os.path.join(T, name)
         self.rt = os.path.join(self.base, "run")
         self.home = os.path.join(self.base, "home")
@@ -94,7 +97,7 @@ class Gloved:
         os.makedirs(self.config, exist_ok=True)
         for d in (self.base, self.rt, self.home, os.path.dirname(self.config), self.config):
             os.chmod(d, 0o700)
-        self.gloved_json = gloved_json(templates, ceilings)
+        self.gloved_json = gloved_json(templates, ceilings, net)
         path = os.path.join(self.config, "gloved.json")
         with open(path, "w") as f:
             json.dump(self.gloved_json, f)

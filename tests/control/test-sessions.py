@@ -777,6 +777,79 @@ def journal_changed():
     check("and pages again", [e["seq"] for e in L.page_all(c)] == seqs_before)
 
 
+def destinations():
+    """A plan's net: proxy mode with exactly the plan's destinations, on
+    loopback only (a server on the host's 127.0.0.1, which the proxy
+    reaches when the destination names that address and port)."""
+    import http.server
+    import threading
+    curl = "/usr/bin/curl"
+    if not os.path.exists(curl):
+        print("# skipped: destinations (no /usr/bin/curl for the template)")
+        return
+    www = os.path.join(L.T, "www")
+    os.makedirs(www, exist_ok=True)
+    with open(os.path.join(www, "hello"), "w") as f:
+        f.write("hello-from-host\n")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=www, **kw)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    port = srv.server_address[1]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)  # a port no session is given
+    other_port = other.server_address[1]
+    other.server_close()
+    try:
+        g = L.Gloved("net", {"fetch": [curl, "-f", "-s", "-S", "--max-time", "20", "--noproxy", "none.invalid",
+                                       f"http://127.0.0.1:{port}/hello"]},
+                     net=[f"127.0.0.1:{port}", f"127.0.0.1:{other_port}"]).start()
+        check("a gloved whose gloved.json lists two loopback destinations starts", g.serving, g.log_text())
+        if not g.serving:
+            return
+        c = g.conn()
+
+        def fetch(key, net):
+            plan = plan_of("fetch", wall_seconds=60)
+            if net:
+                plan["net"] = net
+            r = create(c, key, plan)
+            c.call("session.start", {"session": r["session"]})
+            end = L.wait_state(c, r["session"])
+            try:
+                with open(os.path.join(g.session_dir(r["session"]), "output"), "rb") as f:
+                    out = f.read()
+            except OSError as e:
+                out = repr(e).encode()
+            return end, out
+
+        end, out = fetch("net-yes", [f"127.0.0.1:{port}"])
+        check("a plan naming the server's address and port reaches it through the proxy",
+              end.get("reason") == "exit" and end.get("exit_code") == 0 and b"hello-from-host\n" in out, (end, out))
+        end, out = fetch("net-none", None)
+        check("the same template with no destination in its plan does not reach it (offline)",
+              end.get("state") == "ended" and end.get("exit_code") != 0 and b"hello-from-host" not in out,
+              (end, out))
+        end, out = fetch("net-other", [f"127.0.0.1:{other_port}"])
+        check("a plan naming another destination gloved.json allows does not reach this one",
+              end.get("state") == "ended" and end.get("exit_code") != 0 and b"hello-from-host" not in out,
+              (end, out))
+        e = remote_error(c, "session.create", create_params("net-refused", dict(plan_of("fetch"),
+                                                                                net=["127.0.0.1:1"])))
+        check("a destination gloved.json does not list: plan-refused naming /net/0",
+              e is not None and e[0] == "plan-refused" and e[1].startswith("/net/0"), e)
+        c.close()
+        g.stop()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def big_record():
     """A record of the journal may be up to 64 KiB, a frame too, and a page
     has "always at least one [record] when there is one": an owner's glove
@@ -863,7 +936,8 @@ def main():
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
                 ("standard input", stdin), ("key rotation", rotation), ("exposures", exposures), ("session.list", listing), ("restart", restart),
                 ("the journal changed under gloved", journal_changed), ("setup failures", setup_failures),
-                ("session limit", session_limit), ("a record larger than a frame", big_record)]
+                ("session limit", session_limit), ("destinations", destinations),
+                ("a record larger than a frame", big_record)]
     rc = L.run_sections(sections)
     X.g.stop()
     return rc
