@@ -271,6 +271,10 @@ def whole_session():
           e0["seq"] not in [x["seq"] for x in L.page_all(o)])
     e = remote_error(c, "receipts.ack", {"seq": e0["seq"], "sha256": e0["sha256"], "extra": 1})
     check("receipts.ack with another parameter: invalid-params", e is not None and e[0] == "invalid-params", e)
+    last = max(lines)
+    r = c.call("receipts.page", {"after": last})
+    check("receipts.page after the journal's last seq: no receipt, more false", r["receipts"] == [] and
+          r["more"] is False, r)
     for bad in ({"max_count": 0}, {"max_count": 101}, {"max_bytes": 1023}, {"max_bytes": 49153}, {"after": -1},
                 {"after": "1"}):
         e = remote_error(c, "receipts.page", bad)
@@ -389,6 +393,18 @@ def stops():
           "(signal, or setup_failed before the command ran), never supervisor_lost",
           end.get("reason") in ("signal", "setup_failed") and len(recs) == 1 and
           recs[0].get("reason") == end.get("reason"), (end, recs))
+
+    r = made(create(c, "force-at-once", plan_of("sleep")))
+    sid = r["session"]
+    c.send_raw(b"".join(L.json.dumps({"jsonrpc": "2.0", "id": 6000 + k, "method": m,
+                                      "params": dict({"session": sid}, **({"force": True} if k else {}))}
+                                     ).encode() + b"\n" for k, m in enumerate(("session.start", "session.stop"))))
+    answers = [c.recv(), c.recv()]
+    end = L.wait_state(c, sid)
+    recs = one_receipt(sid)
+    check("a force stop right after the start: reason killed, exactly one receipt",
+          "result" in answers[1] and end.get("reason") == "killed" and len(recs) == 1 and
+          recs[0].get("reason") == "killed", (answers, end, recs))
 
     r = made(create(c, "stop-force", plan_of("mark")))
     sid = r["session"]
@@ -531,6 +547,8 @@ def listing():
     ended = L.list_all(c, state="ended")
     check("session.list state ended: the ended ones only",
           [s["session"] for s in ended] == [s["session"] for s in all_ if s["state"] == "ended"] and ended, ended)
+    r = c.call("session.list", {"after": ids[-1]})
+    check("session.list after the newest session: none, next null", r == {"sessions": [], "next": None}, r)
     for bad in ({"limit": 0}, {"limit": 257}, {"state": "bogus"}, {"after": "../x"}, {"other": 1}):
         e = remote_error(c, "session.list", bad)
         check(f"session.list {bad}: refused", e is not None and e[0] in ("invalid-params", "session-not-found"), e)
