@@ -153,6 +153,10 @@ def refusals():
     check("after every refused session.create, session.list is unchanged (empty)", after == before, after)
     n = X.g.db_query("SELECT count(*) FROM session_transitions")[0][0]
     check("and gloved.db holds no session transition", n == 0, n)
+    for key in ("a" * 64, "0-starts-with-a-digit", "x_y-z"):
+        r = made(create(c, key, hello))
+        check(f"request_key {key[:24]!r} is a key", r.get("created") is True and r.get("request_key") == key, r)
+        c.call("session.stop", {"session": r["session"]})
     # a key whose create was refused was not taken
     r = made(create(c, "refused-0", hello))
     check("a request_key whose create was refused makes a new session with a good plan",
@@ -424,6 +428,8 @@ def stops():
         st = L.status(c, sid)
     check("while it runs, session.status's output_bytes is the output so far", st["state"] == "running" and
           st.get("output_bytes") == len(b"started\n"), st)
+    check("a running session has started_at, and no ended_at, reason or receipt_seq yet",
+          st.get("started_at", 0) >= st["created_at"] and not {"ended_at", "reason", "receipt_seq"} & set(st), st)
     s = c.call("session.stop", {"session": sid, "force": True})
     check("session.stop force: answered", s.get("session") == sid, s)
     end = L.wait_state(c, sid)
