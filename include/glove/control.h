@@ -637,6 +637,9 @@ int glove_control_receipts_page_method(void *userdata, const struct glove_contro
                                        int *ret_code, char *reason, size_t reasonlen);
 int glove_control_receipts_ack_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                       int *ret_code, char *reason, size_t reasonlen);
+/* receipts.part: a record too long for a frame, in base64 parts */
+int glove_control_receipts_part_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);
 
 /* ---- managed sessions (control-session.c) ---- */
 

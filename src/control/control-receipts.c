@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,11 @@
 #define PAGE_COUNT_MAX 100
 #define PAGE_BYTES_MIN 1024
 #define PAGE_BYTES_MAX 49152
+/* a record whose text, escaped as a JSON string, is longer than this is
+ * paged without its text, which receipts.part then hands over in parts
+ * of PART_BYTES, base64 (4/3 of them: within a frame) */
+#define RECORD_INLINE_MAX PAGE_BYTES_MAX
+#define PART_BYTES 32768
 
 struct record {
         uint64_t seq;
@@ -272,6 +278,17 @@ static size_t escaped_len(const char *line, size_t len) {
         return n;
 }
 
+static int fail_params(int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(4, 5);
+static int fail_params(int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
+        va_list ap;
+
+        *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+        va_start(ap, format);
+        (void) vsnprintf(reason, reasonlen, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
 static int journal_changed(int *ret_code, char *reason, size_t reasonlen) {
         *ret_code = GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED;
         (void) snprintf(reason, reasonlen,
@@ -370,13 +387,21 @@ int glove_control_receipts_page_method(void *userdata, const struct glove_contro
                 if (q < 0)
                         return q;
                 esc = escaped_len(line, x->len);
+                /* too long for a frame once escaped: its parts instead */
+                if (esc > RECORD_INLINE_MAX)
+                        esc = 256;
                 if (count > 0 && bytes + esc > max_bytes) {
                         more = true;
                         break;
                 }
                 (void) sodium_bin2hex(sha, sizeof(sha), x->sha256, sizeof(x->sha256));
-                item = json_pack("{s:I,s:s,s:s%}", "seq", (json_int_t) x->seq, "sha256", sha, "record", line,
-                                 (size_t) x->len);
+                if (escaped_len(line, x->len) > RECORD_INLINE_MAX)
+                        item = json_pack("{s:I,s:s,s:I,s:I}", "seq", (json_int_t) x->seq, "sha256", sha, "bytes",
+                                         (json_int_t) x->len, "parts",
+                                         (json_int_t) ((x->len + PART_BYTES - 1) / PART_BYTES));
+                else
+                        item = json_pack("{s:I,s:s,s:s%}", "seq", (json_int_t) x->seq, "sha256", sha, "record",
+                                         line, (size_t) x->len);
                 if (!item || json_array_append_new(list, item) < 0)
                         return -ENOMEM;
                 bytes += esc;
@@ -439,5 +464,55 @@ int glove_control_receipts_ack_method(void *userdata, const struct glove_control
         }
         x->acked = true;
         *ret_result = json_pack("{s:I,s:b}", "seq", (json_int_t) seq, "already", q == 1);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_receipts_part_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "seq", "part", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_receipts *r = state->receipts;
+        _cleanup_free_ char *line = NULL, *b64 = NULL;
+        const struct record *x;
+        uint64_t seq, part, parts;
+        size_t off, len;
+        int q;
+
+        if (members_only(call->params, names, "receipts.part takes seq and part", ret_code, reason, reasonlen) < 0 ||
+            u64_param(call->params, "seq", 1, UINT64_C(9007199254740991), 0, &seq, ret_code, reason, reasonlen) < 0 ||
+            u64_param(call->params, "part", 0, UINT32_MAX, UINT64_MAX, &part, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (seq == 0 || part == UINT64_MAX)
+                return fail_params(ret_code, reason, reasonlen, "params: receipts.part takes seq and part, both required");
+        q = glove_control_receipts_refresh(r);
+        if (q == -ESTALE)
+                return journal_changed(ret_code, reason, reasonlen);
+        if (q < 0)
+                return q;
+        x = find_seq(r, seq);
+        if (!x || !visible(x, call->role)) {
+                *ret_code = GLOVE_CONTROL_RECEIPT_NOT_FOUND;
+                (void) snprintf(reason, reasonlen, "params/seq: there is no receipt %" PRIu64 " for this connection",
+                                seq);
+                return -EBADMSG;
+        }
+        parts = (x->len + PART_BYTES - 1) / PART_BYTES;
+        if (part >= parts)
+                return fail_params(ret_code, reason, reasonlen, "params/part: receipt %" PRIu64 " has %" PRIu64
+                                   " parts, numbered from 0", seq, parts);
+        q = read_line(r, x, &line);
+        if (q == -ESTALE)
+                return journal_changed(ret_code, reason, reasonlen);
+        if (q < 0)
+                return q;
+        off = (size_t) part * PART_BYTES;
+        len = (size_t) x->len - off < PART_BYTES ? (size_t) x->len - off : PART_BYTES;
+        b64 = malloc(sodium_base64_ENCODED_LEN(PART_BYTES, sodium_base64_VARIANT_ORIGINAL));
+        if (!b64)
+                return -ENOMEM;
+        (void) sodium_bin2base64(b64, sodium_base64_ENCODED_LEN(PART_BYTES, sodium_base64_VARIANT_ORIGINAL),
+                                 (const unsigned char *) line + off, len, sodium_base64_VARIANT_ORIGINAL);
+        *ret_result = json_pack("{s:I,s:I,s:I,s:s}", "seq", (json_int_t) seq, "part", (json_int_t) part, "parts",
+                                (json_int_t) parts, "data", b64);
         return *ret_result ? 0 : -ENOMEM;
 }

@@ -130,6 +130,7 @@ static const struct glove_control_method methods[] = {
         { "plan.validate", GLOVE_CONTROL_ROLES_ALL, plan_validate },
         { "receipts.page", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_page_method },
         { "receipts.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_ack_method },
+        { "receipts.part", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_part_method },
         { "session.create", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_create },
         { "session.start", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_start },
         { "session.status", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_status },

@@ -178,7 +178,7 @@ def main():
     check("capabilities: protocol 1, role controller, a controller's methods only",
           caps["protocol"] == 1 and caps["role"] == "controller" and
           sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate", "receipts.ack",
-                                      "receipts.page"] + (sessions if ready else []), caps)
+                                      "receipts.page", "receipts.part"] + (sessions if ready else []), caps)
     check("capabilities: control, exposures, plan, receipts (and lifecycle where sessions can start) 1, "
           "every other surface 0 with a reason",
           all(caps["schemas"][k] == 1 for k in built) and
