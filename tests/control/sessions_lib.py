@@ -10,6 +10,7 @@ check() and the list of gloveds stopped at exit are test-gloved.py's;
 supervisors of this test's gloveds (found by their HOME) are killed at
 exit too, so none outlives a failed test."""
 import atexit
+import base64
 import hashlib
 import importlib.util
 import json
@@ -36,7 +37,7 @@ MUST_WORK = os.environ.get("GLOVE_TESTS_MUST_WORK") == "1"
 
 SESSION_METHODS = {"session.create", "session.start", "session.status", "session.list", "session.stop",
                    "session.cleanup"}
-RECEIPT_METHODS = {"receipts.page", "receipts.ack"}
+RECEIPT_METHODS = {"receipts.page", "receipts.ack", "receipts.part"}
 STATES = {"created", "starting", "running", "ended", "cleaned"}
 LIVE = {"created", "starting", "running"}
 # reasons with which no run was attempted, so no receipt

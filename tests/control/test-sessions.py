@@ -99,7 +99,7 @@ def capabilities():
               k["schemas"].get("lifecycle") == 1 and k["schemas"].get("receipts") == 1 and
               "lifecycle" not in k["not_offered"] and "receipts" not in k["not_offered"],
               (k["schemas"], k["not_offered"]))
-        check(f"capabilities ({role}): every session.* and receipts.* method is listed",
+        check(f"capabilities ({role}): every session.*, receipts.page, ack and part method is listed",
               (L.SESSION_METHODS | L.RECEIPT_METHODS) <= set(k["methods"]), k["methods"])
 
 
@@ -875,11 +875,12 @@ def destinations():
 
 
 def big_record():
-    """A record of the journal may be up to 64 KiB, a frame too, and a page
-    has "always at least one [record] when there is one": an owner's glove
-    exec receipt whose record, escaped as a JSON string, is larger than a
-    frame (tmpfs paths of backslashes) must still not stop the owner's
-    paging there."""
+    """A record of the journal may be up to 64 KiB, a frame too, and a record
+    travels escaped: one whose escaped text is over 49152 bytes is paged
+    without its record, with bytes and parts, and receipts.part hands it
+    over in base64 parts (docs/control.md, "receipts.part"). Made here with
+    tmpfs paths of backslashes: an owner's glove exec receipt, and a managed
+    one from a template of the same kind."""
     b = "\\" * 250
     paths = [f"/q{i}/" + "/".join([b] * 16) for i in range(7)]
     bigpol = L.template_policy()
@@ -902,38 +903,71 @@ def big_record():
     r = create(o, "after-big", plan_of("true"))
     o.call("session.start", {"session": r["session"]})
     after = L.wait_state(o, r["session"])
+
+    def parted(conn, seq, line, who):
+        """The page entry of |seq| (the first of a page after seq - 1), then
+        its parts joined; checks as it goes."""
+        try:
+            page = conn.call("receipts.page", {"after": seq - 1})
+        except client_errors() as e:
+            check(f"{who}: receipts.page at the large record answers", False, repr(e))
+            return None
+        e = page["receipts"][0] if page["receipts"] else {}
+        data = line.encode("utf-8")
+        nparts = -(-len(data) // 32768)
+        check(f"{who}: the large record is paged without its record, with its bytes and parts",
+              e.get("seq") == seq and "record" not in e and e.get("bytes") == len(data) and e.get("parts") == nparts and
+              e.get("sha256") == sha256_hex(data), {k: v for k, v in e.items() if k != "record"})
+        joined, bad = b"", []
+        for i in range(e.get("parts", 0)):
+            part = conn.call("receipts.part", {"seq": seq, "part": i})
+            if set(part) != {"seq", "part", "parts", "data"} or part["seq"] != seq or part["part"] != i:
+                bad.append(part)
+            joined += L.base64.b64decode(part.get("data", ""), validate=True)
+        check(f"{who}: receipts.part hands over its parts, 32768 bytes each, which join to the line whose SHA-256 "
+              "the page gave", not bad and joined == data and sha256_hex(joined) == e.get("sha256"), bad[:1])
+        err = remote_error(conn, "receipts.part", {"seq": seq, "part": e.get("parts", 0)})
+        check(f"{who}: a part past the last is invalid-params", err is not None and err[0] == "invalid-params", err)
+        return e
+
+    e = parted(o, big, last, "the owner")
+    if e:
+        a = o.call("receipts.ack", {"seq": big, "sha256": sha256_hex(last.encode())})
+        check("the owner acks it by the SHA-256 of the joined parts", a == {"already": False, "seq": big}, a)
     try:
-        r = o.call("receipts.page", {"after": big - 1})
-        got = [e["seq"] for e in r["receipts"]]
-        res = (r["more"], got)
-    except (client_errors()) as e:
-        got, res = [], repr(e)
-    check("the owner's receipts.page at the large record answers it (at least one record), within a frame",
-          got[:1] == [big], res)
-    try:
-        seqs = [e["seq"] for e in L.page_all(o)]
-    except client_errors() as e:
-        seqs = repr(e)
+        seqs = [x["seq"] for x in L.page_all(o)]
+    except client_errors() as ex:
+        seqs = repr(ex)
     check("the owner, paging from 0, reaches the session's receipt after the large record",
-          isinstance(seqs, list) and after.get("receipt_seq") in seqs, seqs)
-    # the same for a controller, with a managed receipt: it cannot even ack
-    # what it was never sent
+          isinstance(seqs, list) and after.get("receipt_seq") in seqs and big not in seqs, seqs)
+
+    # the same for a controller, with a managed receipt
     c = g.conn()
+    err = remote_error(c, "receipts.part", {"seq": big, "part": 0})
+    check("a controller asking a part of the owner's record: receipt-not-found", err is not None and
+          err[0] == "receipt-not-found", err)
     first = L.wait_state(c, c.call("session.start", {"session": create(c, "big-1", plan_of("bigtmpfs"))["session"]})[
         "session"])
-    recs = g.managed_receipts(first["session"])
-    lines = [ln for ln in g.journal_lines() if recs and L.json.loads(ln)["seq"] == recs[0]["seq"]]
-    size = len(L.json.dumps(lines[0])) - 2 if lines else 0
+    line = [ln for ln in g.journal_lines() if L.json.loads(ln)["seq"] == first.get("receipt_seq")]
+    size = len(L.json.dumps(line[0])) - 2 if line else 0
     check("a template with tmpfs paths of backslashes: a managed receipt whose escaped text is over a frame",
           first.get("reason") == "exit" and size > 65536, (first, size))
     second = L.wait_state(c, c.call("session.start", {"session": create(c, "big-2", plan_of("true"))["session"]})[
         "session"])
+    if line:
+        e = parted(c, first["receipt_seq"], line[0], "a controller")
+        if e:
+            a = c.call("receipts.ack", {"seq": e["seq"], "sha256": sha256_hex(line[0].encode())})
+            check("the controller acks it", a == {"already": False, "seq": e["seq"]}, a)
     try:
-        seqs = [e["seq"] for e in L.page_all(c)]
-    except client_errors() as e:
-        seqs = repr(e)
+        page = L.page_all(c)
+        seqs = [x["seq"] for x in page]
+    except client_errors() as ex:
+        page, seqs = [], repr(ex)
     check("a controller, paging from 0, reaches the receipt of the session after the large one",
-          isinstance(seqs, list) and second.get("receipt_seq") in seqs, seqs)
+          isinstance(seqs, list) and second.get("receipt_seq") in seqs and first.get("receipt_seq") not in seqs, seqs)
+    check("records whose escaped text fits come whole, as before", page and all(L.entry_ok(x) for x in page),
+          [x["seq"] for x in page if not L.entry_ok(x)])
     c.close()
     o.close()
     g.stop()
@@ -958,7 +992,8 @@ def main():
     sections = [("capabilities", capabilities), ("refusals", refusals), ("a whole session", whole_session),
                 ("exit code and env", exit_and_env), ("the owner's receipts", owner_receipts), ("stop", stops),
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
-                ("standard input", stdin), ("key rotation", rotation), ("exposures", exposures), ("session.list", listing), ("restart", restart),
+                ("standard input", stdin), ("key rotation", rotation), ("exposures", exposures),
+                ("session.list", listing), ("restart", restart),
                 ("the journal changed under gloved", journal_changed), ("setup failures", setup_failures),
                 ("session limit", session_limit), ("destinations", destinations),
                 ("a record larger than a frame", big_record)]
