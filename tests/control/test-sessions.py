@@ -767,6 +767,7 @@ def journal_changed():
         f.truncate(len(data) - len(lines[-1]) - 1)
     e1 = remote_error(c, "receipts.page", {})
     e2 = remote_error(c, "receipts.ack", {"seq": seqs_before[0], "sha256": "0" * 64})
+    e2p = remote_error(c, "receipts.part", {"seq": seqs_before[0], "part": 0})
     with open(g.journal, "r+b") as f:  # put the record back: still changed until a restart
         f.seek(0, 2)
         f.write(data[len(data) - len(lines[-1]) - 1:])
@@ -774,6 +775,7 @@ def journal_changed():
     check("the journal shrank under gloved: receipts.page is receipt-journal-changed (-32032)",
           e1 is not None and e1[0] == "receipt-journal-changed", e1)
     check("and receipts.ack too", e2 is not None and e2[0] == "receipt-journal-changed", e2)
+    check("and receipts.part", e2p is not None and e2p[0] == "receipt-journal-changed", e2p)
     check("and still after the record is put back, until a restart",
           e3 is not None and e3[0] == "receipt-journal-changed", e3)
     check("session.status still answers", L.status(c, X.hello)["state"] == "cleaned")
