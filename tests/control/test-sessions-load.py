@@ -203,6 +203,31 @@ def main():
     journal = [r for r in g.managed_receipts() if r["managed"]["session"] in sids]
     check(f"the journal holds {TOTAL} managed receipts for them", len(journal) == TOTAL, len(journal))
 
+    # one session started by 10 connections at once: one start
+    target = create(c, "same-start", {"template": "true", "ttl_seconds": 600})["session"]
+    starts, start_err = [], []
+    gate = threading.Barrier(10)
+
+    def start_one():
+        try:
+            conn = g.conn(timeout=300)
+            gate.wait(60)
+            starts.append(L.remote_error(conn, "session.start", {"session": target}))
+            conn.close()
+        except Exception:  # noqa: BLE001
+            start_err.append(traceback.format_exc())
+
+    ts = [threading.Thread(target=start_one) for _ in range(10)]
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join(300)
+    end = L.wait_state(c, target)
+    check("one session started by 10 controllers at once: one start, nine session-state, one run, one receipt",
+          not start_err and starts.count(None) == 1 and
+          sorted(str(e and e[0]) for e in starts) == ["None"] + ["session-state"] * 9 and
+          end.get("reason") == "exit" and len(g.managed_receipts(target)) == 1, start_err[:1] or (starts, end))
+
     # session.stop racing the command's own end: still exactly one receipt
     rng = random.Random(int.from_bytes(os.urandom(4), "little"))
     race, race_err = {}, []
