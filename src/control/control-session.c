@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@
 /* what glove exec exits with when Glove failed (glove/sandbox.h's
  * GLOVE_EXIT_FAILED): a receipt of gloved's own says the same */
 #define SESSION_EXIT_FAILED 125
+
+extern char **environ;
 
 #ifndef F_SETPIPE_SZ
 #define F_SETPIPE_SZ 1031
@@ -657,14 +660,14 @@ static int exposures_resolve(struct glove_control_sessions *s, const struct glov
         return 0;
 }
 
+/* Not synced: the supervisor reads it from the page cache, and a crash
+ * that could lose it ends the session anyway (another boot id). */
 static int write_file_at(int dirfd, const char *name, const char *text, size_t len) {
         _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
         if (fd < 0)
                 return negative_errno();
-        if (write_all(fd, text, len) < 0 || fsync(fd) < 0)
-                return negative_errno();
-        return 0;
+        return write_all(fd, text, len) < 0 ? negative_errno() : 0;
 }
 
 /* Everything up to the supervisor: the plan again, the exposures, the
@@ -729,40 +732,59 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
         return 0;
 }
 
+static void file_actions_donep(posix_spawn_file_actions_t *fa) {
+        (void) posix_spawn_file_actions_destroy(fa);
+}
+
+static void spawnattr_donep(posix_spawnattr_t *a) {
+        (void) posix_spawnattr_destroy(a);
+}
+
 /* gloved --supervise ID, blocked on the gate until gloved writes the
- * spec. */
-static pid_t supervisor_fork(int dir_fd, int out_fd, int gate_fd, const char *id) {
-        pid_t pid = fork();
+ * spec: /proc/self/exe (gloved's own executable, no path looked up), in a
+ * process session of its own (gloved's end, a terminal's hangup, its
+ * process group's signals are not the supervisor's), with no signal
+ * blocked or ignored, "/" its directory, and only descriptors 0-4.
+ * posix_spawn (a vfork-style clone) rather than fork: gloved's pages are
+ * not copied for a child that only executes. */
+static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id, pid_t *ret_pid) {
+        char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
+        _cleanup_(file_actions_donep) posix_spawn_file_actions_t fa;
+        _cleanup_(spawnattr_donep) posix_spawnattr_t attr;
+        _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF;
+        sigset_t none, defaults;
+        int r;
 
-        if (pid != 0)
-                return pid;
-        {
-                char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
-                int devnull, d, o, g;
-                sigset_t none;
-
-                (void) sigemptyset(&none);
-                (void) sigprocmask(SIG_SETMASK, &none, NULL);
-                (void) signal(SIGPIPE, SIG_DFL);
-                /* a session of its own: gloved's end, a terminal's hangup,
-                 * its process group's signals are not the supervisor's */
-                if (setsid() < 0)
-                        _exit(127);
-                devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-                /* above the descriptors they go to, so no dup2 below
-                 * overwrites a source */
-                d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
-                o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
-                g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
-                if (devnull < 0 || d < 0 || o < 0 || g < 0 || dup2(devnull, 0) < 0 || dup2(o, 1) < 0 ||
-                    dup2(o, 2) < 0 || dup2(d, GLOVE_SUPERVISOR_DIR_FD) < 0 || dup2(g, GLOVE_SUPERVISOR_GATE_FD) < 0)
-                        _exit(127);
-                if (chdir("/") < 0)
-                        _exit(127);
-                (void) close_range(GLOVE_SUPERVISOR_GATE_FD + 1, ~0U, 0);
-                execv("/proc/self/exe", argv);
-                _exit(127);
+        /* above the descriptors they go to, so no dup2 below overwrites a
+         * source; close-on-exec here, dup2 clears it on the copies */
+        d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
+        o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
+        g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
+        if (d < 0 || o < 0 || g < 0)
+                return negative_errno();
+        (void) sigemptyset(&none);
+        (void) sigemptyset(&defaults);
+        (void) sigaddset(&defaults, SIGPIPE);
+        if (posix_spawn_file_actions_init(&fa) != 0)
+                return -ENOMEM;
+        if (posix_spawnattr_init(&attr) != 0) {
+                (void) posix_spawn_file_actions_destroy(&fa);
+                return -ENOMEM;
         }
+        if ((r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, o, 1)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, o, 2)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, d, GLOVE_SUPERVISOR_DIR_FD)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, g, GLOVE_SUPERVISOR_GATE_FD)) != 0 ||
+            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_GATE_FD + 1)) != 0 ||
+            (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
+            (r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                                         POSIX_SPAWN_SETSIGDEF)) != 0 ||
+            (r = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
+            (r = posix_spawnattr_setsigdefault(&attr, &defaults)) != 0)
+                return -r;
+        r = posix_spawn(ret_pid, "/proc/self/exe", &fa, &attr, argv, environ);
+        return r == 0 ? 0 : -r;
 }
 
 static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x, char **ret) {
@@ -921,9 +943,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                                    &u, NULL);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
-        pid = supervisor_fork(dir_fd, out_fd, gate[0], x.id);
-        if (pid < 0) {
-                (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(errno));
+        r = supervisor_spawn(dir_fd, out_fd, gate[0], x.id, &pid);
+        if (r < 0) {
+                (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(-r));
                 return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
         }
         gate[0] = safe_close(gate[0]);
