@@ -339,6 +339,30 @@ static int members_only(const json_t *params, const char *const *names, const ch
         return 0;
 }
 
+/* The record |seq| as this call may see it: the index brought up to
+ * date, the record there and given to the call's role; else -EBADMSG
+ * with the answer's code and reason. */
+static int record_for_call(struct glove_control_receipts *r, const struct glove_control_call *call, uint64_t seq,
+                           struct record **ret, int *ret_code, char *reason, size_t reasonlen) {
+        struct record *x;
+        int q;
+
+        q = glove_control_receipts_refresh(r);
+        if (q == -ESTALE)
+                return journal_changed(ret_code, reason, reasonlen);
+        if (q < 0)
+                return q;
+        x = find_seq(r, seq);
+        if (!x || !visible(x, call->role)) {
+                *ret_code = GLOVE_CONTROL_RECEIPT_NOT_FOUND;
+                (void) snprintf(reason, reasonlen, "params/seq: there is no receipt %" PRIu64 " for this connection",
+                                seq);
+                return -EBADMSG;
+        }
+        *ret = x;
+        return 0;
+}
+
 int glove_control_receipts_page_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                        int *ret_code, char *reason, size_t reasonlen) {
         static const char *const names[] = { "after", "max_count", "max_bytes", NULL };
@@ -435,18 +459,9 @@ int glove_control_receipts_ack_method(void *userdata, const struct glove_control
                                                    "lowercase hex digits), both required");
                 return -EBADMSG;
         }
-        q = glove_control_receipts_refresh(r);
-        if (q == -ESTALE)
-                return journal_changed(ret_code, reason, reasonlen);
+        q = record_for_call(r, call, seq, &x, ret_code, reason, reasonlen);
         if (q < 0)
                 return q;
-        x = find_seq(r, seq);
-        if (!x || !visible(x, call->role)) {
-                *ret_code = GLOVE_CONTROL_RECEIPT_NOT_FOUND;
-                (void) snprintf(reason, reasonlen, "params/seq: there is no receipt %" PRIu64 " for this connection",
-                                seq);
-                return -EBADMSG;
-        }
         (void) sodium_hex2bin(sha, sizeof(sha), sha_hex, 64, NULL, NULL, NULL);
         if (sodium_memcmp(sha, x->sha256, sizeof(sha)) != 0) {
                 *ret_code = GLOVE_CONTROL_ACK_MISMATCH;
@@ -473,7 +488,7 @@ int glove_control_receipts_part_method(void *userdata, const struct glove_contro
         struct glove_control_state *state = userdata;
         struct glove_control_receipts *r = state->receipts;
         _cleanup_free_ char *line = NULL, *b64 = NULL;
-        const struct record *x;
+        struct record *x;
         uint64_t seq, part, parts;
         size_t off, len;
         int q;
@@ -484,18 +499,9 @@ int glove_control_receipts_part_method(void *userdata, const struct glove_contro
                 return -EBADMSG;
         if (seq == 0 || part == UINT64_MAX)
                 return fail_params(ret_code, reason, reasonlen, "params: receipts.part takes seq and part, both required");
-        q = glove_control_receipts_refresh(r);
-        if (q == -ESTALE)
-                return journal_changed(ret_code, reason, reasonlen);
+        q = record_for_call(r, call, seq, &x, ret_code, reason, reasonlen);
         if (q < 0)
                 return q;
-        x = find_seq(r, seq);
-        if (!x || !visible(x, call->role)) {
-                *ret_code = GLOVE_CONTROL_RECEIPT_NOT_FOUND;
-                (void) snprintf(reason, reasonlen, "params/seq: there is no receipt %" PRIu64 " for this connection",
-                                seq);
-                return -EBADMSG;
-        }
         parts = (x->len + PART_BYTES - 1) / PART_BYTES;
         if (part >= parts)
                 return fail_params(ret_code, reason, reasonlen, "params/part: receipt %" PRIu64 " has %" PRIu64

@@ -98,6 +98,25 @@ static int session_from_row(sqlite3_stmt *st, struct glove_control_session *ret)
         return 0;
 }
 
+/* |sql| with ?1 bound to |value|, stepped to its first row: 0 with *ret
+ * on it, -ENOENT when there is none. */
+static int query_row(struct glove_control_store *s, const char *sql, const char *value, sqlite3_stmt **ret) {
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                (void) sqlite3_finalize(st);
+                return rc == SQLITE_DONE ? -ENOENT : control_sqlite_errno(rc);
+        }
+        *ret = st;
+        return 0;
+}
+
 static int session_get_locked(struct glove_control_store *s, const char *column, const char *value,
                               struct glove_control_session *ret) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -105,16 +124,9 @@ static int session_get_locked(struct glove_control_store *s, const char *column,
         int rc;
 
         (void) snprintf(sql, sizeof(sql), "SELECT " SESSION_COLUMNS SESSION_FROM "WHERE s.%s = ?1", column);
-        rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        if (rc == SQLITE_OK)
-                rc = sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
-        if (rc != SQLITE_OK)
-                return control_sqlite_errno(rc);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc != SQLITE_ROW)
-                return control_sqlite_errno(rc);
+        rc = query_row(s, sql, value, &st);
+        if (rc < 0)
+                return rc;
         return session_from_row(st, ret);
 }
 
@@ -297,16 +309,9 @@ int glove_control_store_plan_get(struct glove_control_store *s, const char *sha2
         const char *t;
         int rc;
 
-        rc = sqlite3_prepare_v2(s->db, "SELECT canonical FROM plans WHERE sha256 = ?1", -1, &st, NULL);
-        if (rc == SQLITE_OK)
-                rc = sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC);
-        if (rc != SQLITE_OK)
-                return control_sqlite_errno(rc);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc != SQLITE_ROW)
-                return control_sqlite_errno(rc);
+        rc = query_row(s, "SELECT canonical FROM plans WHERE sha256 = ?1", sha256, &st);
+        if (rc < 0)
+                return rc;
         t = (const char *) sqlite3_column_text(st, 0);
         if (!t)
                 return -EBADMSG;

@@ -30,6 +30,7 @@ Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory).
 Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed."""
 import errno
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -50,22 +51,13 @@ MUST_WORK = os.environ.get("GLOVE_TESTS_MUST_WORK") == "1"
 NS_MARK = "GLOVE_TEST_DISK_NS"
 TMPFS_BYTES = 16 * 1024 * 1024
 
-failed = 0
-passed = 0
 procs = []
 
-
-def check(desc, cond, detail=""):
-    global failed, passed
-    if cond:
-        passed += 1
-        print(f"ok - {desc}")
-    else:
-        failed += 1
-        print(f"not ok - {desc}")
-        for line in str(detail).splitlines():
-            print(f"# {line}")
-    sys.stdout.flush()
+# the TAP lines and their count: test-gloved.py's, as test-plans.py takes them
+_spec = importlib.util.spec_from_file_location("tg", os.path.join(HERE, "test-gloved.py"))
+tg = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tg)
+check = tg.check
 
 
 def note(text):
@@ -645,8 +637,8 @@ def main():
     check("PRAGMA integrity_check: ok", integrity == [("ok",)], integrity)
     note(f"the journal on the full disk: {j_full[0]} bytes")
 
-    print(f"# {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"# {tg.passed} passed, {tg.failed} failed")
+    return 1 if tg.failed else 0
 
 
 if __name__ == "__main__":
