@@ -68,7 +68,8 @@ static void check_strings(const json_t *v) {
         }
 }
 
-static int lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen) {
+static int lookup(void *userdata, const char *alias, uint64_t generation, enum glove_plan_mode mode, char *err,
+                  size_t errlen) {
         if (strcmp(alias, "src") == 0 && generation == 3)
                 return 0;
         return strcmp(alias, "src") == 0 ? -ESTALE : -ENOENT;

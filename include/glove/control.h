@@ -308,7 +308,7 @@ int glove_control_journal_check(int state_fd, const char *state, char *err, size
 struct glove_control_exposure {
         char alias[GLOVE_CONTROL_ALIAS_MAX + 1];
         int64_t generation; /* 1, 2, ...: never reused for an alias */
-        char mode[8];       /* "ro" */
+        char mode[16];      /* "ro", "copy", "copy-retained" (glove_plan_mode_to_string()) */
         char *path;         /* absolute, normalised; owned */
         uint64_t dev;       /* st_dev, st_ino, st_uid when it was enrolled */
         uint64_t ino;
@@ -410,9 +410,22 @@ const struct glove_gloved_template *glove_gloved_policy_template(const struct gl
 
 /* ---- Plans (control-plan.c) ---- */
 
+/* How a session sees an exposure, and (as an exposure's own mode) the most
+ * the owner lets a plan ask for: ro < copy < copy-retained. copy: the
+ * directory copy-on-write (an overlay, docs/policy.md), its writes gone
+ * with the session; copy-retained: the same, its writes kept as a change
+ * set for the owner's 'glove changes' (docs/changes.md). Live host writes
+ * are never a mode. */
 enum glove_plan_mode {
         GLOVE_PLAN_MODE_RO,
+        GLOVE_PLAN_MODE_COPY,
+        GLOVE_PLAN_MODE_COPY_RETAINED,
+        _GLOVE_PLAN_MODE_MAX,
 };
+/* "ro", "copy", "copy-retained"; NULL for anything else */
+const char *glove_plan_mode_to_string(enum glove_plan_mode m);
+/* -EINVAL for a name that is none of those */
+int glove_plan_mode_from_string(const char *s, enum glove_plan_mode *ret);
 
 struct glove_plan_exposure {
         char alias[GLOVE_PLAN_ID_MAX + 1];
@@ -447,11 +460,12 @@ void glove_plan_done(struct glove_plan *p);
 int glove_plan_identifier_check(const char *s, const char *field, char *err, size_t errlen);
 
 /* What an exposure reference is in the catalog: the lookup the exposure
- * store provides. Returns 0 when |alias|@|generation| is current, else
- * -errno with why in |err| (-ENOENT unknown alias, -ESTALE an older
- * generation, -EKEYREVOKED revoked). */
-typedef int (*glove_plan_exposure_lookup_t)(void *userdata, const char *alias, uint64_t generation, char *err,
-                                            size_t errlen);
+ * store provides. Returns 0 when |alias|@|generation| is current and its
+ * mode allows |mode|, else -errno with why in |err| (-ENOENT unknown
+ * alias, -ESTALE an older generation, -EKEYREVOKED revoked, -EPERM a mode
+ * the exposure does not allow). */
+typedef int (*glove_plan_exposure_lookup_t)(void *userdata, const char *alias, uint64_t generation,
+                                            enum glove_plan_mode mode, char *err, size_t errlen);
 
 /* The exposure catalog of gloved.db (|userdata|: a struct
  * glove_control_store) as a lookup: 0 for the alias's current generation;
@@ -459,7 +473,8 @@ typedef int (*glove_plan_exposure_lookup_t)(void *userdata, const char *alias, u
  * had, -ESTALE for a generation revoked (or superseded), each with why in
  * |err|, never the exposure's path; another -errno when the store cannot
  * be read. */
-int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen);
+int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, enum glove_plan_mode mode,
+                            char *err, size_t errlen);
 
 /* Matches a decoded plan against gloved.json (|policy|; NULL: there is
  * none) and each exposure against the catalog (|lookup|; NULL: there is no

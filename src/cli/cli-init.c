@@ -21,7 +21,7 @@
 
 static void help(FILE *f) {
         (void) fprintf(f,
-                "usage: glove init DIR --alias NAME [--mode ro] [--json]\n"
+                "usage: glove init DIR --alias NAME [--mode ro|copy|copy-retained] [--json]\n"
                 "\n"
                 "Enrols the directory DIR with gloved, this user's control service, as an\n"
                 "exposure that plans may name as NAME@GENERATION. gloved opens DIR itself\n"
@@ -32,7 +32,10 @@ static void help(FILE *f) {
                 "exposure revoke NAME' ends it.\n"
                 "\n"
                 "  --alias NAME  1-64 of a-z 0-9 _ -, starting with a letter or digit\n"
-                "  --mode MODE   ro (read-only; the only mode offered today)\n"
+                "  --mode MODE   the most a plan may ask for: ro (read-only, the default),\n"
+                "                copy (a copy-on-write overlay, its writes gone with the\n"
+                "                session) or copy-retained (its writes kept as a change set\n"
+                "                for 'glove changes'); never live writes to DIR\n"
                 "  --json        print gloved's answer as one JSON object\n"
                 "  -h, --help    this text\n"
                 "\n"

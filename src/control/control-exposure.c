@@ -318,15 +318,10 @@ int glove_control_exposure_create_method(void *userdata, const struct glove_cont
                         return refuse(ret_code, GLOVE_CONTROL_INVALID_PARAMS, reason, reasonlen, "%s",
                                       "\"mode\" must be a string");
         }
-        if (strncmp(mode, "copy", 4) == 0)
+        if (glove_plan_mode_from_string(mode, &(enum glove_plan_mode) { 0 }) < 0)
                 return refuse(ret_code, GLOVE_CONTROL_INVALID_PARAMS, reason, reasonlen,
-                              "mode \"%.32s\" is not offered yet: copy modes need the copy-on-write workspaces of "
-                              "docs/changes.md, which gloved's sessions do not use yet; only \"ro\" is",
-                              mode);
-        if (strcmp(mode, "ro") != 0)
-                return refuse(ret_code, GLOVE_CONTROL_INVALID_PARAMS, reason, reasonlen,
-                              "mode \"%.32s\" is not an exposure mode: only \"ro\" is (live host writes are never "
-                              "eligible)",
+                              "mode \"%.32s\" is not an exposure mode: \"ro\", \"copy\" or \"copy-retained\" "
+                              "(live host writes are never eligible)",
                               mode);
 
         r = glove_control_exposure_inspect(path, state->private_paths, &e, reason, reasonlen);

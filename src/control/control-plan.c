@@ -199,28 +199,42 @@ static int ref_parse(const char *s, size_t len, const char *field, struct glove_
         return 0;
 }
 
+static const char *const mode_table[_GLOVE_PLAN_MODE_MAX] = {
+        [GLOVE_PLAN_MODE_RO] = "ro",
+        [GLOVE_PLAN_MODE_COPY] = "copy",
+        [GLOVE_PLAN_MODE_COPY_RETAINED] = "copy-retained",
+};
+
+const char *glove_plan_mode_to_string(enum glove_plan_mode m) {
+        return (unsigned) m < ELEMENTSOF(mode_table) ? mode_table[m] : NULL;
+}
+
+int glove_plan_mode_from_string(const char *s, enum glove_plan_mode *ret) {
+        for (size_t i = 0; s && i < ELEMENTSOF(mode_table); i++)
+                if (strcmp(s, mode_table[i]) == 0) {
+                        *ret = (enum glove_plan_mode) i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 static int mode_parse(const json_t *v, const char *field, enum glove_plan_mode *ret, char *err, size_t errlen) {
         const char *s = json_string_value(v);
         char q[128];
 
         if (!s)
-                return error_format(err, errlen, -EBADMSG, "%s: must be a string (\"ro\")", field);
-        if (strcmp(s, "ro") == 0) {
-                *ret = GLOVE_PLAN_MODE_RO;
+                return error_format(err, errlen, -EBADMSG, "%s: must be a string (\"ro\", \"copy\" or \"copy-retained\")",
+                                    field);
+        if (strlen(s) == json_string_length(v) && glove_plan_mode_from_string(s, ret) >= 0)
                 return 0;
-        }
-        if (strncmp(s, "copy", 4) == 0)
-                return error_format(err, errlen, -EBADMSG,
-                                    "%s: %s: copy modes are not offered yet (they need copy-on-write workspaces, "
-                                    "which are not built); ask for \"ro\"",
-                                    field, control_quote(s, json_string_length(v), q, sizeof(q)));
         if (strcmp(s, "rw") == 0 || strcmp(s, "live") == 0 || strcmp(s, "write") == 0 ||
             strcmp(s, "read-write") == 0)
                 return error_format(err, errlen, -EBADMSG,
-                                    "%s: %s: live writes to the host are never eligible for a plan; ask for \"ro\"",
+                                    "%s: %s: live writes to the host are never eligible for a plan; ask for \"ro\" "
+                                    "or a copy mode",
                                     field, control_quote(s, json_string_length(v), q, sizeof(q)));
-        return error_format(err, errlen, -EBADMSG, "%s: %s is not a mode (\"ro\")", field,
-                            control_quote(s, json_string_length(v), q, sizeof(q)));
+        return error_format(err, errlen, -EBADMSG, "%s: %s is not a mode (\"ro\", \"copy\", \"copy-retained\")",
+                            field, control_quote(s, json_string_length(v), q, sizeof(q)));
 }
 
 int control_members_known(const json_t *obj, const char *prefix, const char *whose, const char *const *names,
@@ -377,6 +391,14 @@ static int exposures_parse(const json_t *arr, struct glove_plan *p, char *err, s
                 r = mode_parse(json_object_get(e, "mode"), field, &x->mode, err, errlen);
                 if (r < 0)
                         return r;
+                /* a session keeps one change set (docs/changes.md) */
+                for (size_t j = 0; j < i; j++)
+                        if (x->mode == GLOVE_PLAN_MODE_COPY_RETAINED &&
+                            p->exposures[j].mode == GLOVE_PLAN_MODE_COPY_RETAINED)
+                                return error_format(err, errlen, -EBADMSG,
+                                                    "%s: a second copy-retained exposure: a session keeps one change "
+                                                    "set, so at most one exposure is copy-retained",
+                                                    field);
                 p->n_exposures = i + 1;
         }
         return 0;
@@ -482,9 +504,11 @@ int glove_plan_decode(const json_t *plan, struct glove_plan *ret, char *err, siz
         return 0;
 }
 
-int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen) {
+int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generation, enum glove_plan_mode mode,
+                            char *err, size_t errlen) {
         struct glove_control_store *store = userdata;
         struct glove_control_exposure e = {}, *all = NULL;
+        enum glove_plan_mode allowed = GLOVE_PLAN_MODE_RO;
         int64_t last = 0, current = 0;
         size_t n = 0;
         int r;
@@ -492,7 +516,13 @@ int glove_plan_store_lookup(void *userdata, const char *alias, uint64_t generati
         if (generation > GLOVE_PLAN_GENERATION_MAX)
                 return error_format(err, errlen, -ENOENT, "no such generation");
         r = glove_control_store_exposure_get(store, alias, (int64_t) generation, &e);
+        if (r == 0 && glove_plan_mode_from_string(e.mode, &allowed) < 0)
+                r = -EBADMSG;
         glove_control_exposure_done(&e);
+        if (r == 0 && mode > allowed)
+                return error_format(err, errlen, -EPERM,
+                                    "the owner enrolled %s as %s, so a plan may not ask for %s", alias,
+                                    glove_plan_mode_to_string(allowed), glove_plan_mode_to_string(mode));
         if (r == 0)
                 return 0;
         if (r == -ESTALE)
@@ -580,7 +610,7 @@ int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_po
                                             "so %s@%" PRIu64 " cannot be checked; a plan with exposures is refused",
                                             i, x->alias, x->generation);
                 why[0] = 0;
-                r = lookup(lookup_userdata, x->alias, x->generation, why, sizeof(why));
+                r = lookup(lookup_userdata, x->alias, x->generation, x->mode, why, sizeof(why));
                 if (r < 0)
                         return error_format(err, errlen, -EPERM, "/exposures/%zu/ref: %s@%" PRIu64 ": %s", i,
                                             x->alias, x->generation, why[0] ? why : "not in the catalog");

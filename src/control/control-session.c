@@ -574,9 +574,26 @@ static int session_policy(const struct glove_gloved_template *t, const struct gl
         read = json_object_get(fs, "read");
         if (!read && json_object_set_new(fs, "read", read = json_array()) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < plan->n_exposures; i++)
-                if (json_array_append_new(read, json_string(paths[i])) < 0)
+        for (size_t i = 0; i < plan->n_exposures; i++) {
+                json_t *write, *grant;
+
+                if (plan->exposures[i].mode == GLOVE_PLAN_MODE_RO) {
+                        if (json_array_append_new(read, json_string(paths[i])) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                /* copy-on-write: an overlay grant, its writes never the
+                 * host's; retained, its change set the owner's to review */
+                write = json_object_get(fs, "write");
+                if (!write && json_object_set_new(fs, "write", write = json_array()) < 0)
                         return -ENOMEM;
+                grant = plan->exposures[i].mode == GLOVE_PLAN_MODE_COPY_RETAINED
+                                ? json_pack("{s:s,s:s,s:s}", "path", paths[i], "kind", "overlay", "lifetime",
+                                            "retained")
+                                : json_pack("{s:s,s:s}", "path", paths[i], "kind", "overlay");
+                if (!grant || json_array_append_new(write, grant) < 0)
+                        return -ENOMEM;
+        }
 
         limits = json_object_get(doc, "limits");
         if (!limits && json_object_set_new(doc, "limits", limits = json_object()) < 0)

@@ -44,6 +44,24 @@ static const char schema_v1[] =
  * to it in one transaction. */
 static const char schema_v2[] =
         "UPDATE schema_version SET version = 2;"
+        /* copy modes: the exposures' CHECK widened (SQLite changes a CHECK
+         * only by making the table again) */
+        "CREATE TABLE exposures_v2 ("
+        "  alias TEXT NOT NULL,"
+        "  generation INTEGER NOT NULL CHECK (generation >= 1),"
+        "  mode TEXT NOT NULL CHECK (mode IN ('ro', 'copy', 'copy-retained')),"
+        "  path TEXT NOT NULL CHECK (substr(path, 1, 1) = '/'),"
+        "  dev INTEGER NOT NULL,"
+        "  ino INTEGER NOT NULL,"
+        "  uid INTEGER NOT NULL,"
+        "  created INTEGER NOT NULL,"
+        "  revoked INTEGER,"
+        "  PRIMARY KEY (alias, generation));"
+        "INSERT INTO exposures_v2 SELECT alias, generation, mode, path, dev, ino, uid, created, revoked "
+        "  FROM exposures;"
+        "DROP TABLE exposures;"
+        "ALTER TABLE exposures_v2 RENAME TO exposures;"
+        "CREATE UNIQUE INDEX exposures_current ON exposures (alias) WHERE revoked IS NULL;"
         "CREATE TABLE plans ("
         "  sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),"
         "  blake3 TEXT NOT NULL CHECK (length(blake3) = 64),"

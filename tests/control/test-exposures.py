@@ -171,7 +171,7 @@ def main():
         ("an upper-case alias", {"alias": "Proj", "path": proj}, "alias"),
         ("an alias of 65 characters", {"alias": "a" * 65, "path": proj}, "alias"),
         ("an alias that is not a string", {"alias": 7, "path": proj}, "alias"),
-        ("a copy mode", {"alias": "x", "path": proj, "mode": "copy"}, "not offered yet"),
+        ("an unknown mode", {"alias": "x", "path": proj, "mode": "copy-all"}, "not an exposure mode"),
         ("a live write mode", {"alias": "x", "path": proj, "mode": "rw"}, "never"),
         ("an unknown parameter", {"alias": "x", "path": proj, "argv": ["sh"]}, "unknown parameter"),
         ("an alias enrolled already", {"alias": "proj", "path": docs}, "enrolled already"),

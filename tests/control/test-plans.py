@@ -228,8 +228,9 @@ def main():
             "plan-refused", "/exposures/0/ref", contains="unknown alias")
 
     # shape
-    refused(c, "copy mode", variant(exposures=[{"ref": "src@1", "mode": "copy"}]), "plan-invalid",
-            "/exposures/0/mode", contains="not offered yet")
+    refused(c, "two copy-retained exposures", variant(exposures=[{"ref": "src@1", "mode": "copy-retained"},
+                                                                  {"ref": "doc@1", "mode": "copy-retained"}]),
+            "plan-invalid", "/exposures/1/mode", contains="at most one")
     refused(c, "a live write", variant(exposures=[{"ref": "src@1", "mode": "rw"}]), "plan-invalid",
             "/exposures/0/mode", contains="never")
     refused(c, "a generation 0", variant(exposures=[{"ref": "src@0", "mode": "ro"}]), "plan-invalid",

@@ -713,6 +713,40 @@ def exposures():
     _, end = run(c, "exp-again", plan2)
     check("with the directory back, proj@2 runs", end.get("reason") == "exit", end)
 
+    # copy modes: what the owner enrolled is the most a plan may ask for
+    e = remote_error(c, "session.create", create_params("exp-copy-of-ro", dict(
+        plan_of("readexp"), exposures=[{"ref": "proj@2", "mode": "copy"}])))
+    check("a copy of an exposure enrolled ro: plan-refused, naming the mode", e is not None and
+          e[0] == "plan-refused" and "enrolled proj as ro" in e[1], e)
+    o.call("exposure.revoke", {"alias": "proj"})
+    r = o.call("exposure.create", {"alias": "proj", "path": PROJ, "mode": "copy"})
+    check("the owner enrols proj as copy (generation 3)", r.get("generation") == 3 and r.get("mode") == "copy", r)
+    e = remote_error(c, "session.create", create_params("exp-retained-of-copy", dict(
+        plan_of("readexp"), exposures=[{"ref": "proj@3", "mode": "copy-retained"}])))
+    check("copy-retained of an exposure enrolled copy: plan-refused", e is not None and e[0] == "plan-refused", e)
+    r3, end = run(c, "exp-copy", dict(plan_of("readexp"), exposures=[{"ref": "proj@3", "mode": "copy"}]))
+    out = output_of(r3["session"])
+    check("copy: the session reads the exposure and writes in its own copy; the host directory is unchanged",
+          end.get("reason") == "exit" and b"content-of-the-exposure\n" in out and b"wrote\n" in out and
+          not os.path.exists(os.path.join(PROJ, "new")), (end, out))
+    rec = X.g.managed_receipts(r3["session"])
+    ch = rec[0].get("changes") if rec else None
+    check("its receipt names the overlay at the exposure's path, not retained",
+          isinstance(ch, list) and len(ch) == 1 and ch[0].get("path") == PROJ and ch[0].get("retained") is False,
+          rec)
+    o.call("exposure.revoke", {"alias": "proj"})
+    o.call("exposure.create", {"alias": "proj", "path": PROJ, "mode": "copy-retained"})
+    r4, end = run(c, "exp-retained", dict(plan_of("readexp"), exposures=[{"ref": "proj@4", "mode": "copy-retained"}]))
+    rec = X.g.managed_receipts(r4["session"])
+    ch = rec[0].get("changes") if rec else None
+    check("copy-retained: the host directory is unchanged, and the receipt commits to a change set of one entry",
+          end.get("reason") == "exit" and not os.path.exists(os.path.join(PROJ, "new")) and isinstance(ch, list)
+          and len(ch) == 1 and ch[0].get("retained") is True and ch[0].get("entries") == 1 and
+          str(ch[0].get("digest", "")).startswith("sha256:"), rec)
+    p = L.subprocess.run([L.GLOVE, "changes", "list"], env=X.g.env(), capture_output=True, text=True, timeout=60)
+    check("and the owner finds it with glove changes list", p.returncode == 0 and rec and rec[0]["run"] in p.stdout,
+          (p.returncode, p.stdout, p.stderr))
+
 
 def setup_failures():
     """A failure the sandbox meets ends the session with a receipt,

@@ -58,6 +58,25 @@ static int decode(const char *text, char *err, size_t errlen) {
         return r;
 }
 
+/* the copy modes decode, one copy-retained among them */
+static void test_decode_modes(void **state) {
+        _cleanup_json_ json_t *v = parse("{\"ttl_seconds\": 60, \"template\": \"shell\", \"exposures\": ["
+                                         "{\"mode\": \"copy\", \"ref\": \"a@1\"}, "
+                                         "{\"mode\": \"copy-retained\", \"ref\": \"b@2\"}, "
+                                         "{\"mode\": \"ro\", \"ref\": \"c@3\"}]}");
+        struct glove_plan p = {};
+        char err[512] = "";
+
+        assert_int_equal(glove_plan_decode(v, &p, err, sizeof(err)), 0);
+        assert_int_equal(p.n_exposures, 3);
+        assert_int_equal(p.exposures[0].mode, GLOVE_PLAN_MODE_COPY);
+        assert_int_equal(p.exposures[1].mode, GLOVE_PLAN_MODE_COPY_RETAINED);
+        assert_int_equal(p.exposures[2].mode, GLOVE_PLAN_MODE_RO);
+        assert_string_equal(glove_plan_mode_to_string(GLOVE_PLAN_MODE_COPY_RETAINED), "copy-retained");
+        assert_null(glove_plan_mode_to_string(_GLOVE_PLAN_MODE_MAX));
+        glove_plan_done(&p);
+}
+
 static void test_decode_good(void **state) {
         _cleanup_json_ json_t *v = parse("{\"ttl_seconds\": 60, \"template\": \"shell\", \"exposures\":"
                                          " [{\"mode\": \"ro\", \"ref\": \"src-1@42\"}], \"limits\": {\"pids\": 10},"
@@ -117,10 +136,11 @@ static void test_decode_refused(void **state) {
                   "/exposures/0/ref", "missing" },
                 { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": \"ro\","
                   " \"path\": \"x\"}]}", "/exposures/0/\"path\"", "unknown" },
-                { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": \"copy\"}]}",
-                  "/exposures/0/mode", "not offered yet" },
                 { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": "
-                  "\"copy-retained\"}]}", "/exposures/0/mode", "not offered yet" },
+                  "\"copy-retained\"}, {\"ref\": \"b@1\", \"mode\": \"copy-retained\"}]}", "/exposures/1/mode",
+                  "at most one" },
+                { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": \"Copy\"}]}",
+                  "/exposures/0/mode", "not a mode" },
                 { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": \"rw\"}]}",
                   "/exposures/0/mode", "never" },
                 { "{\"template\": \"a\", \"ttl_seconds\": 1, \"exposures\": [{\"ref\": \"a@1\", \"mode\": \"RO\"}]}",
@@ -245,7 +265,8 @@ static void test_identifier(void **state) {
         assert_non_null(strstr(err, "/x: \"a.b\" is not an identifier"));
 }
 
-static int lookup(void *userdata, const char *alias, uint64_t generation, char *err, size_t errlen) {
+static int lookup(void *userdata, const char *alias, uint64_t generation, enum glove_plan_mode mode, char *err,
+                  size_t errlen) {
         int *calls = userdata;
 
         (*calls)++;
@@ -502,7 +523,8 @@ static void test_catalog(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_decode_good),   cmocka_unit_test(test_decode_refused),
+                cmocka_unit_test(test_decode_good),    cmocka_unit_test(test_decode_modes),
+                cmocka_unit_test(test_decode_refused),
                 cmocka_unit_test(test_path_smuggling), cmocka_unit_test(test_identifier),
                 cmocka_unit_test(test_match),         cmocka_unit_test(test_validate),
                 cmocka_unit_test(test_catalog),
