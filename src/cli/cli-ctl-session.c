@@ -7,7 +7,9 @@
  * only what it must compute or read itself (the plan file, the digests). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 
 #include "blake3.h"
 #include "cli.h"
+#include "fd-util.h"
 #include "file-util.h"
 #include "glove/audit.h"
 #include "glove/control.h"
@@ -474,6 +477,40 @@ static int ctl_receipts_ack(const struct cli_ctl_options *o, char **args) {
         return 0;
 }
 
+/* A record too long for one frame, part by part: the part's bytes of the
+ * line on stdout, as they are (the parts in order are the line). */
+static int ctl_receipts_part(const struct cli_ctl_options *o, char **args) {
+        _cleanup_json_ json_t *params = NULL, *result = NULL;
+        _cleanup_free_ unsigned char *bytes = NULL;
+        const char *data;
+        json_int_t seq = 0, part = 0;
+        size_t len = 0;
+        int r;
+
+        r = parse_seq("SEQ", args[0], &seq);
+        if (r >= 0)
+                r = parse_seq("PART", args[1], &part);
+        if (r < 0)
+                return r;
+        params = json_pack("{s:I, s:I}", "seq", seq, "part", part);
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        r = call(o, "receipts.part", params, &result);
+        if (r < 0 || o->json)
+                return r;
+        data = json_string_value(json_object_get(result, "data"));
+        if (!data)
+                return log_error_errno(-EBADMSG, "gloved's answer to receipts.part is malformed");
+        bytes = malloc(strlen(data) + 1);
+        if (!bytes)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        if (sodium_base642bin(bytes, strlen(data) + 1, data, strlen(data), NULL, &len, NULL,
+                              sodium_base64_VARIANT_ORIGINAL) != 0)
+                return log_error_errno(-EBADMSG, "gloved's receipts.part data is not base64");
+        r = write_all(STDOUT_FILENO, bytes, len);
+        return r < 0 ? log_error_errno(r, "Cannot write the part: %m") : 0;
+}
+
 static const struct ctl_command {
         const char *noun, *verb;
         const char *operands; /* as the help names them */
@@ -490,6 +527,7 @@ static const struct ctl_command {
         { "session", "cleanup", "ID", 1, 0, ctl_session_cleanup },
         { "receipts", "page", "", 0, CLI_CTL_AFTER | CLI_CTL_MAX_COUNT, ctl_receipts_page },
         { "receipts", "ack", "SEQ SHA256", 2, 0, ctl_receipts_ack },
+        { "receipts", "part", "SEQ PART", 2, 0, ctl_receipts_part },
 };
 
 bool cli_ctl_session_has(const char *noun) {
