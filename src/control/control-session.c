@@ -238,12 +238,14 @@ static int write_own_receipt(struct glove_control_sessions *s, const struct glov
                              const char *reason, bool started, const char *error, uint64_t *ret_seq) {
         _cleanup_json_ json_t *rec = NULL, *written = NULL;
         _cleanup_free_ char *line = NULL;
-        char err[1024] = "";
+        char err[1024] = "", now[RFC3339_MAX];
         int r;
 
-        rec = json_pack("{s:s,s:s,s:s,s:s,s:b,s:i,s:s,s:o}", "kind", "session", "command", "managed",
+        /* "end": when gloved recorded the end (it saw nothing of the run) */
+        now_rfc3339(now);
+        rec = json_pack("{s:s,s:s,s:s,s:s,s:b,s:i,s:s,s:o,s:{s:s}}", "kind", "session", "command", "managed",
                         "glove_version", GLOVE_VERSION, "reason", reason, "started", (int) started, "exit_status",
-                        SESSION_EXIT_FAILED, "error", error, "managed", managed_binding(x));
+                        SESSION_EXIT_FAILED, "error", error, "managed", managed_binding(x), "end", "wall", now);
         if (!rec)
                 return -ENOMEM;
         r = glove_journal_append(s->state_fd, rec, &line, err, sizeof(err));
