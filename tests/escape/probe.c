@@ -428,7 +428,9 @@ static bool status_field(const char *status, const char *key, char *ret, size_t 
  * escaped and describes what happened in d, which comes back over a pipe. */
 typedef bool (*child_fn)(struct detail *d, const void *arg);
 
-static void attempt_in_child(const char *name, child_fn fn, const void *arg) {
+/* |also_contained|: a signal other than SIGSYS that means the attempt
+ * never ran (0: none) */
+static void attempt_in_child_sig(const char *name, child_fn fn, const void *arg, int also_contained) {
         struct detail d = {};
         _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
         pid_t pid;
@@ -461,10 +463,15 @@ static void attempt_in_child(const char *name, child_fn fn, const void *arg) {
         if (WIFSIGNALED(st)) {
                 det(&d, "child killed by SIG%s", sigabbrev_np(WTERMSIG(st)) ?: "?");
                 /* The filter killing the call is containment too. */
-                verdict(name, WTERMSIG(st) != SIGSYS, &d);
+                verdict(name, WTERMSIG(st) != SIGSYS && (also_contained == 0 || WTERMSIG(st) != also_contained),
+                        &d);
                 return;
         }
         verdict(name, WEXITSTATUS(st) != 0, &d);
+}
+
+static void attempt_in_child(const char *name, child_fn fn, const void *arg) {
+        attempt_in_child_sig(name, fn, arg, 0);
 }
 
 static pid_t spawn_sleeper(void) {
@@ -2093,7 +2100,11 @@ static bool x32_fn(struct detail *d, const void *arg) {
 
 static void check_foreign_abi(void) {
 #if defined(__x86_64__)
-        attempt_in_child("syscall-abi-i386", int80_fn, NULL);
+        /* A kernel without the i386 entry (IA32 emulation off, as on
+         * some VMs) answers int 0x80 with a general protection fault,
+         * SIGSEGV, before any filter sees a system call: nothing ran. A
+         * filter that let the call through would make getpid succeed. */
+        attempt_in_child_sig("syscall-abi-i386", int80_fn, NULL, SIGSEGV);
         attempt_in_child("syscall-abi-x32", x32_fn, NULL);
 #else
         skip("syscall-abi-i386", "only probed on x86_64");

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -62,6 +63,10 @@ static int run_filtered(bool offline, int (*probe)(void)) {
 
         assert_true(pid >= 0);
         if (pid == 0) {
+                /* cmocka's handlers must not catch the probe's signal in
+                 * the child: the parent reads how it ended */
+                (void) signal(SIGSEGV, SIG_DFL);
+                (void) signal(SIGSYS, SIG_DFL);
                 struct sock_fprog prog = {
                         .len = (unsigned short) (offline ? glove_seccomp_offline_len : glove_seccomp_loopback_len),
                         .filter = (struct sock_filter *) (offline ? glove_seccomp_offline : glove_seccomp_loopback),
@@ -130,6 +135,21 @@ static int probe_i386(void) {
         return 0;
 }
 
+/* Whether this kernel has the i386 system call entry: int 0x80 getpid in
+ * a child without a filter. */
+static bool i386_entry(void) {
+        pid_t pid = fork();
+        int status;
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) signal(SIGSEGV, SIG_DFL);
+                _exit(probe_i386() == 0 ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static void test_filter_behaviour(void **state) {
         (void) state;
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_getpid)), 0);
@@ -144,11 +164,14 @@ static void test_filter_behaviour(void **state) {
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_tiocsti)), EPERM);
         assert_int_equal(WEXITSTATUS(run_filtered(true, probe_clone3)), ENOSYS);
         assert_int_equal(WEXITSTATUS(run_filtered(false, probe_open_tree_attr)), EPERM);
-        {
+        if (i386_entry()) {
                 int status = run_filtered(true, probe_i386);
                 assert_true(WIFSIGNALED(status));
                 assert_int_equal(WTERMSIG(status), SIGSYS);
-        }
+        } else
+                /* nothing to filter: int 0x80 faults before any filter */
+                (void) printf("# i386 entry: the kernel has none (int 0x80 faults without a filter); the "
+                              "filter's kill of it is not exercised here\n");
 }
 
 int main(void) {
