@@ -11,8 +11,10 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import sys
 
 FRAME_MAX = 65536
@@ -151,6 +153,36 @@ def main(argv):
     c.handshake(role)
     print(json.dumps(c.call("capabilities"), indent=2, sort_keys=True))
     c.close()
+
+
+# ---- a controller's side of plans (docs/control.md, "Plans") ----
+
+def canonical(plan):
+    """The plan's canonical bytes: keys sorted, no whitespace; every string
+    in a plan is an identifier, so nothing needs escaping."""
+    return json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def blake3_hex(data):
+    """BLAKE3 of |data| as hex: hashlib.blake3 where Python has it, else
+    Debian's b3sum; None with neither."""
+    if hasattr(hashlib, "blake3"):
+        return hashlib.blake3(data).hexdigest()
+    b3sum = shutil.which("b3sum")
+    if b3sum:
+        out = subprocess.run([b3sum, "--no-names"], input=data, capture_output=True, check=True).stdout
+        return out.decode().split()[0]
+    return None
+
+
+def remote_error(c, method, params=None):
+    """(data.error, message) of the error |method| is answered with; None
+    when it succeeded."""
+    try:
+        c.call(method, params)
+    except RemoteError as e:
+        return (e.name, e.message)
+    return None
 
 
 if __name__ == "__main__":

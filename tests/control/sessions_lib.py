@@ -15,7 +15,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -32,7 +31,6 @@ tg = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(tg)
 check, started = tg.check, tg.started
 GLOVE, GLOVED, T = tg.GLOVE, tg.GLOVED, tg.T
-B3SUM = shutil.which("b3sum")
 MUST_WORK = os.environ.get("GLOVE_TESTS_MUST_WORK") == "1"
 
 SESSION_METHODS = {"session.create", "session.start", "session.status", "session.list", "session.stop",
@@ -223,17 +221,7 @@ class Gloved:
 
 # --- plans, as a controller computes them (docs/control.md, "Plans") ---
 
-def canonical(plan):
-    return json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def blake3_hex(data):
-    if hasattr(hashlib, "blake3"):
-        return hashlib.blake3(data).hexdigest()
-    if B3SUM:
-        out = subprocess.run([B3SUM, "--no-names"], input=data, capture_output=True, check=True).stdout
-        return out.decode().split()[0]
-    return None
+canonical, blake3_hex = client.canonical, client.blake3_hex
 
 
 def sha256_hex(data):
@@ -247,14 +235,7 @@ def no_blake3_exit():
     return 1 if MUST_WORK else 77
 
 
-def remote_error(c, method, params=None):
-    """(data.error, message) of the error |method| is answered with; None
-    when it succeeded."""
-    try:
-        c.call(method, params)
-    except client.RemoteError as e:
-        return (e.name, e.message)
-    return None
+remote_error = client.remote_error
 
 
 def create_params(key, plan, digest=None):

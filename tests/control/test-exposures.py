@@ -73,14 +73,7 @@ def owner(g):
     return c
 
 
-def remote_error(c, method, params):
-    """(data.error, message) of the error |method| is answered with; None
-    when it succeeded."""
-    try:
-        c.call(method, params)
-    except client.RemoteError as e:
-        return (e.name, e.message)
-    return None
+remote_error = client.remote_error
 
 
 def main():

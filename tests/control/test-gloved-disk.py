@@ -94,18 +94,7 @@ def reexec_in_namespace():
 
 # ---- the controller's side (as tests/control/test-plans.py) ----
 
-def canonical(plan):
-    return json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def blake3_hex(data):
-    if hasattr(hashlib, "blake3"):
-        return hashlib.blake3(data).hexdigest()
-    b3sum = shutil.which("b3sum")
-    if b3sum:
-        out = subprocess.run([b3sum, "--no-names"], input=data, capture_output=True, check=True).stdout
-        return out.decode().split()[0]
-    return None
+canonical, blake3_hex = client.canonical, client.blake3_hex
 
 
 def plan_of(ttl):

@@ -18,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,6 @@ import client  # noqa: E402
 GLOVE = os.environ["GLOVE"]
 GLOVED = os.environ["GLOVED"]
 T = os.environ["TEST_DIR"]
-B3SUM = shutil.which("b3sum")
 # the TAP lines, their count and the gloveds to stop at exit: test-gloved.py's
 _spec = importlib.util.spec_from_file_location("tg", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                                 "test-gloved.py"))
@@ -115,17 +113,7 @@ class Gloved:
 # The controller's side, from docs/control.md: the canonical bytes are the
 # plan with its keys sorted and no whitespace; every string in a plan is an
 # identifier, so nothing needs escaping.
-def canonical(plan):
-    return json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def blake3_hex(data):
-    if hasattr(hashlib, "blake3"):
-        return hashlib.blake3(data).hexdigest()
-    if B3SUM:
-        out = subprocess.run([B3SUM, "--no-names"], input=data, capture_output=True, check=True).stdout
-        return out.decode().split()[0]
-    return None
+canonical, blake3_hex = client.canonical, client.blake3_hex
 
 
 def validate(c, plan, digest=None):
