@@ -107,17 +107,24 @@ def supervisors_survive():
           (st, end))
 
 
-def ended_while_away():
-    g, c = X.g, X.c
-    r = create(c, "away-1", plan_of("slow"))
+def end_while_away(key):
+    """A slow session started, gloved killed (-9), and the session's
+    supervisor left to finish alone: (session id, supervisor pid)."""
+    r = create(X.c, key, plan_of("slow"))
     sid = r["session"]
-    c.call("session.start", {"session": sid})
+    X.c.call("session.start", {"session": sid})
     sup = L.supervisor_of(sid)
     check("a running session with its supervisor", sup is not None)
-    g.kill9()
+    X.g.kill9()
     deadline = time.monotonic() + 120
     while sup and L.alive(sup) and time.monotonic() < deadline:
         time.sleep(0.1)
+    return sid, sup
+
+
+def ended_while_away():
+    g = X.g
+    sid, sup = end_while_away("away-1")
     recs = g.managed_receipts(sid)
     check("with gloved away, the supervisor ends its session and writes its receipt itself",
           sup is not None and not L.alive(sup) and len(recs) == 1 and recs[0].get("reason") == "exit", recs)
@@ -133,16 +140,8 @@ def receipt_only():
     """A supervisor that wrote its receipt and died before anything else
     (here: its result.json removed while gloved was away): the next gloved
     finds the receipt in the journal and writes no second one."""
-    g, c = X.g, X.c
-    r = create(c, "away-2", plan_of("slow"))
-    sid = r["session"]
-    c.call("session.start", {"session": sid})
-    sup = L.supervisor_of(sid)
-    check("a running session with its supervisor", sup is not None)
-    g.kill9()
-    deadline = time.monotonic() + 120
-    while sup and L.alive(sup) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    g = X.g
+    sid, sup = end_while_away("away-2")
     result = os.path.join(g.session_dir(sid), "result.json")
     had = os.path.exists(result)
     if had:
