@@ -48,6 +48,9 @@ struct glove_grant {
         enum glove_grant_kind kind;
         uint64_t size;  /* tmpfs and overlay (its upper layer), bytes */
         bool retained;  /* overlay only: its upper layer is kept as a change set after the run */
+        /* "optional": true / --ro-if-exists: a host path that does not
+         * exist when the run starts is skipped (and recorded), not fatal */
+        bool optional;
         char *origin;   /* where it came from, for messages: "/filesystem/read/2", "--rw", "default" */
 };
 
@@ -202,6 +205,12 @@ int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_con
  * at most one retained overlay, since a run has one change set. */
 int glove_policy_add_overlay(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                              uint64_t size, bool retained, const char *origin, char *err, size_t errlen);
+/* A host-bound grant (ro, rw or overlay, not tmpfs) that may be missing:
+ * the sandbox skips it, recording that it was absent, when the path does
+ * not exist. The same path granted both ways is required. */
+int glove_policy_add_optional_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                                    enum glove_grant_kind kind, uint64_t size, bool retained, const char *origin,
+                                    char *err, size_t errlen);
 int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                              char *err, size_t errlen);
 int glove_policy_add_protect(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,

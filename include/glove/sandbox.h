@@ -198,6 +198,11 @@ struct glove_session_result {
          * malloc'd, the caller frees them with glove_session_result_done() */
         struct glove_layer_result *layers;
         size_t n_layers;
+        /* optional grants skipped because their host path did not exist:
+         * their paths, borrowed from the policy; the array is malloc'd
+         * (glove_session_result_done() frees it) */
+        const char **absent;
+        size_t n_absent;
 };
 
 /* One sized writable layer after the run (docs/audit.md, the receipt's
@@ -240,6 +245,13 @@ void glove_session_result_done(struct glove_session_result *res);
  * the command starts in opts->warnings. |ret| (may be NULL) is filled in
  * on every path; the caller then owns its layers (and its tail). */
 int glove_sandbox_run(const struct glove_sandbox_options *opts, struct glove_session_result *ret);
+
+/* --dry-run: resolves and checks the grants, symlinks and protected paths
+ * exactly as glove_sandbox_run() does before it builds anything (the same
+ * opens and refusals; Landlock's presence too), then lets go. 0, each
+ * optional grant found missing a warning; or -errno with opts->error
+ * set. Nothing is made or mounted. */
+int glove_sandbox_check(const struct glove_sandbox_options *opts);
 
 /* A sandbox beside the session's agent (each upstream MCP server's own):
  * run by a supervisor process of its own, forked here, under an audit run

@@ -59,6 +59,11 @@ const struct glove_policy_context *glove_session_policy_context(const struct glo
  * glove_session_policy_text() returns (--dry-run prints it). */
 int glove_session_seal(struct glove_session *s);
 const char *glove_session_policy_text(const struct glove_session *s);
+/* --dry-run, after glove_session_seal(): the sealed policy's grants
+ * resolved and checked as a run would (glove_sandbox_check()), against
+ * Glove's own directories as a run's are; 0, or -errno with the error
+ * set. An optional grant found missing is a warning. */
+int glove_session_check(struct glove_session *s);
 
 struct glove_session_run_options {
         char *const *argv;        /* the command; borrowed */

@@ -47,6 +47,9 @@ static void help(FILE *f, bool run) {
                 "  --policy FILE          load the policy from FILE (docs/policy.md)\n"
                 "  --ro PATH              grant PATH read-only\n"
                 "  --rw PATH              grant PATH read-write (live)\n"
+                "  --ro-if-exists PATH    grant PATH read-only if it exists when the run starts;\n"
+                "                         missing, it is skipped and recorded (not an error)\n"
+                "  --rw-if-exists PATH    the same, read-write\n"
                 "  --tmpfs PATH[:SIZE]    an empty private tmpfs at PATH (default size 512M)\n"
                 "  --overlay PATH[:SIZE]  PATH copy-on-write: the command sees it and writes to a\n"
                 "                         private layer of SIZE (default 1G), gone with the run\n"
@@ -83,7 +86,8 @@ static void help(FILE *f, bool run) {
                 "                         not only their SHA-256\n"
                 "  --receipt FILE         also write this run's receipt to FILE (created 0600)\n"
                 "  --receipt-fd N         also write this run's receipt to descriptor N\n"
-                "  --dry-run              print the effective policy as JSON and exit\n"
+                "  --dry-run              check the grants as a run would (exit 125 on what would\n"
+                "                         fail), then print the effective policy as JSON and exit\n"
                 "  -v, --verbose          say more\n"
                 "  -h, --help             this text\n"
                 "\n"
@@ -123,12 +127,16 @@ enum {
         OPT_CPU,
         OPT_OPEN_FILES,
         OPT_REQUIRE_CGROUP,
+        OPT_RO_IF_EXISTS,
+        OPT_RW_IF_EXISTS,
 };
 
 static const struct option options[] = {
         { "policy", required_argument, NULL, OPT_POLICY },
         { "ro", required_argument, NULL, OPT_RO },
         { "rw", required_argument, NULL, OPT_RW },
+        { "ro-if-exists", required_argument, NULL, OPT_RO_IF_EXISTS },
+        { "rw-if-exists", required_argument, NULL, OPT_RW_IF_EXISTS },
         { "tmpfs", required_argument, NULL, OPT_TMPFS },
         { "overlay", required_argument, NULL, OPT_OVERLAY },
         { "overlay-retained", required_argument, NULL, OPT_OVERLAY_RETAINED },
@@ -203,7 +211,7 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
         uid_t uid;
         int r;
 
-        if (opt == OPT_RO || opt == OPT_RW || opt == OPT_TMPFS || opt == OPT_OVERLAY || opt == OPT_OVERLAY_RETAINED ||
+        if (opt == OPT_RO || opt == OPT_RW || opt == OPT_RO_IF_EXISTS || opt == OPT_RW_IF_EXISTS || opt == OPT_TMPFS || opt == OPT_OVERLAY || opt == OPT_OVERLAY_RETAINED ||
             opt == OPT_SYMLINK || opt == OPT_CWD ||
             opt == OPT_AUDIT_LOG ||
             (opt == OPT_PROTECT && (arg[0] == '.' && (arg[1] == '/' || arg[1] == 0))))
@@ -217,6 +225,12 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 return glove_policy_add_grant(p, ctx, arg, GLOVE_GRANT_RO, 0, "--ro", err, errlen);
         case OPT_RW:
                 return glove_policy_add_grant(p, ctx, arg, GLOVE_GRANT_RW, 0, "--rw", err, errlen);
+        case OPT_RO_IF_EXISTS:
+                return glove_policy_add_optional_grant(p, ctx, arg, GLOVE_GRANT_RO, 0, false, "--ro-if-exists", err,
+                                                       errlen);
+        case OPT_RW_IF_EXISTS:
+                return glove_policy_add_optional_grant(p, ctx, arg, GLOVE_GRANT_RW, 0, false, "--rw-if-exists", err,
+                                                       errlen);
         case OPT_TMPFS:
         case OPT_OVERLAY:
         case OPT_OVERLAY_RETAINED: {
@@ -511,6 +525,11 @@ int cli_exec_main(int argc, char **argv, bool run) {
                 return GLOVE_EXIT_FAILED;
         timeline_mark("supervisor: policy loaded and sealed");
         if (args.dry_run) {
+                /* what a run would refuse, refused now */
+                if (glove_session_check(session) < 0) {
+                        cli_print_error(session);
+                        return GLOVE_EXIT_FAILED;
+                }
                 (void) printf("%s\n", glove_session_policy_text(session));
                 return 0;
         }

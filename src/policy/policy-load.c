@@ -21,7 +21,6 @@
 /* The policy.c setters, as the fields' stores: their messages have no
  * location, the walker adds the field's (but glove_policy_add_grant()
  * names its grant's origin itself). */
-POLICY_STORE(store_read, glove_policy_add_grant(p, ctx, s, GLOVE_GRANT_RO, 0, at->s, err, errlen))
 POLICY_STORE(store_symlink, glove_policy_add_symlink(p, ctx, s, err, errlen))
 POLICY_STORE(store_protect, glove_policy_add_protect(p, ctx, s, err, errlen))
 POLICY_STORE(store_unprotect, glove_policy_add_unprotect(p, s, err, errlen))
@@ -86,6 +85,7 @@ struct write_entry {
         enum glove_grant_kind kind;
         uint64_t size;
         bool retained;
+        bool optional;
 };
 
 static int load_write_kind(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
@@ -136,6 +136,7 @@ static const struct policy_field write_fields[] = {
           .offset = offsetof(struct write_entry, size),
           .check_before = check_write_size },
         { .key = "lifetime", .type = POLICY_FIELD_CUSTOM, .load = load_write_lifetime },
+        { .key = "optional", .type = POLICY_FIELD_BOOL, .offset = offsetof(struct write_entry, optional) },
         {},
 };
 
@@ -151,17 +152,48 @@ static int load_write(void *target, const void *ctx, const json_t *v, const stru
                 r = policy_load_fields(v, at, write_fields, &w, ctx, err, errlen);
         if (r < 0)
                 return r;
+        if (w.optional)
+                return glove_policy_add_optional_grant(target, ctx, w.path, w.kind, w.size, w.retained, at->s, err,
+                                                       errlen);
         if (w.kind == GLOVE_GRANT_OVERLAY)
                 return glove_policy_add_overlay(target, ctx, w.path, w.size, w.retained, at->s, err, errlen);
         return glove_policy_add_grant(target, ctx, w.path, w.kind, w.size, at->s, err, errlen);
 }
 
+/* What an entry of filesystem.read says, in its object form. */
+struct read_entry {
+        const char *path;
+        bool optional;
+};
+
+static const struct policy_field read_fields[] = {
+        { .key = "path", .type = POLICY_FIELD_STRING, .required = true, .offset = offsetof(struct read_entry, path) },
+        { .key = "optional", .type = POLICY_FIELD_BOOL, .offset = offsetof(struct read_entry, optional) },
+        {},
+};
+
+/* An entry of filesystem.read: a path, or {"path": ..., "optional": true}. */
+static int load_read(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
+                     size_t errlen) {
+        struct read_entry e = {};
+        int r;
+
+        if (json_is_string(v))
+                r = policy_get_string(v, at, GLOVE_POLICY_MAX_STRING, &e.path, err, errlen);
+        else if (json_is_object(v))
+                r = policy_load_fields(v, at, read_fields, &e, ctx, err, errlen);
+        else
+                r = policy_error(err, errlen, EINVAL, at->s, "must be a string (a path) or an object with \"path\"");
+        if (r < 0)
+                return r;
+        if (e.optional)
+                return glove_policy_add_optional_grant(target, ctx, e.path, GLOVE_GRANT_RO, 0, false, at->s, err,
+                                                       errlen);
+        return glove_policy_add_grant(target, ctx, e.path, GLOVE_GRANT_RO, 0, at->s, err, errlen);
+}
+
 const struct policy_field policy_filesystem_fields[] = {
-        { .key = "read",
-          .type = POLICY_FIELD_STRINGS,
-          .max = GLOVE_POLICY_MAX_ENTRIES,
-          .store = store_read,
-          .store_locates = true },
+        { .key = "read", .type = POLICY_FIELD_ARRAY, .max = GLOVE_POLICY_MAX_ENTRIES, .load = load_read },
         { .key = "write", .type = POLICY_FIELD_ARRAY, .max = GLOVE_POLICY_MAX_ENTRIES, .load = load_write },
         { .key = "symlinks", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_symlink },
         { .key = "protect", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_protect },

@@ -171,8 +171,8 @@ static bool kind_has_size(enum glove_grant_kind kind) {
 }
 
 static int add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
-                     enum glove_grant_kind kind, uint64_t size, bool retained, const char *origin, char *err,
-                     size_t errlen) {
+                     enum glove_grant_kind kind, uint64_t size, bool retained, bool optional, const char *origin,
+                     char *err, size_t errlen) {
         _cleanup_free_ char *norm = NULL, *orig = NULL;
         struct glove_grant *ng;
         int r;
@@ -216,6 +216,7 @@ static int add_grant(struct glove_policy *p, const struct glove_policy_context *
                         g->kind = kind;
                         g->size = size;
                         g->retained = retained;
+                        g->optional = optional;
                         return 0;
                 }
                 if (g->kind != kind)
@@ -233,6 +234,8 @@ static int add_grant(struct glove_policy *p, const struct glove_policy_context *
                                             "%s is an overlay with lifetime \"%s\" by %s and \"%s\" here", norm,
                                             g->retained ? "retained" : "ephemeral", g->origin,
                                             retained ? "retained" : "ephemeral");
+                /* granted once as required: required */
+                g->optional = g->optional && optional;
                 return 0;
         }
         /* a run has one change set (<state>/changes/<run-id>) */
@@ -257,6 +260,7 @@ static int add_grant(struct glove_policy *p, const struct glove_policy_context *
                 .kind = kind,
                 .size = kind_has_size(kind) ? size : 0,
                 .retained = retained,
+                .optional = optional,
                 .origin = TAKE_PTR(orig),
         };
         return 0;
@@ -264,12 +268,21 @@ static int add_grant(struct glove_policy *p, const struct glove_policy_context *
 
 int glove_policy_add_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                            enum glove_grant_kind kind, uint64_t size, const char *origin, char *err, size_t errlen) {
-        return add_grant(p, ctx, path, kind, size, false, origin, err, errlen);
+        return add_grant(p, ctx, path, kind, size, false, false, origin, err, errlen);
 }
 
 int glove_policy_add_overlay(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
                              uint64_t size, bool retained, const char *origin, char *err, size_t errlen) {
-        return add_grant(p, ctx, path, GLOVE_GRANT_OVERLAY, size, retained, origin, err, errlen);
+        return add_grant(p, ctx, path, GLOVE_GRANT_OVERLAY, size, retained, false, origin, err, errlen);
+}
+
+int glove_policy_add_optional_grant(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
+                                    enum glove_grant_kind kind, uint64_t size, bool retained, const char *origin,
+                                    char *err, size_t errlen) {
+        if (kind == GLOVE_GRANT_TMPFS)
+                return policy_error(err, errlen, EINVAL, origin,
+                                    "\"optional\" applies to host paths (ro, rw, overlay), not to a tmpfs");
+        return add_grant(p, ctx, path, kind, size, retained, true, origin, err, errlen);
 }
 
 int glove_policy_add_symlink(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path,
@@ -490,7 +503,9 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                 const struct glove_grant *g = &p->grants[i];
 
                 if (g->kind == GLOVE_GRANT_RO) {
-                        if (json_array_append_new(read, json_string(g->path)) < 0)
+                        if (json_array_append_new(read, g->optional ? json_pack("{s:s,s:b}", "path", g->path,
+                                                                                "optional", 1)
+                                                                    : json_string(g->path)) < 0)
                                 goto oom;
                 } else if (json_array_append_new(
                                    write,
@@ -503,6 +518,10 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                                        g->retained ? "retained" : "ephemeral")
                                            : json_pack("{s:s,s:s}", "path", g->path, "kind",
                                                        glove_grant_kind_to_string(g->kind))) < 0)
+                        goto oom;
+                if (g->kind != GLOVE_GRANT_RO && g->optional &&
+                    json_object_set_new(json_array_get(write, json_array_size(write) - 1), "optional",
+                                        json_true()) < 0)
                         goto oom;
         }
         for (size_t i = 0; i < p->n_env_set; i++)

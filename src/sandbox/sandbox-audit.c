@@ -135,6 +135,22 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
         allowed = json_pack("{s:O}", "grants", grants);
         if (!allowed)
                 return -ENOMEM;
+        /* optional grants whose path did not exist: not mounted */
+        if (plan->n_absent > 0) {
+                json_t *absent = json_array();
+
+                if (!absent || json_object_set_new(allowed, "absent_optional", absent) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < plan->n_absent; i++) {
+                        const struct glove_grant *g = plan->absent[i];
+                        json_t *item = json_pack("{s:o,s:s,s:s}", "path",
+                                                 glove_json_string_lossy(g->path, strlen(g->path)), "access",
+                                                 glove_grant_kind_to_string(g->kind), "rule", g->origin);
+
+                        if (!item || json_array_append_new(absent, item) < 0)
+                                return -ENOMEM;
+                }
+        }
         r = append(a, &(struct glove_audit_event) {
                 .component = "sandbox",
                 .event = "path",
@@ -548,6 +564,17 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 return -ENOMEM;
         if (layers_receipt(res, r) < 0)
                 return -ENOMEM;
+        /* optional grants that were skipped because their path was missing */
+        if (res->n_absent > 0) {
+                json_t *a = json_array();
+
+                if (!a || json_object_set_new(r, "absent_optional", a) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < res->n_absent; i++)
+                        if (json_array_append_new(a, glove_json_string_lossy(res->absent[i],
+                                                                             strlen(res->absent[i]))) < 0)
+                                return -ENOMEM;
+        }
         if (in->managed && json_object_set(r, "managed", (json_t *) in->managed) < 0)
                 return -ENOMEM;
         if (in->audit) {

@@ -41,6 +41,13 @@ static int resolve_one(struct plan *plan, struct grant *gr, uid_t uid) {
                 return 0;
         }
         fd = openat2_path(AT_FDCWD, g->path, RESOLVE_NO_SYMLINKS);
+        /* a missing optional grant is skipped; a symlink or anything else
+         * wrong with it is as fatal as with a required one */
+        if (fd == -ENOENT && g->optional) {
+                log_debug("Optional grant %s (%s) does not exist: skipped", g->path, g->origin);
+                gr->absent = true;
+                return 0;
+        }
         if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
                 safe_close(fd);
                 fd = -ELOOP;
@@ -577,6 +584,27 @@ static bool path_visible(const struct plan *plan, const char *path) {
         return false;
 }
 
+/* Takes the optional grants found missing out of the plan, in order,
+ * into plan->absent: nothing below works on them. */
+static int drop_absent(struct plan *plan) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < plan->n_grants; i++) {
+                if (!plan->grants[i].absent) {
+                        plan->grants[k++] = plan->grants[i];
+                        continue;
+                }
+                if (!plan->absent) {
+                        plan->absent = calloc(plan->n_grants, sizeof(*plan->absent));
+                        if (!plan->absent)
+                                return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
+                }
+                plan->absent[plan->n_absent++] = plan->grants[i].g;
+        }
+        plan->n_grants = k;
+        return 0;
+}
+
 void plan_init(struct plan *plan, const struct glove_sandbox_options *opts) {
         *plan = (struct plan) {
                 .policy = opts->policy, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings
@@ -626,6 +654,9 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                 if (r < 0)
                         return r;
         }
+        r = drop_absent(plan);
+        if (r < 0)
+                return r;
         /* One object granted twice under different names and kinds: the
          * weaker grant would be a lie. */
         for (size_t i = 0; i < plan->n_grants; i++)
@@ -729,6 +760,7 @@ void plan_done(struct plan *plan) {
         }
         free(plan->mountinfo);
         free(plan->grants);
+        free(plan->absent);
         for (size_t i = 0; i < plan->n_syms; i++) {
                 free(plan->syms[i].path);
                 free(plan->syms[i].target);
@@ -736,4 +768,17 @@ void plan_done(struct plan *plan) {
         free(plan->syms);
         strv_free(plan->envp);
         *plan = (struct plan) {};
+}
+
+int glove_sandbox_check(const struct glove_sandbox_options *opts) {
+        struct plan plan;
+        int r;
+
+        plan_init(&plan, opts);
+        r = plan_resolve(&plan, opts);
+        for (size_t i = 0; r >= 0 && i < plan.n_absent; i++)
+                glove_warning_add(opts->warnings, "Optional grant %s (%s) does not exist: it would be skipped",
+                                  plan.absent[i]->path, plan.absent[i]->origin);
+        plan_done(&plan);
+        return r;
 }

@@ -103,6 +103,7 @@ struct grant {
         struct file_id *ancestors; /* it and each directory above it by "..", up to "/", once asked for */
         size_t n_ancestors;
         bool have_ancestors;
+        bool absent;        /* an optional grant whose path does not exist */
 };
 
 struct sym {
@@ -146,6 +147,10 @@ struct plan {
         const struct glove_policy *policy;
         struct grant *grants;       /* sorted: parents before children */
         size_t n_grants;
+        /* optional grants whose host path did not exist: left out of
+         * |grants| (nothing of them is mounted), recorded */
+        const struct glove_grant **absent;
+        size_t n_absent;
         struct sym *syms;
         size_t n_syms;
         struct protect_mount *prot; /* sorted by depth */

@@ -190,6 +190,14 @@ static int run_plan(struct run *run) {
                                                run->plan.grants[i].g->path, run->plan.grants[i].g->origin,
                                                run->o.name ? run->o.name : "this sandbox");
         }
+        if (run->plan.n_absent > 0) {
+                run->res.absent = calloc(run->plan.n_absent, sizeof(*run->res.absent));
+                if (!run->res.absent)
+                        return glove_error_set(run->o.error, ENOMEM, "setup", "Out of memory");
+                for (size_t i = 0; i < run->plan.n_absent; i++)
+                        run->res.absent[i] = run->plan.absent[i]->path;
+                run->res.n_absent = run->plan.n_absent;
+        }
         run->res.root_mode = run->plan.root_mode;
         run->res.host_uid = run->plan.host_uid;
         run->res.host_gid = run->plan.host_gid;
@@ -453,6 +461,9 @@ void glove_session_result_done(struct glove_session_result *res) {
         free(res->layers);
         res->layers = NULL;
         res->n_layers = 0;
+        free(res->absent);
+        res->absent = NULL;
+        res->n_absent = 0;
 }
 
 /* Until the agent's end; then what it left: its output's figures, the

@@ -169,6 +169,42 @@ int glove_session_seal(struct glove_session *s) {
         return policy_text(s);
 }
 
+int glove_session_check(struct glove_session *s) {
+        _cleanup_free_ char *audit_dir = NULL;
+        const char *private_paths[6] = {};
+        uid_t uid = 0;
+        gid_t gid = 0;
+
+        if (!s->policy || !s->policy_text)
+                return glove_error_set(&s->error, -EINVAL, "setup", "The policy is not sealed");
+        if (path_parent(s->policy->audit_path, &audit_dir) < 0)
+                return glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
+        /* the directories a run keeps out of every grant; one that does
+         * not exist yet (no 'glove setup') cannot lie in one */
+        private_paths[0] = s->dirs.config;
+        private_paths[1] = s->dirs.state;
+        private_paths[2] = s->dirs.runtime;
+        private_paths[3] = s->policy->audit_path;
+        private_paths[4] = audit_dir;
+        /* a root run's agent gets a uid of Glove's range (or the policy's):
+         * for the check, any uid of the range stands for it */
+        if (getuid() == 0 && s->policy->root_uid == GLOVE_ROOT_UID_ALLOCATED) {
+                uid = GLOVE_UID_RANGE_FIRST;
+                gid = GLOVE_UID_RANGE_FIRST;
+        }
+        return glove_sandbox_check(&(const struct glove_sandbox_options) {
+                .policy = s->policy,
+                .policy_path = s->policy_path,
+                .host_env = s->o.host_env,
+                .private_paths = private_paths,
+                .root_uid = uid,
+                .root_gid = gid,
+                .error = &s->error,
+                .warnings = &s->warnings,
+                .retain_overlays = true,
+        });
+}
+
 /* The host identity of a root session's agent, proxy, MCP socket and MCP
  * servers' sandboxes: the policy's explicit identity.uid_when_root, or a
  * uid of the session's own taken into |lease|, held until nothing runs as

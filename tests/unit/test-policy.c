@@ -172,7 +172,13 @@ static void test_wrong_types(void **state) {
         check_refused("{\"version\":1,\"filesystem\":{\"read\":\"/usr\"}}", -EINVAL,
                       "/filesystem/read: must be an array");
         check_refused("{\"version\":1,\"filesystem\":{\"read\":[\"/usr\",1]}}", -EINVAL,
-                      "/filesystem/read/1: must be a string");
+                      "/filesystem/read/1: must be a string (a path) or an object with \"path\"");
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[{\"optional\":true}]}}", -EINVAL,
+                      "/filesystem/read/0/path: is required");
+        check_refused("{\"version\":1,\"filesystem\":{\"read\":[{\"path\":\"/a\",\"optional\":1}]}}", -EINVAL,
+                      "/filesystem/read/0/optional: must be true or false");
+        check_refused("{\"version\":1,\"filesystem\":{\"write\":[{\"path\":\"/a\",\"kind\":\"tmpfs\",\"optional\":true}]}}",
+                      -EINVAL, "/filesystem/write/0: \"optional\" applies to host paths (ro, rw, overlay), not to a tmpfs");
         check_refused("{\"version\":1,\"filesystem\":{\"write\":{}}}", -EINVAL, "/filesystem/write: must be an array");
         check_refused("{\"version\":1,\"filesystem\":{\"write\":[null]}}", -EINVAL,
                       "/filesystem/write/0: must be an object");
@@ -880,6 +886,31 @@ static void test_to_json_round_trip(void **state) {
         check_round_trip(def, &other);
 }
 
+/* "optional": true on read and write entries: kept on the grant, written
+ * back by to_json, and the same path granted as required stays required. */
+static void test_optional_grants(void **state) {
+        _cleanup_policy_ struct glove_policy *p = load_ok(
+                "{\"version\":1,\"filesystem\":{\"read\":[\"/a\",{\"path\":\"/b\",\"optional\":true},"
+                "{\"path\":\"/c\",\"optional\":true},\"/c\",{\"path\":\"/d\",\"optional\":false}],"
+                "\"write\":[{\"path\":\"/e\",\"optional\":true},{\"path\":\"/f\",\"kind\":\"overlay\","
+                "\"optional\":true}]}}");
+        _cleanup_policy_ struct glove_policy *q = NULL;
+
+        assert_int_equal(p->n_grants, 6);
+        assert_false(p->grants[0].optional);
+        assert_true(p->grants[1].optional);
+        assert_false(p->grants[2].optional); /* optional, then required */
+        assert_false(p->grants[3].optional);
+        assert_true(p->grants[4].optional);
+        assert_int_equal(p->grants[4].kind, GLOVE_GRANT_RW);
+        assert_true(p->grants[5].optional);
+        assert_int_equal(p->grants[5].kind, GLOVE_GRANT_OVERLAY);
+        q = round_trip(p, &ctx);
+        assert_policies_equal(p, q);
+        for (size_t i = 0; i < p->n_grants; i++)
+                assert_int_equal(p->grants[i].optional, q->grants[i].optional);
+}
+
 static void test_to_json_exact(void **state) {
         _cleanup_policy_ struct glove_policy *p = load_ok("{\"version\":1}");
         _cleanup_json_ json_t *j = NULL;
@@ -1325,7 +1356,7 @@ static void test_message_of_each_mistake(void **state) {
                 { "{\"version\":1,\"filesystem\":{\"read\":\"x\"}}",
                   "/filesystem/read: must be an array" },
                 { "{\"version\":1,\"filesystem\":{\"read\":[1]}}",
-                  "/filesystem/read/0: must be a string" },
+                  "/filesystem/read/0: must be a string (a path) or an object with \"path\"" },
                 { "{\"version\":1,\"filesystem\":{\"read\":[\"rel\"]}}",
                   "/filesystem/read/0: path \"rel\" must be absolute or start with \"~/\" or \"${PWD}\", and must not contain \"..\"" },
                 { "{\"version\":1,\"filesystem\":{\"write\":[{\"kind\":\"rw\"}]}}",
@@ -1805,6 +1836,7 @@ int main(void) {
                 cmocka_unit_test(test_default_refuses_passwd_home),
                 cmocka_unit_test(test_default_accepts_lookalikes),
                 cmocka_unit_test(test_to_json_round_trip),
+                cmocka_unit_test(test_optional_grants),
                 cmocka_unit_test(test_to_json_exact),
                 cmocka_unit_test(test_terminal_section),
                 cmocka_unit_test(test_message_of_each_mistake),
