@@ -116,6 +116,47 @@ for id in $IDS; do
     check "$id: after the run, the host port $p is closed" eval '[ -z "$(listeners "$p")" ]'
     rm -f "$ws/stop"
 
+    # ---- a connection still open when the session ends ----
+    p=$(free_port)
+    start_bg "$id" "$ws" "$T/bg.out" --net loopback --publish "$p" -- sh -c '
+python3 -c "
+import socket, sys, time
+s = socket.socket(); s.bind((\"127.0.0.1\", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept(); c.sendall(b\"hello\\n\"); time.sleep(3600)" "$1" &
+while [ ! -e stop ]; do sleep 0.1; done' sh "$p"
+    "$PY" - "$p" "$ws/stop" >"$T/client.out" 2>&1 <<'EOF' &
+import socket, sys, time
+for _ in range(100):
+    try:
+        c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+        got = b""
+        while not got.endswith(b"\n"):
+            b = c.recv(100)
+            if not b:
+                break
+            got += b
+        if got == b"hello\n":
+            break
+        c.close()
+    except OSError:
+        pass
+    time.sleep(0.1)
+print("got", got.decode().strip(), flush=True)
+open(sys.argv[2], "w").close()  # the agent may end now; the connection stays open
+print("eof" if c.recv(100) == b"" else "data", flush=True)
+EOF
+    client=$!
+    track_pid "$client"
+    wait_bg 30
+    RC=$?
+    wait "$client"
+    check "$id: a connection open when the session ends: the client got the server's line, then EOF" \
+        eval 'rc_is 0 && [ "$(cat "$T/client.out")" = "$(printf "got hello\neof")" ]'
+    check "$id: ... and its end is recorded, with the bytes it carried" \
+        has_pub "$id" connection_end info "$p" "$p" "bytes_down>5"
+    check "$id: after the run, the host port $p is closed" eval '[ -z "$(listeners "$p")" ]'
+    rm -f "$ws/stop"
+
     # ---- refusals before the agent starts ----
     p=$(free_port)
     run "$id" "$ws" --publish "$p" -- true
