@@ -292,7 +292,7 @@ void glove_audit_close(struct glove_audit *a);
  * helpers' records as it does for the session's own. */
 struct glove_audit_helper {
         char run[GLOVE_RUN_ID_CHARS + 1]; /* empty: no helper */
-        const char *component;             /* "sandbox", "mcp", "proxy"; static */
+        const char *component;             /* "sandbox", "mcp", "proxy", "publish"; static */
         bool reported;                     /* records and sha256 came */
         uint64_t records;
         char sha256[GLOVE_SHA256_HEX_CHARS + 1];
@@ -300,7 +300,7 @@ struct glove_audit_helper {
 
 /* A report is one message of src/basic/frame-util.h's framing,
  * FRAME_HELPER_REPORT, on a SOCK_SEQPACKET socket: run, component (one of
- * "sandbox", "proxy", "mcp"), records and SHA-256, at fixed widths
+ * "sandbox", "proxy", "publish", "mcp"), records and SHA-256, at fixed widths
  * (src/audit/audit-helper.c). _write() sends |h| (reported); _read_all()
  * reads to the end and decodes at most |max| reports into |v| (|*ret_n|
  * of them): -EBADMSG for anything malformed, an unknown component or more

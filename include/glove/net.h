@@ -33,7 +33,8 @@ const uint8_t *glove_net_addr_embedded_v4(const uint8_t *addr);
 /* The proxy process's main loop (src/net/net-proxy.c), for the sandbox to
  * run in the process it forks for it (src/sandbox/sandbox-net.c): takes
  * connections from the helper over |chan_fd| and relays those the allow
- * list admits, each decision an audit record, until |stop_fd| is readable
+ * list admits, and the connections to published ports, each decision an
+ * audit record, until |stop_fd| is readable
  * (the session ended); connections still open then end, each recorded.
  * Returns 0, or -errno when its event loop failed. */
 struct glove_net_proxy_config {
@@ -42,7 +43,18 @@ struct glove_net_proxy_config {
         const char *token;
         const struct glove_net_dest *allow;
         size_t n_allow;
+        /* published ports (docs/network.md): |publish_fds| are listening
+         * sockets on the host's 127.0.0.1, one per entry of |publish|; their
+         * connections are relayed to the sandbox's 127.0.0.1:port through a
+         * socket the helper makes in the sandbox's namespace on request
+         * (FRAME_SOCKET_REQUEST over |chan_fd|). The proxy owns the fds. */
+        const struct glove_net_publish *publish;
+        const int *publish_fds;
+        size_t n_publish;
         struct glove_audit *audit;      /* may be NULL */
+        /* its records' component: "proxy" in proxy mode, "publish" for a
+         * loopback-mode session's published ports alone */
+        const char *component;
         const char *session_run;        /* the session's run id, for the records; may be NULL */
         /* what the user must read while it serves (its audit log failing):
          * the caller prints it or carries it on; may be NULL */

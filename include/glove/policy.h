@@ -95,6 +95,15 @@ void glove_net_dest_format(const struct glove_net_dest *d, char buf[GLOVE_NET_DE
  * suffix, or the same address. A name never matches an address. */
 bool glove_net_allow_match(const struct glove_net_dest *entry, const struct glove_net_dest *req);
 
+/* A port the user publishes (docs/network.md, "Published ports"): a
+ * listener on the host's 127.0.0.1:host_port whose connections are relayed
+ * to 127.0.0.1:port inside the sandbox. */
+struct glove_net_publish {
+        uint16_t host_port;
+        uint16_t port;
+};
+#define GLOVE_NET_PUBLISH_MAX 16
+
 struct glove_env_set {
         char *name;
         char *value;
@@ -132,6 +141,8 @@ struct glove_policy {
         uint64_t transcript_tail; /* audit.transcript_tail: bytes of output tail in the receipt, 0 for none */
         struct glove_net_dest *net_allow; /* network.allow / --allow (proxy mode) */
         size_t n_net_allow;
+        struct glove_net_publish *net_publish; /* network.publish / --publish (loopback and proxy modes) */
+        size_t n_net_publish;
         /* resource limits (src/policy/policy-limits.c, src/sandbox/sandbox-cgroup.c); 0 for none */
         uint64_t memory_max;    /* limits.memory, bytes */
         uint64_t pids_max;      /* limits.pids: tasks in the sandbox, its init included */
@@ -254,6 +265,15 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret);
  * glove_net_dest_parse(), prefixed with the entry. */
 int glove_policy_add_net_allow(struct glove_policy *p, const char *entry, char *err, size_t errlen);
 
+/* Adds a published port; a host port published twice, a port of 0 or past
+ * GLOVE_NET_PUBLISH_MAX entries is an error (said in |err|, without a
+ * location). */
+int glove_policy_add_net_publish(struct glove_policy *p, uint32_t host_port, uint32_t port, char *err,
+                                 size_t errlen);
+/* --publish's argument: "PORT" (the same on both sides) or
+ * "HOST_PORT:PORT", decimal 1..65535 without leading zeros. */
+int glove_policy_add_net_publish_arg(struct glove_policy *p, const char *arg, char *err, size_t errlen);
+
 /* The effective policy's network section holds together: allow entries
- * only in proxy mode. */
+ * only in proxy mode, published ports not offline. */
 int glove_policy_check_net(const struct glove_policy *p, char *err, size_t errlen);

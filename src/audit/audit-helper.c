@@ -39,7 +39,7 @@ static const struct frame_type report_types[] = {
         { FRAME_HELPER_REPORT, sizeof(struct helper_report_msg), 0 },
 };
 
-static const char *const helper_components[] = { "sandbox", "proxy", "mcp", NULL };
+static const char *const helper_components[] = { "sandbox", "proxy", "publish", "mcp", NULL };
 
 static const char *component_find(const char *s, size_t n) {
         for (size_t i = 0; helper_components[i]; i++)

@@ -3,8 +3,9 @@
 
 /* One framing for every channel between Glove's own processes (OpenBSD's
  * imsg): the sandbox's sync socket, a helper's channel (ready, stop,
- * error, audit report), a spawned sandbox's report, proxy mode's
- * connection channel and an MCP server's exec failure. A message is a
+ * error, audit report), a spawned sandbox's report, the network helper's
+ * channel (proxy connections, published ports' sockets) and an MCP
+ * server's exec failure. A message is a
  * header {type, len} and exactly |len| bytes of payload, sent as one
  * datagram of a SOCK_SEQPACKET socket, so one receive is one message.
  *
@@ -45,6 +46,9 @@ enum {
         FRAME_EXEC_FAILED,     /* a forked child -> parent: execve's errno, int32_t */
         FRAME_WARNING,         /* helper -> parent: what the user must read, struct frame_warning */
         FRAME_CONNECTION,      /* glove-net -> glove-proxy: an accepted connection; empty, 1 descriptor */
+        FRAME_SOCKET_REQUEST,  /* glove-proxy -> glove-net: a published port's connection wants a socket; empty */
+        FRAME_SOCKET,          /* glove-net -> glove-proxy: the answer, int32_t errno (0: 1 descriptor, an
+                                * unconnected TCP socket of the sandbox's network namespace) */
         FRAME_TYPE_SYNC_BASE = 0x100,
 };
 

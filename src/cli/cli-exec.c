@@ -64,6 +64,9 @@ static void help(FILE *f, bool run) {
                 "  --net MODE             offline (default), loopback, or proxy (docs/network.md)\n"
                 "  --allow HOST:PORT      proxy mode: let the agent reach HOST:PORT through the\n"
                 "                         audited proxy (\"*.example.com:443\" for names below)\n"
+                "  --publish [HOST_PORT:]PORT  relay the host's 127.0.0.1:HOST_PORT (default PORT)\n"
+                "                         to 127.0.0.1:PORT inside (a dev server, an OAuth\n"
+                "                         callback); --net loopback or proxy (docs/network.md)\n"
                 "  --hostname NAME        host name inside (default glove)\n"
                 "  --uid-when-root UID[:GID]  host identity of the agent when glove runs as root\n"
                 "                         (default \"allocated\": a uid and gid of the run's own,\n"
@@ -129,6 +132,7 @@ enum {
         OPT_REQUIRE_CGROUP,
         OPT_RO_IF_EXISTS,
         OPT_RW_IF_EXISTS,
+        OPT_PUBLISH,
 };
 
 static const struct option options[] = {
@@ -158,6 +162,7 @@ static const struct option options[] = {
         { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
         { "transcript-tail", required_argument, NULL, OPT_TRANSCRIPT_TAIL },
         { "allow", required_argument, NULL, OPT_ALLOW },
+        { "publish", required_argument, NULL, OPT_PUBLISH },
         { "memory", required_argument, NULL, OPT_MEMORY },
         { "pids", required_argument, NULL, OPT_PIDS },
         { "cpu", required_argument, NULL, OPT_CPU },
@@ -276,6 +281,14 @@ static int apply_flag(struct glove_policy *p, const struct glove_policy_context 
                 r = glove_policy_add_net_allow(p, arg, inner, sizeof(inner));
                 if (r < 0 && r != -ENOMEM)
                         (void) snprintf(err, errlen, "--allow %.500s", inner);
+                return r;
+        }
+        case OPT_PUBLISH: {
+                char inner[512] = "";
+
+                r = glove_policy_add_net_publish_arg(p, arg, inner, sizeof(inner));
+                if (r < 0 && r != -ENOMEM)
+                        (void) snprintf(err, errlen, "--publish %.500s", inner);
                 return r;
         }
         case OPT_REQUIRE_CGROUP:

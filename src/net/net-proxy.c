@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The egress proxy: a host process of Glove's, one per proxy-mode session.
+/* The egress proxy: a host process of Glove's, one per proxy-mode session
+ * (and per session that publishes ports: below).
  * Connections the agent makes to 127.0.0.1:3128 inside the sandbox arrive
  * here as descriptors over |chan_fd| (the sandbox's helper accepts them).
  * Each must send one HTTP/1.1 request head: CONNECT host:port, or an
@@ -7,7 +8,15 @@
  * and an address that is not internal (unless that literal address is
  * listed); then the proxy connects and relays with splice() until both
  * sides are done or the connection idles out. Every decision and every
- * closed connection is an audit record. One thread, one epoll loop. */
+ * closed connection is an audit record. One thread, one epoll loop.
+ *
+ * Published ports (network.publish) ride on the same loop and relay: the
+ * supervisor binds their listeners on the host's 127.0.0.1 and hands them
+ * over; for each accepted connection the proxy asks the helper for a TCP
+ * socket of the sandbox's network namespace (FRAME_SOCKET_REQUEST; the
+ * helper answers with an unconnected socket, nothing else), connects it to
+ * 127.0.0.1:port, which is the sandbox's own loopback since a socket keeps
+ * the namespace it was made in, and relays. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,13 +58,14 @@
 #define LINGER_BYTES (1 << 20)
 #define PENDING_MAX (NET_HEADER_MAX + 64) /* a rewritten head, or what net_stream_feed() passes at once */
 
-enum conn_state { ST_HEAD, ST_CONNECTING, ST_RELAY, ST_CLOSING };
+enum conn_state { ST_HEAD, ST_SOCKET, ST_CONNECTING, ST_RELAY, ST_CLOSING };
+/* ST_SOCKET: a published port's connection waits for the helper's socket */
 
 struct conn;
 
 struct side {
-        struct conn *c; /* NULL: the channel or the stop descriptor */
-        int which;      /* 0 client, 1 upstream; for NULL: 0 channel, 1 stop */
+        struct conn *c; /* NULL: the channel, the stop descriptor or a published port's listener */
+        int which;      /* 0 client, 1 upstream; for NULL: 0 channel, 1 stop, 2 + i listener i */
 };
 
 struct dir {
@@ -95,6 +105,8 @@ struct conn {
         char method[17];
         char subject[GLOVE_NET_DEST_MAX];
         char address[INET6_ADDRSTRLEN + 8];
+        const struct glove_net_publish *publish; /* a published port's connection, else NULL */
+        char peer[INET6_ADDRSTRLEN + 8];         /* ... and who connected, on the host */
 };
 
 struct proxy {
@@ -116,6 +128,11 @@ struct proxy {
                 uint8_t addr[16];
         } host_addrs[MAX_HOST_ADDRS];
         size_t n_host_addrs;
+        struct side pub_sides[GLOVE_NET_PUBLISH_MAX];
+        /* the published connections waiting for a socket, oldest first:
+         * the helper answers requests in order */
+        uint64_t waiting[MAX_CONNS];
+        size_t wait_head, n_waiting;
 };
 
 static uint64_t now_ms(void) {
@@ -134,6 +151,11 @@ static void record_rule(struct proxy *px, struct conn *c, const char *rule, cons
         if (extra) {
                 if (px->cfg->session_run)
                         (void) json_object_set_new(extra, "session_run", json_string(px->cfg->session_run));
+                if (c && c->publish) {
+                        (void) json_object_set_new(extra, "peer", json_string(c->peer));
+                        (void) json_object_set_new(extra, "host_port", json_integer(c->publish->host_port));
+                        (void) json_object_set_new(extra, "port", json_integer(c->publish->port));
+                }
                 if (c) {
                         (void) json_object_set_new(extra, "conn", json_integer((json_int_t) c->id));
                         if (c->method[0])
@@ -143,7 +165,7 @@ static void record_rule(struct proxy *px, struct conn *c, const char *rule, cons
                 }
         }
         r = glove_audit_append(px->cfg->audit, &(struct glove_audit_event) {
-                .component = "proxy",
+                .component = c && c->publish ? "publish" : px->cfg->component ? px->cfg->component : "proxy",
                 .event = event,
                 .decision = decision,
                 .rule = rule ? rule : c ? c->rule : NULL,
@@ -474,9 +496,27 @@ static bool resolve(struct proxy *px, struct conn *c, const struct glove_net_des
 static void start_connect(struct proxy *px, struct conn *c);
 static void connected(struct proxy *px, struct conn *c);
 
+static void publish_deny(struct proxy *px, struct conn *c, const char *reason) {
+        record(px, c, "publish", "deny", reason, NULL);
+        conn_free(px, c, "denied");
+}
+
 static void connect_failed(struct proxy *px, struct conn *c, int error) {
         char msg[512];
 
+        if (c->publish) {
+                c->rule = "network.publish";
+                if (error == ECONNREFUSED)
+                        (void) snprintf(msg, sizeof(msg),
+                                        "refused: nothing listens on 127.0.0.1:%u inside the sandbox",
+                                        (unsigned) c->publish->port);
+                else
+                        (void) snprintf(msg, sizeof(msg), "cannot connect to 127.0.0.1:%u inside the sandbox: %s",
+                                        (unsigned) c->publish->port,
+                                        error == ETIMEDOUT ? "timed out" : strerror(error));
+                publish_deny(px, c, msg);
+                return;
+        }
         c->rule = "upstream";
 
         c->ufd = ep_close(px, c->ufd);
@@ -611,7 +651,28 @@ static void connected(struct proxy *px, struct conn *c) {
                 return;
         }
         if (make_pipe(&c->up) < 0 || make_pipe(&c->down) < 0) {
-                deny(px, c, "503 Service Unavailable", NULL, "out of descriptors");
+                if (c->publish)
+                        publish_deny(px, c, "out of descriptors");
+                else
+                        deny(px, c, "503 Service Unavailable", NULL, "out of descriptors");
+                return;
+        }
+        if (c->publish) {
+                char msg[128];
+
+                /* the decision is on record before a byte moves */
+                (void) snprintf(msg, sizeof(msg), "published port: relayed to 127.0.0.1:%u inside the sandbox",
+                                (unsigned) c->publish->port);
+                record(px, c, "publish", "allow", msg, NULL);
+                if (px->audit_broken) {
+                        conn_free(px, c, "audit_failed");
+                        return;
+                }
+                c->allowed = true;
+                c->start_ms = now_ms();
+                c->st = ST_RELAY;
+                c->deadline_ms = now_ms() + IDLE_TIMEOUT_MS;
+                relay_update(px, c);
                 return;
         }
         /* the decision is on record before a byte moves */
@@ -909,6 +970,7 @@ static void on_event(struct proxy *px, struct side *s, uint32_t events) {
         case ST_CLOSING:
                 on_closing(px, c);
                 break;
+        case ST_SOCKET: /* its client is not watched until it relays */
         default:
                 break;
         }
@@ -928,6 +990,9 @@ static void expire(struct proxy *px, uint64_t t) {
                 case ST_CONNECTING:
                         connect_failed(px, c, ETIMEDOUT);
                         break;
+                case ST_SOCKET:
+                        publish_deny(px, c, "the sandbox's network helper gave no socket within 10 s");
+                        break;
                 case ST_CLOSING:
                         conn_free(px, c, "denied");
                         break;
@@ -939,18 +1004,171 @@ static void expire(struct proxy *px, uint64_t t) {
         }
 }
 
-/* The helper's messages: one accepted connection each
- * (src/basic/frame-util.h). */
+/* ---- published ports ---- */
+
+static struct conn *publish_waiter_pop(struct proxy *px) {
+        while (px->n_waiting > 0) {
+                uint64_t id = px->waiting[px->wait_head];
+
+                px->wait_head = (px->wait_head + 1) % MAX_CONNS;
+                px->n_waiting--;
+                for (struct conn *c = px->conns; c; c = c->next)
+                        if (c->id == id)
+                                return c->st == ST_SOCKET ? c : NULL;
+                return NULL; /* it went meanwhile: the socket is closed */
+        }
+        return NULL;
+}
+
+/* The helper's answer: |fd| must be an unconnected TCP socket; the helper
+ * runs inside the sandbox, so nothing it sends is trusted further than
+ * that. The socket connects to the sandbox's 127.0.0.1:port. */
+static void publish_socket(struct proxy *px, struct conn *c, int fd, int32_t error) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(c->publish->port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct sockaddr_storage peer;
+        socklen_t peer_len = sizeof(peer);
+        int domain = 0, type = 0, proto = 0, fl;
+        socklen_t l1 = sizeof(domain), l2 = sizeof(type), l3 = sizeof(proto);
+        char msg[256];
+
+        if (fd < 0) {
+                (void) snprintf(msg, sizeof(msg), "the sandbox's network helper cannot make a socket: %s",
+                                strerror(error > 0 ? error : EPROTO));
+                publish_deny(px, c, msg);
+                return;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l1) < 0 || domain != AF_INET ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l2) < 0 || type != SOCK_STREAM ||
+            getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l3) < 0 || proto != IPPROTO_TCP ||
+            getpeername(fd, (struct sockaddr *) &peer, &peer_len) == 0 || errno != ENOTCONN ||
+            (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+                safe_close(fd);
+                publish_deny(px, c, "the sandbox's network helper sent something other than a fresh TCP socket");
+                return;
+        }
+        c->ufd = fd;
+        c->uev = UINT32_MAX;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+        if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+                connect_failed(px, c, errno);
+                return;
+        }
+        c->st = ST_CONNECTING;
+        c->deadline_ms = now_ms() + CONNECT_TIMEOUT_MS;
+        ep_set(px, c->cfd, &c->cs, &c->cev, 0);
+        ep_set(px, c->ufd, &c->us, &c->uev, EPOLLOUT);
+        if (poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, 0) == 1)
+                connected(px, c);
+}
+
+/* Refusals over the cap are recorded at most once a second, with how many
+ * were not (as the proxy's own). */
+static void publish_capped(struct proxy *px, int fd, const struct glove_net_publish *pub,
+                           const struct sockaddr_storage *peer, const char *reason) {
+        uint64_t t = now_ms();
+
+        safe_close(fd);
+        if (px->suppressed_log_ms && t - px->suppressed_log_ms < 1000) {
+                px->suppressed++;
+                return;
+        }
+        {
+                struct conn c = { .publish = pub, .rule = "proxy limits" };
+
+                (void) snprintf(c.subject, sizeof(c.subject), "127.0.0.1:%u", (unsigned) pub->port);
+                addr_text(peer, c.peer, sizeof(c.peer));
+                record(px, &c, "publish", "deny", reason,
+                       json_pack("{s:I}", "unrecorded_before", (json_int_t) px->suppressed));
+        }
+        px->suppressed = 0;
+        px->suppressed_log_ms = t;
+}
+
+static void on_publish(struct proxy *px, size_t i) {
+        const struct glove_net_publish *pub = &px->cfg->publish[i];
+
+        for (;;) {
+                struct sockaddr_storage ss;
+                socklen_t len = sizeof(ss);
+                struct conn *c;
+                int fd = accept4(px->cfg->publish_fds[i], (struct sockaddr *) &ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+                if (fd < 0)
+                        return; /* EAGAIN, or out of descriptors: the next event retries */
+                if (px->audit_broken) {
+                        safe_close(fd); /* nothing more is allowed */
+                        continue;
+                }
+                if (px->n_conns >= MAX_CONNS || px->n_waiting >= MAX_CONNS) {
+                        publish_capped(px, fd, pub, &ss, "too many connections at once (at most 128)");
+                        continue;
+                }
+                c = calloc(1, sizeof(*c));
+                if (!c) {
+                        safe_close(fd);
+                        continue;
+                }
+                (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+                c->id = ++px->next_id;
+                c->publish = pub;
+                c->rule = "network.publish";
+                addr_text(&ss, c->peer, sizeof(c->peer));
+                (void) snprintf(c->subject, sizeof(c->subject), "127.0.0.1:%u", (unsigned) pub->port);
+                c->cfd = fd;
+                c->ufd = -EBADF;
+                c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -EBADF;
+                c->cs = (struct side) { c, 0 };
+                c->us = (struct side) { c, 1 };
+                c->cev = c->uev = UINT32_MAX;
+                c->st = ST_SOCKET;
+                c->start_ms = now_ms();
+                c->deadline_ms = c->start_ms + CONNECT_TIMEOUT_MS;
+                c->next = px->conns;
+                if (px->conns)
+                        px->conns->prev = c;
+                px->conns = c;
+                px->n_conns++;
+                if (!px->chan_open ||
+                    frame_send(px->cfg->chan_fd, FRAME_SOCKET_REQUEST, NULL, 0, NULL, 0) < 0) {
+                        publish_deny(px, c, "the sandbox's network helper is gone");
+                        continue;
+                }
+                px->waiting[(px->wait_head + px->n_waiting) % MAX_CONNS] = c->id;
+                px->n_waiting++;
+        }
+}
+
+/* The helper's messages (src/basic/frame-util.h): one accepted connection
+ * each, or a socket a published port's connection asked for. */
 static const struct frame_type chan_types[] = {
         { FRAME_CONNECTION, 0, 1 },
+        { FRAME_SOCKET, sizeof(int32_t), 1 },
 };
+
+static void chan_gone(struct proxy *px) {
+        struct conn *c;
+
+        (void) epoll_ctl(px->ep, EPOLL_CTL_DEL, px->cfg->chan_fd, NULL);
+        px->chan_open = false;
+        record(px, NULL, "listener_gone", "info",
+               px->cfg->component && strcmp(px->cfg->component, "publish") == 0
+                       ? "the sandbox's network helper is gone; no new connections"
+                       : "the sandbox's listener is gone; no new connections",
+               NULL);
+        while ((c = publish_waiter_pop(px)) || px->n_waiting > 0)
+                if (c)
+                        publish_deny(px, c, "the sandbox's network helper is gone");
+}
 
 static void on_chan(struct proxy *px) {
         for (;;) {
                 size_t n_fds = 0;
+                int32_t error = 0;
                 int fd = -EBADF, r;
 
-                r = frame_recv(px->cfg->chan_fd, chan_types, ELEMENTSOF(chan_types), NULL, 0, &fd, 1, &n_fds);
+                r = frame_recv(px->cfg->chan_fd, chan_types, ELEMENTSOF(chan_types), &error, sizeof(error), &fd, 1,
+                               &n_fds);
                 if (r == -EAGAIN)
                         return;
                 if (r == -EBADMSG)
@@ -958,11 +1176,25 @@ static void on_chan(struct proxy *px) {
                 if (r < 0) {
                         /* the helper is gone (killed, or the sandbox ended): no
                          * new connections; the open ones go on */
-                        (void) epoll_ctl(px->ep, EPOLL_CTL_DEL, px->cfg->chan_fd, NULL);
-                        px->chan_open = false;
-                        record(px, NULL, "listener_gone", "info",
-                               "the sandbox's listener is gone; no new connections", NULL);
+                        chan_gone(px);
                         return;
+                }
+                if (r == FRAME_SOCKET) {
+                        struct conn *c;
+
+                        if (px->n_waiting == 0) {
+                                /* unasked for: the helper is not ours any more */
+                                safe_close(fd);
+                                chan_gone(px);
+                                return;
+                        }
+                        c = publish_waiter_pop(px);
+                        if (!c) {
+                                safe_close(fd);
+                                continue;
+                        }
+                        publish_socket(px, c, n_fds == 1 ? fd : -EBADF, error);
+                        continue;
                 }
                 if (n_fds == 1)
                         new_conn(px, fd);
@@ -1008,6 +1240,14 @@ int glove_net_proxy_run(const struct glove_net_proxy_config *cfg) {
                 return negative_errno();
         px.chan_side = (struct side) { NULL, 0 };
         px.stop_side = (struct side) { NULL, 1 };
+        for (size_t i = 0; i < cfg->n_publish && i < GLOVE_NET_PUBLISH_MAX; i++) {
+                px.pub_sides[i] = (struct side) { NULL, 2 + (int) i };
+                if (epoll_ctl(px.ep, EPOLL_CTL_ADD, cfg->publish_fds[i],
+                              &(struct epoll_event) { .events = EPOLLIN, .data.ptr = &px.pub_sides[i] }) < 0) {
+                        r = negative_errno();
+                        goto done;
+                }
+        }
         /* the channel is read until it has nothing more (on_chan) */
         if (fcntl(cfg->chan_fd, F_SETFL, fcntl(cfg->chan_fd, F_GETFL) | O_NONBLOCK) < 0 ||
             epoll_ctl(px.ep, EPOLL_CTL_ADD, cfg->chan_fd, &(struct epoll_event) { .events = EPOLLIN, .data.ptr = &px.chan_side }) < 0 ||
@@ -1038,7 +1278,10 @@ int glove_net_proxy_run(const struct glove_net_proxy_config *cfg) {
                         if (!s->c) {
                                 if (s->which == 1)
                                         goto done;
-                                on_chan(&px);
+                                if (s->which >= 2)
+                                        on_publish(&px, (size_t) (s->which - 2));
+                                else
+                                        on_chan(&px);
                                 continue;
                         }
                         if (!s->c->dead)
@@ -1050,6 +1293,9 @@ int glove_net_proxy_run(const struct glove_net_proxy_config *cfg) {
 done:
         while (px.conns)
                 conn_free(&px, px.conns, "session_end");
+        /* the host's ports close with the session, not with the process */
+        for (size_t i = 0; i < cfg->n_publish; i++)
+                (void) close(cfg->publish_fds[i]);
         reap_dead(&px);
         safe_close(px.ep);
         return r;

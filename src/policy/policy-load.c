@@ -69,6 +69,45 @@ static int check_net_allow(void *target, const json_t *v, const struct jpath *at
         return 0;
 }
 
+/* network.publish: mode "loopback" or "proxy", which the document itself
+ * must say, as for network.allow */
+static int check_net_publish(void *target, const json_t *v, const struct jpath *at, char *err, size_t errlen) {
+        const struct glove_policy *p = target;
+
+        if (json_is_array(v) && json_array_size(v) > 0 && p->net == GLOVE_NET_OFFLINE)
+                return policy_error(err, errlen, EINVAL, at->s,
+                                    "needs \"mode\": \"loopback\" or \"proxy\" (offline has no inet sockets)");
+        return 0;
+}
+
+struct publish_entry {
+        uint64_t host_port, port;
+};
+
+static const struct policy_field publish_fields[] = {
+        { .key = "host_port", .type = POLICY_FIELD_COUNT, .lo = 1, .hi = 65535,
+          .offset = offsetof(struct publish_entry, host_port) },
+        { .key = "port", .type = POLICY_FIELD_COUNT, .required = true, .lo = 1, .hi = 65535,
+          .offset = offsetof(struct publish_entry, port) },
+        {},
+};
+
+/* An entry of network.publish: {"host_port": 8080, "port": 3000}; without
+ * host_port, the same port on both sides. */
+static int load_publish(void *target, const void *ctx, const json_t *v, const struct jpath *at, char *err,
+                        size_t errlen) {
+        struct publish_entry e = {};
+        int r;
+
+        r = policy_load_fields(v, at, publish_fields, &e, ctx, err, errlen);
+        if (r < 0)
+                return r;
+        if (e.host_port == 0)
+                e.host_port = e.port;
+        r = glove_policy_add_net_publish(target, (uint32_t) e.host_port, (uint32_t) e.port, err, errlen);
+        return policy_relocate(r, at, err, errlen);
+}
+
 const struct policy_field policy_network_fields[] = {
         { .key = "mode", .type = POLICY_FIELD_STRING, .store = store_net_mode, .store_locates = true },
         { .key = "allow",
@@ -76,6 +115,11 @@ const struct policy_field policy_network_fields[] = {
           .max = GLOVE_POLICY_MAX_ENTRIES,
           .check_before = check_net_allow,
           .store = store_net_allow },
+        { .key = "publish",
+          .type = POLICY_FIELD_ARRAY,
+          .max = GLOVE_NET_PUBLISH_MAX,
+          .check_before = check_net_publish,
+          .load = load_publish },
         {},
 };
 

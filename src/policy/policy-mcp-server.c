@@ -206,6 +206,13 @@ static int load_sandbox(struct glove_mcp_server *s, const json_t *v, const struc
         r = policy_walk_fields(v, at, sandbox_fields, p, ctx, err, errlen);
         if (r < 0)
                 return r;
+        if (p->n_net_publish > 0) {
+                struct jpath jn = policy_jp_key(at, "network"), jp = policy_jp_key(&jn, "publish");
+
+                /* the agent's session publishes; a server is reached through the gateway */
+                return policy_error(err, errlen, EINVAL, jp.s, "applies only to the agent's own sandbox, not to an "
+                                                               "MCP server's");
+        }
         /* what the server's entry says of its environment and working
          * directory, as the sandbox's own (checked already: only running
          * out of memory can fail) */

@@ -279,7 +279,84 @@ int glove_policy_add_net_allow(struct glove_policy *p, const char *entry, char *
         return 0;
 }
 
+int glove_policy_add_net_publish(struct glove_policy *p, uint32_t host_port, uint32_t port, char *err,
+                                 size_t errlen) {
+        struct glove_net_publish *nv;
+
+        if (host_port < 1 || host_port > 65535 || port < 1 || port > 65535) {
+                if (err && errlen > 0)
+                        (void) snprintf(err, errlen, "ports are 1 to 65535");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < p->n_net_publish; i++)
+                if (p->net_publish[i].host_port == host_port) {
+                        if (p->net_publish[i].port == port)
+                                return 0;
+                        if (err && errlen > 0)
+                                (void) snprintf(err, errlen, "host port %u is already published (to port %u inside)",
+                                                (unsigned) host_port, (unsigned) p->net_publish[i].port);
+                        return -EINVAL;
+                }
+        if (p->n_net_publish >= GLOVE_NET_PUBLISH_MAX) {
+                if (err && errlen > 0)
+                        (void) snprintf(err, errlen, "more than %d published ports", GLOVE_NET_PUBLISH_MAX);
+                return -E2BIG;
+        }
+        nv = reallocarray(p->net_publish, p->n_net_publish + 1, sizeof(*nv));
+        if (!nv)
+                return -ENOMEM;
+        nv[p->n_net_publish++] = (struct glove_net_publish) { .host_port = (uint16_t) host_port,
+                                                              .port = (uint16_t) port };
+        p->net_publish = nv;
+        return 0;
+}
+
+/* A port as --publish writes it: 1..65535, decimal, no leading zero. */
+static int publish_port(const char *s, size_t n, uint32_t *ret) {
+        uint32_t v = 0;
+
+        if (n == 0 || n > 5 || s[0] == '0')
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint32_t) (s[i] - '0');
+        }
+        if (v > 65535)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int glove_policy_add_net_publish_arg(struct glove_policy *p, const char *arg, char *err, size_t errlen) {
+        const char *colon = strchr(arg, ':');
+        uint32_t host_port, port;
+
+        if (colon ? publish_port(arg, (size_t) (colon - arg), &host_port) < 0 ||
+                            publish_port(colon + 1, strlen(colon + 1), &port) < 0
+                  : publish_port(arg, strlen(arg), &port) < 0) {
+                if (err && errlen > 0)
+                        (void) snprintf(err, errlen,
+                                        "\"%.64s\" is not PORT or HOST_PORT:PORT (ports 1 to 65535, e.g. 1455 or "
+                                        "8080:3000)",
+                                        arg);
+                return -EINVAL;
+        }
+        if (!colon)
+                host_port = port;
+        return glove_policy_add_net_publish(p, host_port, port, err, errlen);
+}
+
 int glove_policy_check_net(const struct glove_policy *p, char *err, size_t errlen) {
+        if (p->n_net_publish > 0 && p->net == GLOVE_NET_OFFLINE) {
+                if (err && errlen > 0)
+                        (void) snprintf(err, errlen,
+                                        "network.publish (or --publish) publishes %zu port%s, but the network mode is "
+                                        "\"offline\", where the sandbox has no inet sockets: publishing needs mode "
+                                        "\"loopback\" or \"proxy\" (--net loopback)",
+                                        p->n_net_publish, p->n_net_publish == 1 ? "" : "s");
+                return -EINVAL;
+        }
         if (p->n_net_allow > 0 && p->net != GLOVE_NET_PROXY) {
                 if (err && errlen > 0)
                         (void) snprintf(err, errlen,

@@ -135,6 +135,7 @@ void glove_policy_free(struct glove_policy *p) {
         }
         free(p->env_set);
         free(p->net_allow);
+        free(p->net_publish);
         free(p->cwd);
         free(p->hostname);
         free(p->source);
@@ -599,6 +600,19 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                 allow = (json_decref(allow), NULL);
                 }
                 if (!allow || json_object_set_new(json_object_get(doc, "network"), "allow", allow) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
+        }
+        if (p->n_net_publish > 0) {
+                json_t *pub = json_array();
+
+                for (size_t i = 0; pub && i < p->n_net_publish; i++)
+                        if (json_array_append_new(pub, json_pack("{s:i,s:i}", "host_port",
+                                                                 (int) p->net_publish[i].host_port, "port",
+                                                                 (int) p->net_publish[i].port)) < 0)
+                                pub = (json_decref(pub), NULL);
+                if (!pub || json_object_set_new(json_object_get(doc, "network"), "publish", pub) < 0) {
                         json_decref(doc);
                         return -ENOMEM;
                 }

@@ -313,9 +313,12 @@ static int record_env(const struct plan *plan, const struct glove_sandbox_option
 
 static int record_network(const struct plan *plan, struct glove_audit *a) {
         bool offline = plan->policy->net == GLOVE_NET_OFFLINE, proxy = plan->policy->net == GLOVE_NET_PROXY;
-        _cleanup_json_ json_t *extra = proxy ? net_audit_extra(plan) : NULL;
+        _cleanup_json_ json_t *extra = proxy ? net_audit_extra(plan)
+                                       : plan->policy->n_net_publish > 0 ? json_object() : NULL;
 
-        if (proxy && !extra)
+        if ((proxy || plan->policy->n_net_publish > 0) && !extra)
+                return -ENOMEM;
+        if (plan->policy->n_net_publish > 0 && json_object_set_new(extra, "publish", net_publish_extra(plan)) < 0)
                 return -ENOMEM;
         return append(a, &(struct glove_audit_event) {
                 .component = "sandbox",

@@ -288,10 +288,12 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd);
 /* sandbox-init.c: steps 5-7, PID 1 of the sandbox. Never returns. */
 _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd);
 
-/* sandbox-net.c: proxy mode. The supervisor starts the proxy process
- * after the setup decisions are recorded and before the clone (a proxy
- * that cannot start means no sandbox); it sets plan->net_fd and the
- * agent's proxy variables. Init starts the helper before the agent. */
+/* sandbox-net.c: proxy mode and published ports. The supervisor binds the
+ * published ports' listeners and starts the proxy process after the setup
+ * decisions are recorded and before the clone (a port in use or a proxy
+ * that cannot start means no sandbox); it sets plan->net_fd and, in proxy
+ * mode, the agent's proxy variables. Init starts the helper before the
+ * agent. */
 struct net_proxy_proc {
         struct glove_helper proc;         /* the proxy (glove/helper.h) */
         int chan_fd;                      /* the sandbox's end until the clone */
@@ -309,6 +311,8 @@ int net_helper_start(const struct plan *plan, char *detail, size_t len);
 /* The network record's extra members in proxy mode (allow list, listener,
  * the variables set); NULL when out of memory. */
 json_t *net_audit_extra(const struct plan *plan);
+/* The published ports as "HOST_PORT:PORT" strings; NULL when out of memory. */
+json_t *net_publish_extra(const struct plan *plan);
 
 /* sync channel */
 int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds);

@@ -11,11 +11,21 @@
  *               agent's own descriptors above the sync socket are closed).
  *
  * The agent gets the proxy's URL, with the run's token as the password, in
- * the variables common tools read. */
+ * the variables common tools read.
+ *
+ * Published ports (network.publish, loopback or proxy mode) use the same
+ * two processes: the supervisor binds each listener on the host's
+ * 127.0.0.1 before the clone (a port in use is an error before anything
+ * runs) and hands them to the proxy; the helper answers each of the
+ * proxy's requests with one fresh TCP socket of the sandbox's namespace,
+ * which the proxy connects to the published port inside. In loopback mode
+ * the pair runs for the published ports alone: no listener on 3128, no
+ * proxy variables. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,14 +139,29 @@ struct proxy_args {
         int chan;
         const char *token;
         const char *session_run;
+        int publish_fds[GLOVE_NET_PUBLISH_MAX];
+        size_t n_publish;
 };
 
+static int int_cmp(const void *a, const void *b) {
+        int x = *(const int *) a, y = *(const int *) b;
+
+        return x < y ? -1 : x > y;
+}
+
 /* In the proxy, before its audit log: nothing of the supervisor's but
- * its two channels. */
+ * its two channels and the published ports' listeners. */
 static int proxy_setup(struct glove_helper_child *c) {
         const struct proxy_args *a = c->userdata;
-        int keep[2] = { a->chan < c->fd ? a->chan : c->fd, a->chan < c->fd ? c->fd : a->chan };
+        int keep[2 + GLOVE_NET_PUBLISH_MAX];
+        size_t n_keep = 0;
         int null;
+
+        keep[n_keep++] = a->chan;
+        keep[n_keep++] = c->fd;
+        for (size_t i = 0; i < a->n_publish; i++)
+                keep[n_keep++] = a->publish_fds[i];
+        qsort(keep, n_keep, sizeof(int), int_cmp);
 
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* the terminal's signals are the agent's; the supervisor ends us */
@@ -144,7 +169,7 @@ static int proxy_setup(struct glove_helper_child *c) {
         (void) signal(SIGQUIT, SIG_IGN);
         (void) signal(SIGHUP, SIG_IGN);
         (void) signal(SIGTSTP, SIG_IGN);
-        close_all_but(keep, ELEMENTSOF(keep));
+        close_all_but(keep, n_keep);
         /* the agent's stdin and stdout are not the proxy's business */
         null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0) {
@@ -185,10 +210,72 @@ static int proxy_run(struct glove_helper_child *c) {
                 .token = a->token,
                 .allow = plan->policy->net_allow,
                 .n_allow = plan->policy->n_net_allow,
+                .publish = plan->policy->net_publish,
+                .publish_fds = a->publish_fds,
+                .component = plan->policy->net == GLOVE_NET_PROXY ? "proxy" : "publish",
+                .n_publish = a->n_publish,
                 .audit = c->audit,
                 .session_run = a->session_run,
                 .warnings = c->warnings,
         });
+}
+
+static void close_publish(struct proxy_args *a) {
+        for (size_t i = 0; i < a->n_publish; i++)
+                a->publish_fds[i] = safe_close(a->publish_fds[i]);
+        a->n_publish = 0;
+}
+
+/* The published ports' listeners, on the host's 127.0.0.1 only; one that
+ * cannot be had (in use, or below 1024 without the right) is no run. */
+static int publish_listen(const struct plan *plan, struct proxy_args *a) {
+        const struct glove_policy *p = plan->policy;
+
+        for (size_t i = 0; i < p->n_net_publish && i < GLOVE_NET_PUBLISH_MAX; i++) {
+                unsigned hp = p->net_publish[i].host_port, port = p->net_publish[i].port;
+                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) hp),
+                                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
+
+                if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int) { 1 }, sizeof(int)) < 0 ||
+                    bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+                        r = negative_errno();
+                        safe_close(fd);
+                        close_publish(a);
+                        if (r == -EADDRINUSE)
+                                return glove_error_set(plan->error, r, "network",
+                                                       "Cannot publish the host's 127.0.0.1:%u (to port %u inside): "
+                                                       "it is in use (another program listens there); stop it, or "
+                                                       "choose another host port (--publish HOST_PORT:%u)",
+                                                       hp, port, port);
+                        if (r == -EACCES)
+                                return glove_error_set(plan->error, r, "network",
+                                                       "Cannot publish the host's 127.0.0.1:%u (to port %u inside): "
+                                                       "a privileged port; choose a host port from 1024 (--publish "
+                                                       "HOST_PORT:%u)",
+                                                       hp, port, port);
+                        return glove_error_set(plan->error, r, "network",
+                                               "Cannot publish the host's 127.0.0.1:%u (to port %u inside): %m", hp,
+                                               port);
+                }
+                a->publish_fds[a->n_publish++] = fd;
+        }
+        return 0;
+}
+
+/* The network record's "publish" member: "HOST_PORT:PORT" each. */
+json_t *net_publish_extra(const struct plan *plan) {
+        json_t *pub = json_array();
+
+        for (size_t i = 0; pub && i < plan->policy->n_net_publish; i++) {
+                char e[16];
+
+                (void) snprintf(e, sizeof(e), "%u:%u", (unsigned) plan->policy->net_publish[i].host_port,
+                                (unsigned) plan->policy->net_publish[i].port);
+                if (json_array_append_new(pub, json_string(e)) < 0)
+                        pub = (json_decref(pub), NULL);
+        }
+        return pub;
 }
 
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np) {
@@ -197,15 +284,31 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         char token[GLOVE_RUN_ID_CHARS + 1];
         struct proxy_args args = { .plan = plan, .token = token };
         struct glove_audit_options ao = {};
+        bool proxy = plan->policy->net == GLOVE_NET_PROXY;
+        char subject[GLOVE_NET_PUBLISH_MAX * 24 + 32] = "";
         int r;
 
         plan->net_fd = -EBADF;
         np->warnings = opts->warnings;
-        if (plan->policy->net != GLOVE_NET_PROXY)
+        if (!proxy && plan->policy->n_net_publish == 0)
                 return 0;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
-                return glove_error_set(plan->error, negative_errno(), "network",
-                                       "Cannot set up the network proxy's channel: %m");
+        if (proxy)
+                (void) snprintf(subject, sizeof(subject), "127.0.0.1:%u", (unsigned) GLOVE_NET_PROXY_PORT);
+        for (size_t i = 0; i < plan->policy->n_net_publish; i++) {
+                size_t l = strlen(subject);
+
+                (void) snprintf(subject + l, sizeof(subject) - l, "%s127.0.0.1:%u->%u", l ? "," : "",
+                                (unsigned) plan->policy->net_publish[i].host_port,
+                                (unsigned) plan->policy->net_publish[i].port);
+        }
+        r = publish_listen(plan, &args);
+        if (r < 0)
+                return r;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0) {
+                r = negative_errno();
+                close_publish(&args);
+                return glove_error_set(plan->error, r, "network", "Cannot set up the network proxy's channel: %m");
+        }
         if (opts->audit) {
                 /* its own run id in the audit log (the supervisor's choice:
                  * the session's receipt names it); the session's names it */
@@ -216,35 +319,43 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
                         .rotate_bytes = plan->policy->audit_rotate,
                 };
                 args.session_run = glove_audit_run_id(opts->audit);
-                extra = net_audit_extra(plan);
-                if (!extra)
+                extra = proxy ? net_audit_extra(plan) : json_object();
+                if (extra && plan->policy->n_net_publish > 0 &&
+                    json_object_set_new(extra, "publish", net_publish_extra(plan)) < 0)
+                        extra = (json_decref(extra), NULL);
+                if (!extra) {
+                        close_publish(&args);
                         return glove_error_set(plan->error, -ENOMEM, "network", "Out of memory");
+                }
         }
         glove_run_id_new(token); /* 128 random bits */
         args.chan = chan[0];
         r = glove_helper_start(&(const struct glove_helper_options) {
-                .what = "the network proxy",
+                .what = proxy ? "the network proxy" : "the published ports' relay",
                 .stage = "network",
                 .name = "glove-proxy",
                 .audit = opts->audit ? &ao : NULL,
-                .component = "proxy",
-                .start_event = "proxy_start",
-                .end_event = "proxy_end",
-                .start_reason = "proxy mode's egress proxy",
-                .failed_reason = "the proxy failed",
-                .subject = "127.0.0.1:3128",
+                .component = proxy ? "proxy" : "publish",
+                .start_event = proxy ? "proxy_start" : "publish_start",
+                .end_event = proxy ? "proxy_end" : "publish_end",
+                .start_reason = proxy ? "proxy mode's egress proxy" : "the published ports' relay",
+                .failed_reason = proxy ? "the proxy failed" : "the published ports' relay failed",
+                .subject = subject,
                 .session_run = args.session_run,
                 .start_extra = extra,
                 .setup = proxy_setup,
                 .run = proxy_run,
                 .userdata = &args,
         }, &np->proc, opts->warnings, plan->error);
+        /* the listeners are the proxy's alone: not the sandbox's, nor kept
+         * open here past the proxy's end */
+        close_publish(&args);
         if (r < 0) {
                 explicit_bzero(token, sizeof(token));
                 return r;
         }
         chan[0] = safe_close(chan[0]);
-        r = proxy_env(plan, token);
+        r = proxy ? proxy_env(plan, token) : 0;
         explicit_bzero(token, sizeof(token));
         if (r < 0)
                 return glove_error_set(plan->error, r, "network", "Out of memory");
@@ -283,7 +394,33 @@ int net_child_keep_fd(struct plan *plan, int sync_fd) {
         return sync_fd + 2;
 }
 
-/* In init, before the agent exists: the listener and the helper. */
+/* The proxy's requests: a socket for a published port's connection. */
+static const struct frame_type helper_types[] = {
+        { FRAME_SOCKET_REQUEST, 0, 0 },
+};
+
+/* One request of the proxy's: the answer is one fresh TCP socket of this
+ * namespace, unbound and unconnected, or why there is none. Returns <0
+ * when the proxy is gone or sent something else (fatal for the peer). */
+static int helper_answer(int chan) {
+        int32_t error = 0;
+        int r, s;
+
+        r = frame_recv(chan, helper_types, ELEMENTSOF(helper_types), NULL, 0, NULL, 0, NULL);
+        if (r == -EAGAIN)
+                return 0;
+        if (r < 0)
+                return r;
+        s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+        if (s < 0)
+                error = errno;
+        r = frame_send(chan, FRAME_SOCKET, &error, sizeof(error), s >= 0 ? &s : NULL, s >= 0 ? 1 : 0);
+        safe_close(s);
+        return r;
+}
+
+/* In init, before the agent exists: the listener (proxy mode) and the
+ * helper. */
 int net_helper_start(const struct plan *plan, char *detail, size_t len) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(GLOVE_NET_PROXY_PORT),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -292,10 +429,12 @@ int net_helper_start(const struct plan *plan, char *detail, size_t len) {
 
         if (plan->net_fd < 0)
                 return 0;
-        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0) {
-                (void) snprintf(detail, len, "listen on 127.0.0.1:%u", (unsigned) GLOVE_NET_PROXY_PORT);
-                return negative_errno();
+        if (plan->policy->net == GLOVE_NET_PROXY) {
+                lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 128) < 0) {
+                        (void) snprintf(detail, len, "listen on 127.0.0.1:%u", (unsigned) GLOVE_NET_PROXY_PORT);
+                        return negative_errno();
+                }
         }
         pid = fork();
         if (pid < 0) {
@@ -312,9 +451,23 @@ int net_helper_start(const struct plan *plan, char *detail, size_t len) {
                 sigemptyset(&none);
                 (void) sigprocmask(SIG_SETMASK, &none, NULL);
                 for (;;) {
-                        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-                        int r;
+                        struct pollfd pfd[2] = { { .fd = plan->net_fd, .events = POLLIN }, { .fd = lfd, .events = POLLIN } };
+                        int c, r;
 
+                        if (poll(pfd, lfd >= 0 ? 2 : 1, -1) < 0) {
+                                if (errno != EINTR)
+                                        _exit(0);
+                                continue;
+                        }
+                        if (pfd[0].revents) {
+                                /* the proxy asks, or is gone */
+                                if (helper_answer(plan->net_fd) < 0)
+                                        _exit(0);
+                                continue;
+                        }
+                        if (lfd < 0 || !pfd[1].revents)
+                                continue;
+                        c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
                         if (c < 0) {
                                 if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                                         (void) usleep(10000);

@@ -283,7 +283,7 @@ static int run_start_proxy(struct run *run) {
         int r;
 
         /* the proxy runs as the run's uid from its start */
-        if (run->o.policy->net == GLOVE_NET_PROXY) {
+        if (run->o.policy->net == GLOVE_NET_PROXY || run->o.policy->n_net_publish > 0) {
                 r = run_check_uid(run, 0);
                 if (r < 0)
                         return r;

@@ -441,6 +441,69 @@ static void test_flag_rules(void **state) {
         assert_int_equal(glove_policy_add_net_allow(p, "last.example:443", err, sizeof(err)), -E2BIG);
 }
 
+/* network.publish and --publish (docs/network.md, "Published ports") */
+static void test_publish(void **state) {
+        _cleanup_policy_ struct glove_policy *p = NULL, *q = NULL;
+        _cleanup_json_ json_t *j = NULL;
+        _cleanup_free_ char *text = NULL;
+        char err[512] = "";
+
+        assert_int_equal(load_text("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":["
+                                   "{\"host_port\":8080,\"port\":3000},{\"port\":1455},{\"port\":1455}]}}",
+                                   &p, err, sizeof(err)),
+                         0);
+        assert_int_equal(p->n_net_publish, 2); /* the repeat is kept once */
+        assert_int_equal(p->net_publish[0].host_port, 8080);
+        assert_int_equal(p->net_publish[0].port, 3000);
+        assert_int_equal(p->net_publish[1].host_port, 1455);
+        assert_int_equal(p->net_publish[1].port, 1455);
+        assert_int_equal(glove_policy_check_net(p, err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_to_json(p, &j), 0);
+        assert_int_equal(glove_json_canonical(json_object_get(j, "network"), &text, NULL), 0);
+        assert_string_equal(text, "{\"mode\":\"loopback\",\"publish\":[{\"host_port\":8080,\"port\":3000},"
+                                  "{\"host_port\":1455,\"port\":1455}]}");
+
+        policy_refused("{\"version\":1,\"network\":{\"publish\":[{\"port\":1455}]}}",
+                       "/network/publish: needs \"mode\": \"loopback\" or \"proxy\" (offline has no inet sockets)");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":[{\"host_port\":1455}]}}",
+                       "/network/publish/0/port: is required");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":[{\"port\":0}]}}",
+                       "/network/publish/0/port: must be an integer from 1 to 65535");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":[{\"port\":65536}]}}",
+                       "/network/publish/0/port: must be an integer from 1 to 65535");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":[{\"port\":1,\"addr\":1}]}}",
+                       "/network/publish/0/addr: unknown key");
+        policy_refused("{\"version\":1,\"network\":{\"mode\":\"loopback\",\"publish\":["
+                       "{\"host_port\":8080,\"port\":1},{\"host_port\":8080,\"port\":2}]}}",
+                       "/network/publish/1: host port 8080 is already published (to port 1 inside)");
+
+        /* the flag's forms: HOST_PORT:PORT, the host's first, as Docker's -p */
+        assert_int_equal(glove_policy_new("t", &q), 0);
+        assert_int_equal(glove_policy_add_net_publish_arg(q, "8080:3000", err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_net_publish_arg(q, "65535", err, sizeof(err)), 0);
+        assert_int_equal(q->n_net_publish, 2);
+        assert_int_equal(q->net_publish[0].host_port, 8080);
+        assert_int_equal(q->net_publish[0].port, 3000);
+        assert_int_equal(q->net_publish[1].host_port, 65535);
+        assert_int_equal(q->net_publish[1].port, 65535);
+        static const char *const bad[] = { "", "0", "65536", "01", "1:", ":1", "1:2:3", "a", "80 ", "-1", "8080:0",
+                                           "127.0.0.1:80:80", "99999999999" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                if (glove_policy_add_net_publish_arg(q, bad[i], err, sizeof(err)) != -EINVAL)
+                        fail_msg("accepted --publish \"%s\"", bad[i]);
+                assert_non_null(strstr(err, "is not PORT or HOST_PORT:PORT"));
+        }
+        assert_int_equal(q->n_net_publish, 2);
+        /* offline (the default mode): an error once the policy is whole */
+        assert_int_equal(glove_policy_check_net(q, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "network mode is \"offline\""));
+        q->net = GLOVE_NET_PROXY;
+        assert_int_equal(glove_policy_check_net(q, err, sizeof(err)), 0);
+        for (int i = 2; i < GLOVE_NET_PUBLISH_MAX; i++)
+                assert_int_equal(glove_policy_add_net_publish(q, 2000 + (uint32_t) i, 80, err, sizeof(err)), 0);
+        assert_int_equal(glove_policy_add_net_publish(q, 3000, 80, err, sizeof(err)), -E2BIG);
+}
+
 /* ---- the proxy's request parser ---- */
 
 static int req(const char *text, struct net_request *r) {
@@ -798,6 +861,7 @@ int main(void) {
                 cmocka_unit_test(test_address_table),
                 cmocka_unit_test(test_policy_section),
                 cmocka_unit_test(test_flag_rules),
+                cmocka_unit_test(test_publish),
                 cmocka_unit_test(test_request_connect),
                 cmocka_unit_test(test_request_absolute),
                 cmocka_unit_test(test_request_malformed),
