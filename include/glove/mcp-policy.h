@@ -82,7 +82,8 @@ struct glove_mcp_property {
 
 struct glove_mcp_server {
         char *id;
-        char **argv;   /* NULL-terminated; argv[0] absolute and normalised, the rest verbatim */
+        char **argv;   /* NULL-terminated; argv[0] absolute and normalised, or a bare name (looked up on
+                        * the host's PATH when the server starts); the rest verbatim */
         size_t n_argv;
         char *cwd;     /* absolute, normalised; default "/" */
         char **env_pass;

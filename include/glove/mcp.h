@@ -206,6 +206,11 @@ int glove_mcp_decode_error_response(const struct glove_mcp_decode_error *e, json
  * One MCP server towards the agent on |in_fd|/|out_fd|, a client of every
  * server the policy's mcp section names (docs/mcp.md, "The gateway"). */
 
+/* Inside glove run's sandbox the gateway's socket is found here whatever
+ * the agent passes its MCP servers: a symlink to the run's own socket
+ * (docs/mcp.md, "glove run and glove mcp-connect"). */
+#define GLOVE_MCP_SOCKET_INSIDE "/run/glove/mcp.sock"
+
 struct glove_mcp_policy;
 struct glove_mcp_server;
 struct glove_audit;
@@ -222,10 +227,11 @@ struct glove_mcp_launched {
 };
 
 struct glove_mcp_launcher {
-        /* Starts |server| in its own sandbox with |stdio| (borrowed) as its
-         * stdin, stdout and stderr. -errno, with the reason in |err|, when
-         * nothing was started. */
-        int (*start)(void *userdata, const struct glove_mcp_server *server, const int stdio[3],
+        /* Starts |server| in its own sandbox as |argv| (its command with
+         * the program resolved on the host, mcp_command_resolve()), with
+         * |stdio| (borrowed) as its stdin, stdout and stderr. -errno, with
+         * the reason in |err|, when nothing was started. */
+        int (*start)(void *userdata, const struct glove_mcp_server *server, char *const *argv, const int stdio[3],
                      struct glove_mcp_launched *ret, char *err, size_t errlen);
         void *userdata;
 };
@@ -239,6 +245,7 @@ struct glove_mcp_gateway_options {
         int stop_fd;                /* readable: stop (glove run, when the sandbox ended); -1: none */
         int ready_fd;               /* FRAME_READY is sent (src/basic/frame-util.h; and it is closed) once the servers are up; -1: none */
         int log_dir_fd;             /* each server's stderr goes to <id>.log here; -1: /dev/null */
+        const char *log_dir;        /* that directory's path, for messages; may be NULL */
         char *const *host_env;      /* where a server's env.pass looks names up */
         /* starts the sandboxed servers; NULL: a sandboxed server cannot be
          * started, and the gateway does not start (unsandboxed ones are
@@ -248,6 +255,11 @@ struct glove_mcp_gateway_options {
          * session's); NULL: printed on stderr. Borrowed. */
         struct glove_error *error;
         struct glove_warnings *warnings;
+        /* glove mcp tools: non-NULL, the gateway starts the servers, puts
+         * what they offer and what the policy makes of it here (docs/mcp.md,
+         * "glove mcp tools") and stops them, serving nobody; the allowed
+         * names no server offers are in it, not warned about */
+        json_t **report;
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,

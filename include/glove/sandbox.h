@@ -23,6 +23,14 @@ struct glove_audit;
 #define GLOVE_EXIT_TIMEOUT 124
 #define GLOVE_EXIT_OUTPUT_LIMIT 153 /* 128 + SIGXFSZ: the agent went past limits.output */
 
+/* A symlink the sandbox makes at |path| (absolute, inside) pointing to
+ * |target|, which need not exist on the host: a fixed name for something
+ * whose host path varies (glove run's gateway socket). */
+struct glove_sandbox_link {
+        const char *path;
+        const char *target;
+};
+
 struct glove_sandbox_options {
         const struct glove_policy *policy;
         char *const *argv;           /* command and arguments; argv[0] searched in the sandbox's PATH */
@@ -32,6 +40,10 @@ struct glove_sandbox_options {
          * audit log): NULL-terminated; each must exist and lie outside every
          * host-bound grant, and no grant may lie inside one. */
         const char *const *private_paths;
+        /* Symlinks made inside besides the policy's, checked against the
+         * grants as those are (none may lie at or under one); borrowed */
+        const struct glove_sandbox_link *links;
+        size_t n_links;
         /* Setup decisions and the session's end are recorded here; NULL:
          * not recorded. If a record cannot be written, the session does not
          * start (or ends with reason "audit_failed"). Borrowed. */

@@ -96,6 +96,12 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
  * its input. 0, or -errno with glove_session_error() set. */
 int glove_session_serve(struct glove_session *s, int in_fd, int out_fd);
 
+/* glove mcp tools: starts the policy's servers as glove mcp does, and puts
+ * in *ret (the caller's) what each offers and what the policy allows
+ * (docs/mcp.md, "glove mcp tools"), then stops them. 0, or -errno with
+ * glove_session_error() set. */
+int glove_session_mcp_tools(struct glove_session *s, json_t **ret);
+
 /* The session's first failure, cleared by nothing: empty (error 0) while
  * none happened. */
 const struct glove_error *glove_session_error(const struct glove_session *s);

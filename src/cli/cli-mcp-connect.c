@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* glove mcp-connect: the shim an agent's MCP configuration launches inside
  * `glove run`'s sandbox. It connects to the gateway's socket (mounted
- * read-only into the sandbox; its path in $GLOVE_MCP_SOCKET) and relays
+ * read-only into the sandbox; its path in $GLOVE_MCP_SOCKET, and at the
+ * fixed GLOVE_MCP_SOCKET_INSIDE for clients that give their MCP servers an
+ * empty environment) and relays
  * stdin to it and its answers to stdout, byte for byte: the gateway outside
  * does all the checking. */
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "glove/mcp.h"
 #include "log.h"
 #include "macro.h"
 
@@ -24,7 +27,9 @@ static void help(FILE *f) {
                 "\n"
                 "Inside 'glove run': an MCP stdio server for the agent's MCP configuration that\n"
                 "relays to Glove's gateway outside the sandbox. PATH defaults to\n"
-                "$GLOVE_MCP_SOCKET, which glove run sets.\n");
+                "$GLOVE_MCP_SOCKET (glove run sets it), else " GLOVE_MCP_SOCKET_INSIDE ",\n"
+                "where glove run makes the socket appear in every sandbox (for clients that\n"
+                "start their MCP servers with an empty environment).\n");
 }
 
 /* Copies what |from| has to |to|; 0 at end of input. */
@@ -69,10 +74,8 @@ int cli_mcp_connect(int argc, char **argv) {
                 default:
                         return 2;
                 }
-        if (!path || !*path) {
-                log_error("No gateway socket: run inside 'glove run', or give --socket PATH");
-                return 2;
-        }
+        if (!path || !*path)
+                path = GLOVE_MCP_SOCKET_INSIDE;
         if (strlen(path) >= sizeof(sa.sun_path)) {
                 log_error("Socket path too long: %s", path);
                 return 2;
@@ -80,7 +83,8 @@ int cli_mcp_connect(int argc, char **argv) {
         memcpy(sa.sun_path, path, strlen(path) + 1);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                log_error_errno(negative_errno(), "Cannot reach the MCP gateway at %s: %m", path);
+                log_error_errno(negative_errno(), "Cannot reach the MCP gateway at %s: %m (run inside 'glove run', "
+                                "or give --socket PATH)", path);
                 return 1;
         }
         for (;;) {

@@ -13,6 +13,7 @@
  * denies the call. */
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,6 +115,7 @@ struct gateway;
 struct gw_upstream {
         struct gateway *g;
         const struct glove_mcp_server *cfg;
+        char **argv;            /* its command, the program resolved on the host's PATH at the start */
         struct mcp_upstream *u; /* NULL while dead */
         int log_fd;
         struct mcp_tools_paging relist; /* a relisting under way, page by page */
@@ -288,7 +290,15 @@ int gw_accept_conn(struct gateway *g);
 
 /* Starts the next server of the policy (server n_ups), with its log and
  * environment, and puts its start on record. */
+/* What names a server's stderr log in a message (docs/mcp.md). */
+#define GW_LOG_NAME_MAX (PATH_MAX + 64)
+const char *gw_log_hint(const struct gateway *g, const char *id, char *buf, size_t len);
 int gw_upstream_start(struct gateway *g, struct glove_error *e, struct glove_warnings *w);
+/* The allowed tools the agent is not shown, and why (docs/mcp.md); NULL:
+ * out of memory. */
+json_t *gw_allowed_missing(const struct gateway *g);
+/* Each of them a tool_missing record, and with |say| a warning. */
+int gw_warn_missing(struct gateway *g, bool say);
 int gw_reaggregate(struct gateway *g, bool notify);
 /* Upstream |k| is gone: its calls are answered with an error at once,
  * its share of listings ends, its tools vanish; restarted if its entry

@@ -17,8 +17,10 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-gateway-internal.h"
+#include "mcp-process.h"
 #include "mcp-tools.h"
 #include "mcp-upstream.h"
+#include "strv-util.h"
 #include "time-util.h"
 
 int gw_reaggregate(struct gateway *g, bool notify) {
@@ -57,6 +59,92 @@ int gw_reaggregate(struct gateway *g, bool notify) {
         mcp_tools_free(g->tools);
         g->tools = t;
         return notify ? gw_notify_agents(g, "notifications/tools/list_changed") : 0;
+}
+
+/* The tools the policy allows that the agent is not shown, as
+ * [{"name", "server", "reason", "hidden"?}]: "hidden" is the listing's
+ * reason when the server lists the tool but it is hidden (docs/mcp.md,
+ * "What is hidden, and why"). */
+json_t *gw_allowed_missing(const struct gateway *g) {
+        const struct glove_mcp_policy *p = g->o->policy;
+        const json_t *hidden = mcp_tools_hidden(g->tools);
+        json_t *missing = json_array();
+
+        if (!missing)
+                return NULL;
+        for (size_t i = 0; i < p->n_tools; i++) {
+                const struct glove_mcp_tool *t = &p->tools[i];
+                const char *why = NULL;
+                _cleanup_free_ char *reason = NULL;
+                const char *srv, *tool;
+                const json_t *h;
+                size_t k;
+                bool up = false;
+                int r;
+
+                if (mcp_tools_route(g->tools, t->name, &srv, &tool) == 0)
+                        continue;
+                json_array_foreach(hidden, k, h)
+                        if (strcmp(json_string_value(json_object_get(h, "server")) ?: "", t->server->id) == 0 &&
+                            strcmp(json_string_value(json_object_get(h, "tool")) ?: "", t->upstream_name) == 0) {
+                                why = json_string_value(json_object_get(h, "reason"));
+                                break;
+                        }
+                for (size_t u = 0; u < g->n_ups; u++)
+                        up = up || (g->ups[u].cfg == t->server && g->ups[u].u);
+                if (why)
+                        r = asprintf(&reason, "server %s lists %s, but it is hidden (%s)", t->server->id,
+                                     t->upstream_name, why);
+                else if (!up)
+                        r = asprintf(&reason, "server %s is not running", t->server->id);
+                else
+                        r = asprintf(&reason, "server %s offers no tool %s", t->server->id, t->upstream_name);
+                if (r < 0)
+                        reason = NULL;
+                if (!reason || json_array_append_new(missing, why ? json_pack("{s:s,s:s,s:s,s:s}", "name", t->name,
+                                                                               "server", t->server->id, "reason",
+                                                                               reason, "hidden", why)
+                                                                  : json_pack("{s:s,s:s,s:s}", "name", t->name,
+                                                                              "server", t->server->id, "reason",
+                                                                              reason)) < 0) {
+                        json_decref(missing);
+                        return NULL;
+                }
+        }
+        return missing;
+}
+
+/* At the start: an allowed name the agent will not see is said and put on
+ * record (a typo in the policy, or a server of another version). */
+int gw_warn_missing(struct gateway *g, bool say) {
+        _cleanup_json_ json_t *missing = gw_allowed_missing(g);
+        const json_t *m;
+        size_t i;
+
+        if (!missing)
+                return -ENOMEM;
+        json_array_foreach(missing, i, m) {
+                const char *name = json_string_value(json_object_get(m, "name"));
+                const char *reason = json_string_value(json_object_get(m, "reason"));
+                char rule[sizeof("/mcp/tools/") + GLOVE_MCP_TOOL_NAME_MAX];
+                int r;
+
+                if (say)
+                        glove_warning_add(g->w, "MCP tool %s is allowed by the policy (mcp.tools), but the agent "
+                                          "will not see it: %s", name, reason);
+                (void) snprintf(rule, sizeof(rule), "/mcp/tools/%s", name);
+                r = gw_audit(g, &(struct glove_audit_event) {
+                        .event = "tool_missing",
+                        .decision = "info",
+                        .rule = rule,
+                        .reason = reason,
+                        .subject = name,
+                        .extra = m,
+                });
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* A server's process was reaped: its sandbox's audit runs go on record
@@ -98,7 +186,7 @@ static struct mcp_upstream_config upstream_config(struct gateway *g, size_t k) {
 
         return (struct mcp_upstream_config) {
                 .id = up->cfg->id,
-                .argv = (const char *const *) up->cfg->argv,
+                .argv = (const char *const *) up->argv,
                 .cwd = up->cfg->cwd,
                 .envp = (const char *const *) g->envps[k],
                 .stderr_fd = up->log_fd,
@@ -172,7 +260,10 @@ int gw_upstream_died(struct gateway *g, size_t k, const char *why) {
 
                 r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
                 if (r < 0) {
-                        glove_warning_add(g->w, "Cannot restart MCP server %s: %s", up->cfg->id, err);
+                        char log[GW_LOG_NAME_MAX];
+
+                        glove_warning_add(g->w, "Cannot restart MCP server %s: %s%s", up->cfg->id, err,
+                                          gw_log_hint(g, up->cfg->id, log, sizeof(log)));
                         up->u = NULL;
                         return 0;
                 }
@@ -539,16 +630,45 @@ static char **server_env(const struct glove_mcp_server *s, char *const *host_env
         return v;
 }
 
+/* " (its stderr: DIR/ID.log)" when the gateway keeps one, else "". */
+const char *gw_log_hint(const struct gateway *g, const char *id, char *buf, size_t len) {
+        if (!g->o->log_dir || g->o->log_dir_fd < 0)
+                return "";
+        (void) snprintf(buf, len, " (its stderr: %s/%s.log)", g->o->log_dir, id);
+        return buf;
+}
+
+/* Its command with the program resolved on the host (mcp_command_resolve()). */
+static int resolve_argv(struct gateway *g, struct gw_upstream *up, char *err, size_t errlen) {
+        _cleanup_free_ char *prog = NULL;
+        int r;
+
+        r = mcp_command_resolve(up->cfg->argv[0], g->o->host_env, &prog, err, errlen);
+        if (r < 0)
+                return r;
+        up->argv = strv_copy(up->cfg->argv);
+        if (!up->argv) {
+                (void) snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        free(up->argv[0]);
+        up->argv[0] = TAKE_PTR(prog);
+        return 0;
+}
+
 int gw_upstream_start(struct gateway *g, struct glove_error *e, struct glove_warnings *w) {
         const struct glove_mcp_gateway_options *o = g->o;
         size_t k = g->n_ups;
         const struct glove_mcp_server *s = &o->policy->servers[k];
         struct gw_upstream *up = &g->ups[g->n_ups++];
-        char err[512] = "", logname[GLOVE_MCP_SERVER_ID_MAX + 8];
+        char err[1024] = "", logname[GLOVE_MCP_SERVER_ID_MAX + 8], log[GW_LOG_NAME_MAX];
         int r;
 
         up->g = g;
         up->cfg = s;
+        r = resolve_argv(g, up, err, sizeof(err));
+        if (r < 0)
+                return glove_error_set(e, r, "mcp", "Cannot start MCP server %s: %s", s->id, err);
         (void) snprintf(logname, sizeof(logname), "%s.log", s->id);
         up->log_fd = o->log_dir_fd >= 0 ? openat(o->log_dir_fd, logname,
                                                   O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)
@@ -587,11 +707,12 @@ int gw_upstream_start(struct gateway *g, struct glove_error *e, struct glove_war
                 r = mcp_upstream_start(&cfg, &up->u, err, sizeof(err));
         }
         if (r < 0)
-                return glove_error_set(e, r, "mcp", "Cannot start MCP server %s: %s", s->id, err);
+                return glove_error_set(e, r, "mcp", "Cannot start MCP server %s: %s%s", s->id, err,
+                                       gw_log_hint(g, s->id, log, sizeof(log)));
         {
-                _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:b}", "protocol_version", up->u->protocol_version,
+                _cleanup_json_ json_t *extra = json_pack("{s:s,s:I,s:b,s:s}", "protocol_version", up->u->protocol_version,
                                                          "tools", (json_int_t) json_array_size(up->u->tools),
-                                                         "sandbox", (int) s->sandbox);
+                                                         "sandbox", (int) s->sandbox, "command", up->argv[0]);
                 if (extra && up->u->proc.run[0])
                         (void) json_object_set_new(extra, "sandbox_run", json_string(up->u->proc.run));
                 (void) gw_audit(g, &(struct glove_audit_event) {

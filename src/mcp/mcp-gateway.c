@@ -359,6 +359,8 @@ int gw_start_servers(struct gateway *g, struct glove_error *e, struct glove_warn
         }
         r = gw_reaggregate(g, false);
         if (r >= 0)
+                r = gw_warn_missing(g, !g->o->report);
+        if (r >= 0)
                 r = fan_routes(g);
         if (r >= 0)
                 r = settle_fans(g);
@@ -558,6 +560,7 @@ void gw_done(struct gateway *g) {
                 mcp_upstream_free(g->ups[i].u, GW_STOP_GRACE_MS);
                 outq_free(&g->ups[i].out);
                 safe_close(g->ups[i].log_fd);
+                strv_free(g->ups[i].argv);
                 mcp_tools_paging_end(&g->ups[i].relist);
                 strv_free(g->envps[i]);
         }
@@ -570,6 +573,78 @@ void gw_done(struct gateway *g) {
         json_decref(g->res_templates);
 }
 
+/* One server's part of glove mcp tools' report: each tool it listed, in
+ * its order, shown under its qualified name or hidden with the reason. */
+static json_t *report_server(const struct gateway *g, const struct gw_upstream *up) {
+        const json_t *hidden = mcp_tools_hidden(g->tools), *tool, *h;
+        _cleanup_json_ json_t *srv = NULL, *tools = json_array(), *argv = json_array();
+        char log[GW_LOG_NAME_MAX] = "";
+        size_t i, k;
+
+        if (!tools || !argv)
+                return NULL;
+        for (char **a = up->argv; a && *a; a++)
+                if (json_array_append_new(argv, json_string(*a)) < 0)
+                        return NULL;
+        json_array_foreach(up->u->tools, i, tool) {
+                const json_t *why = NULL;
+                const char *name = json_string_value(json_object_get(tool, "name"));
+                json_t *entry;
+
+                json_array_foreach(hidden, k, h)
+                        if (json_integer_value(json_object_get(h, "index")) == (json_int_t) i &&
+                            strcmp(json_string_value(json_object_get(h, "server")) ?: "", up->cfg->id) == 0) {
+                                why = h;
+                                break;
+                        }
+                if (why) {
+                        const json_t *shown_as = json_object_get(why, "tool");
+                        const char *reason = json_string_value(json_object_get(why, "reason"));
+
+                        entry = json_pack("{s:O?,s:b,s:s}", "tool", (json_t *) shown_as, "allowed", 0, "reason",
+                                          reason ? reason : "");
+                        /* a name the policy could allow as it is */
+                        if (entry && name && reason && strcmp(reason, "not allowed") == 0) {
+                                _cleanup_free_ char *q = NULL;
+
+                                if (asprintf(&q, "%s_%s", up->cfg->id, name) < 0 ||
+                                    json_object_set_new(entry, "name", json_string(q)) < 0) {
+                                        json_decref(entry);
+                                        return NULL;
+                                }
+                        }
+                } else {
+                        _cleanup_free_ char *q = NULL;
+
+                        if (asprintf(&q, "%s_%s", up->cfg->id, name) < 0)
+                                return NULL;
+                        entry = json_pack("{s:s,s:s,s:b}", "tool", name, "name", q, "allowed", 1);
+                }
+                if (!entry || json_array_append_new(tools, entry) < 0)
+                        return NULL;
+        }
+        if (g->o->log_dir && g->o->log_dir_fd >= 0)
+                (void) snprintf(log, sizeof(log), "%s/%s.log", g->o->log_dir, up->cfg->id);
+        srv = json_pack("{s:s,s:O,s:b,s:s?,s:s,s:O}", "id", up->cfg->id, "command", argv, "sandbox",
+                        (int) up->cfg->sandbox, "log", log[0] ? log : NULL, "protocol_version",
+                        up->u->protocol_version, "tools", tools);
+        if (srv && up->u->server_info)
+                (void) json_object_set(srv, "server_info", up->u->server_info);
+        return TAKE_PTR(srv);
+}
+
+static int report(const struct gateway *g, json_t **ret) {
+        _cleanup_json_ json_t *servers = json_array(), *missing = gw_allowed_missing(g);
+
+        if (!servers || !missing)
+                return -ENOMEM;
+        for (size_t k = 0; k < g->n_ups; k++)
+                if (json_array_append_new(servers, report_server(g, &g->ups[k])) < 0)
+                        return -ENOMEM;
+        *ret = json_pack("{s:O,s:O}", "servers", servers, "missing", missing);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_error *e, struct glove_warnings *w) {
         struct stdio_flags saved = { .in = -1, .out = -1 };
         struct gateway g;
@@ -578,10 +653,14 @@ static int gateway_run(const struct glove_mcp_gateway_options *o, struct glove_e
         r = gw_init(&g, o, e, w);
         if (r < 0)
                 return r;
-        r = agent_stdio_take(&g, &saved, e);
+        r = o->report ? 0 : agent_stdio_take(&g, &saved, e);
         if (r >= 0)
                 r = gw_start_servers(&g, e, w);
-        if (r >= 0) {
+        if (r >= 0 && o->report) {
+                r = report(&g, o->report);
+                if (r < 0)
+                        (void) glove_error_set(e, r, "mcp", "MCP gateway: %m");
+        } else if (r >= 0) {
                 signal_ready(o);
                 r = serve(&g, e);
         }

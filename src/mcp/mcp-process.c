@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,7 +125,77 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
         return 0;
 }
 
+/* An executable regular file (for the caller's identity), else -errno. */
+static int executable(const char *path) {
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EACCES;
+        return access(path, X_OK) < 0 ? negative_errno() : 0;
+}
+
+int mcp_command_resolve(const char *cmd, char *const *host_env, char **ret, char *err, size_t errlen) {
+        const char *path = NULL;
+        int r;
+
+        if (!cmd || !*cmd) {
+                (void) snprintf(err, errlen, "it has no command");
+                return -EINVAL;
+        }
+        if (strchr(cmd, '/')) {
+                if (cmd[0] != '/') {
+                        (void) snprintf(err, errlen, "its program %s is not an absolute path", cmd);
+                        return -EINVAL;
+                }
+                r = executable(cmd);
+                if (r < 0) {
+                        (void) snprintf(err, errlen, "its program %s: %s", cmd, strerror(-r));
+                        return r;
+                }
+                *ret = strdup(cmd);
+                return *ret ? 0 : -ENOMEM;
+        }
+        for (char *const *e = host_env; e && *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0) {
+                        path = *e + 5;
+                        break;
+                }
+        if (!path || !*path) {
+                (void) snprintf(err, errlen, "its program %s is a bare name, and the host's PATH is empty or unset: "
+                                "name it by its absolute path", cmd);
+                return -ENOENT;
+        }
+        for (const char *p = path; *p;) {
+                size_t n = strcspn(p, ":");
+
+                /* only absolute directories: a relative one (or an empty
+                 * entry, the working directory) would make the program
+                 * depend on where glove was started */
+                if (n > 0 && p[0] == '/') {
+                        _cleanup_free_ char *full = NULL;
+
+                        if (asprintf(&full, "%.*s/%s", (int) n, p, cmd) < 0)
+                                return -ENOMEM;
+                        if (executable(full) >= 0) {
+                                *ret = TAKE_PTR(full);
+                                return 0;
+                        }
+                }
+                p += n;
+                if (*p == ':')
+                        p++;
+        }
+        (void) snprintf(err, errlen, "its program %s was not found on the host's PATH (%s); name it by its "
+                        "absolute path, or install it", cmd, path);
+        return -ENOENT;
+}
+
 int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct glove_mcp_server *server,
+                       const char *const argv[],
                        int err_log_fd, struct mcp_process *ret, char *err, size_t errlen) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
         _cleanup_close_ int null = -EBADF;
@@ -144,7 +215,7 @@ int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct g
                         return r;
                 }
         }
-        r = launcher->start(launcher->userdata, server, (const int[3]) { in[0], out[1], err_log_fd >= 0 ? err_log_fd : null },
+        r = launcher->start(launcher->userdata, server, (char *const *) argv, (const int[3]) { in[0], out[1], err_log_fd >= 0 ? err_log_fd : null },
                             &l, err, errlen);
         if (r < 0)
                 return r;

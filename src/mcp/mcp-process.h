@@ -28,7 +28,15 @@ int mcp_process_spawn(const char *const argv[], const char *cwd, const char *con
  * launcher gets the pipes' other ends and |err_log_fd| (-1: /dev/null) as
  * the server's stdin, stdout and stderr. */
 int mcp_process_launch(const struct glove_mcp_launcher *launcher, const struct glove_mcp_server *server,
+                       const char *const argv[],
                        int err_log_fd, struct mcp_process *ret, char *err, size_t errlen);
+
+/* The host program a server's command names: |cmd| itself when it holds a
+ * '/' (the policy made it absolute), else the first executable regular
+ * file |cmd| in an absolute directory of |host_env|'s PATH (docs/mcp.md,
+ * "The process"). 0 with *ret (malloc'd, absolute), or -errno with the
+ * reason in |err|: one that names the PATH searched when it is not found. */
+int mcp_command_resolve(const char *cmd, char *const *host_env, char **ret, char *err, size_t errlen);
 
 /* The stdio transport's shutdown: close its stdin, wait up to |grace_ms|,
  * SIGTERM, wait again, SIGKILL; then reap. Returns how far it had to go

@@ -366,7 +366,7 @@ int mcp_upstream_start(const struct mcp_upstream_config *cfg, struct mcp_upstrea
         if (cfg->launcher) {
                 char why[512] = "";
 
-                r = mcp_process_launch(cfg->launcher, cfg->server, cfg->stderr_fd, &u->proc, why, sizeof(why));
+                r = mcp_process_launch(cfg->launcher, cfg->server, cfg->argv, cfg->stderr_fd, &u->proc, why, sizeof(why));
                 if (r < 0) {
                         (void) error_format(err, errlen, r, "cannot start the sandbox of server %s: %s", cfg->id,
                                             why[0] ? why : strerror(-r));

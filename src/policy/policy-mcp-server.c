@@ -37,8 +37,10 @@ void policy_mcp_server_done(struct glove_mcp_server *s) {
         glove_policy_free(s->policy);
 }
 
-/* "command": the program, named exactly (no PATH search on the host), then
- * its arguments verbatim. |argv| stays NULL-terminated. */
+/* "command": the program, by its path ("/...", "~/...", "${PWD}/...") or
+ * by a bare name the gateway looks up on the host's PATH when it starts the
+ * server (mcp_command_resolve()), then its arguments verbatim. |argv|
+ * stays NULL-terminated. */
 static int store_argv(void *target, const void *ctx, const char *a, const struct jpath *at, char *err,
                       size_t errlen) {
         struct glove_mcp_server *s = target;
@@ -46,7 +48,12 @@ static int store_argv(void *target, const void *ctx, const char *a, const struct
         char **n;
         int r;
 
-        if (s->n_argv == 0) {
+        if (s->n_argv == 0 && a[0] && !strchr(a, '/') && strcmp(a, ".") != 0 && strcmp(a, "..") != 0 &&
+            a[0] != '~' && a[0] != '$') {
+                v = strdup(a); /* a bare name: resolved at the start */
+                if (!v)
+                        return -ENOMEM;
+        } else if (s->n_argv == 0) {
                 r = policy_expand_path_named(ctx, a, "the program", NULL, &v, err, errlen);
                 if (r < 0)
                         return r;

@@ -530,17 +530,42 @@ static int check_outside(struct plan *plan, const struct outside *o) {
         return check_submounts(plan, o, fd, &st, &fs_path);
 }
 
-static int plan_symlinks(struct plan *plan) {
-        const struct glove_policy *pol = plan->policy;
+/* A symlink at |path| to |target| joins the plan, unless a grant lies at
+ * or under it, or it lies inside a host-bound grant. */
+static int plan_symlink_add(struct plan *plan, const char *path, const char *target) {
+        for (size_t k = 0; k < plan->n_grants; k++) {
+                const struct grant *gr = &plan->grants[k];
+                const char *x = path_startswith(path, gr->g->path);
 
-        plan->syms = calloc(pol->n_symlinks ? pol->n_symlinks : 1, sizeof(*plan->syms));
+                if (path_startswith(gr->g->path, path))
+                        return glove_error_set(plan->error, -EEXIST, "grants", "Grant %s (%s) lies at or under the symlink %s",
+                                               gr->g->path, gr->g->origin, path);
+                if (x && gr->g->kind != GLOVE_GRANT_TMPFS)
+                        return glove_error_set(plan->error, -EEXIST, "grants",
+                                               "Symlink %s lies inside the grant %s; it is already visible there", path,
+                                               gr->g->path);
+        }
+        plan->syms[plan->n_syms].path = strdup(path);
+        plan->syms[plan->n_syms].target = strdup(target);
+        if (!plan->syms[plan->n_syms].path || !plan->syms[plan->n_syms].target)
+                return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
+        plan->n_syms++;
+        return 0;
+}
+
+static int plan_symlinks(struct plan *plan, const struct glove_sandbox_options *opts) {
+        const struct glove_policy *pol = plan->policy;
+        size_t n = pol->n_symlinks + opts->n_links;
+        int r;
+
+        plan->syms = calloc(n ? n : 1, sizeof(*plan->syms));
         if (!plan->syms)
                 return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
         for (size_t i = 0; i < pol->n_symlinks; i++) {
                 const char *path = pol->symlinks[i];
                 char target[PATH_MAX];
                 struct stat st;
-                ssize_t n;
+                ssize_t len;
 
                 if (lstat(path, &st) < 0)
                         return glove_error_set(plan->error, negative_errno(), "grants",
@@ -549,30 +574,28 @@ static int plan_symlinks(struct plan *plan) {
                         return glove_error_set(plan->error, -EINVAL, "grants",
                                                "Cannot recreate %s as a symlink: it is not one on this host; "
                                                "grant it instead", path);
-                n = readlink(path, target, sizeof(target) - 1);
-                if (n < 0)
+                len = readlink(path, target, sizeof(target) - 1);
+                if (len < 0)
                         return glove_error_set(plan->error, negative_errno(), "grants",
                                                "Cannot read symlink %s: %m", path);
-                target[n] = 0;
-                for (size_t k = 0; k < plan->n_grants; k++) {
-                        const struct grant *gr = &plan->grants[k];
-                        const char *x = path_startswith(path, gr->g->path);
+                target[len] = 0;
+                r = plan_symlink_add(plan, path, target);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < opts->n_links; i++) {
+                const struct glove_sandbox_link *l = &opts->links[i];
 
-                        if (path_startswith(gr->g->path, path))
+                if (!l->path || l->path[0] != '/' || !l->target || !l->target[0])
+                        return glove_error_set(plan->error, -EINVAL, "grants", "Invalid symlink %s", l->path ? l->path : "(none)");
+                for (size_t k = 0; k < plan->n_syms; k++)
+                        if (path_startswith(l->path, plan->syms[k].path) || path_startswith(plan->syms[k].path, l->path))
                                 return glove_error_set(plan->error, -EEXIST, "grants",
-                                                       "Grant %s (%s) lies at or under the symlink %s",
-                                                       gr->g->path, gr->g->origin, path);
-                        if (x && gr->g->kind != GLOVE_GRANT_TMPFS)
-                                return glove_error_set(plan->error, -EEXIST, "grants",
-                                                       "Symlink %s lies inside the grant %s; it is already "
-                                                       "visible there",
-                                                       path, gr->g->path);
-                }
-                plan->syms[plan->n_syms].path = strdup(path);
-                plan->syms[plan->n_syms].target = strdup(target);
-                if (!plan->syms[plan->n_syms].path || !plan->syms[plan->n_syms].target)
-                        return glove_error_set(plan->error, -ENOMEM, "grants", "Out of memory");
-                plan->n_syms++;
+                                                       "The symlink %s meets the symlink %s of filesystem.symlinks",
+                                                       l->path, plan->syms[k].path);
+                r = plan_symlink_add(plan, l->path, l->target);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -714,7 +737,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         r = check_overlay_submounts(plan);
         if (r < 0)
                 return r;
-        r = plan_symlinks(plan);
+        r = plan_symlinks(plan, opts);
         if (r < 0)
                 return r;
         r = plan_protect(plan);

@@ -86,6 +86,7 @@ struct gateway_args {
         const struct glove_policy *policy;
         const struct glove_mcp_launcher *launcher;
         int log_dir_fd;
+        const char *log_dir;
 };
 
 static int gateway_run(struct glove_helper_child *c) {
@@ -108,6 +109,7 @@ static int gateway_run(struct glove_helper_child *c) {
                 .stop_fd = c->fd,
                 .ready_fd = ready,
                 .log_dir_fd = a->log_dir_fd,
+                .log_dir = a->log_dir,
                 .host_env = environ,
                 /* its start's failure goes to the session's error, its
                  * warnings to the session's */
@@ -117,9 +119,12 @@ static int gateway_run(struct glove_helper_child *c) {
 }
 
 /* Starts the gateway as a child and waits until its servers are up. */
-int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd, const char *run_id,
-                          const struct glove_mcp_launcher *launcher, struct glove_warnings *w, struct glove_error *e) {
-        struct gateway_args args = { .rs = rs, .policy = p, .launcher = launcher, .log_dir_fd = log_dir_fd };
+int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd, const char *log_dir,
+                          const char *run_id, const struct glove_mcp_launcher *launcher, struct glove_warnings *w,
+                          struct glove_error *e) {
+        struct gateway_args args = {
+                .rs = rs, .policy = p, .launcher = launcher, .log_dir_fd = log_dir_fd, .log_dir = log_dir
+        };
         int r;
 
         r = glove_helper_start(&(const struct glove_helper_options) {

@@ -47,7 +47,7 @@ int session_gateway_prepare(struct glove_policy *p, const struct glove_policy_co
                             struct session_gateway *rs, struct glove_error *e);
 /* Starts the gateway as a child and waits until its servers are up; its
  * warnings go to |w|, its failure to |e|. */
-int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd,
+int session_gateway_start(struct session_gateway *rs, const struct glove_policy *p, int log_dir_fd, const char *log_dir,
                           const char *run_id, const struct glove_mcp_launcher *launcher, struct glove_warnings *w,
                           struct glove_error *e);
 /* Stops it (it stops its servers), removes the socket; its exit status. */

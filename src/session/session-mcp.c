@@ -37,7 +37,7 @@ int session_mcp_log_dir(int state_fd, const char *state, struct glove_error *e) 
         return TAKE_FD(fd);
 }
 
-static int launch(void *userdata, const struct glove_mcp_server *server, const int stdio[3],
+static int launch(void *userdata, const struct glove_mcp_server *server, char *const *argv, const int stdio[3],
                   struct glove_mcp_launched *ret, char *err, size_t errlen) {
         const struct session_mcp_launcher *l = userdata;
         _cleanup_json_ json_t *doc = NULL;
@@ -70,7 +70,7 @@ static int launch(void *userdata, const struct glove_mcp_server *server, const i
         r = glove_sandbox_spawn(&(const struct glove_sandbox_spawn_options) {
                 .sandbox = &(const struct glove_sandbox_options) {
                         .policy = &sp,
-                        .argv = server->argv,
+                        .argv = argv,
                         .policy_path = l->policy_path,
                         .host_env = l->host_env,
                         .private_paths = l->private_paths,

@@ -373,7 +373,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                       struct glove_session_outcome *ret) {
         const struct glove_policy *p = s->policy;
         bool run = s->o.command == GLOVE_SESSION_RUN;
-        _cleanup_free_ char *audit_dir = NULL;
+        _cleanup_free_ char *audit_dir = NULL, *log_dir = NULL;
         _cleanup_close_ int state_fd = -EBADF, runtime_fd = -EBADF, receipt_file_fd = -EBADF, log_dir_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
         _cleanup_journal_reservation_ struct glove_journal_reservation *reservation = NULL;
@@ -469,8 +469,12 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .host_env = s->o.host_env,
                 };
                 session_mcp_launcher_init(&launcher, &lctx);
-                gateway_up = log_dir_fd >= 0 && session_gateway_start(&rs, p, log_dir_fd, run_id, &launcher,
-                                                                      &s->warnings, &s->error) >= 0;
+                log_dir = path_join(s->dirs.state, "mcp");
+                if (!log_dir)
+                        (void) glove_error_set(&s->error, -ENOMEM, "mcp", "Out of memory");
+                gateway_up = log_dir_fd >= 0 && log_dir &&
+                             session_gateway_start(&rs, p, log_dir_fd, log_dir, run_id, &launcher, &s->warnings,
+                                                   &s->error) >= 0;
         }
         glove_sha256_hex(s->policy_text, strlen(s->policy_text), policy_sha);
 
@@ -490,6 +494,11 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .policy_path = s->policy_path,
                         .host_env = s->o.host_env,
                         .private_paths = private_paths,
+                        /* the gateway's socket at a fixed name too: clients
+                         * that empty their servers' environment (Codex)
+                         * still find it */
+                        .links = run ? &(const struct glove_sandbox_link) { GLOVE_MCP_SOCKET_INSIDE, rs.sock } : NULL,
+                        .n_links = run ? 1 : 0,
                         .audit = audit,
                         .policy_sha256 = policy_sha,
                         .root_uid = agent_uid,
@@ -558,9 +567,10 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         return ret->status;
 }
 
-int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
+/* glove mcp (|report| NULL) and glove mcp tools. */
+static int gateway(struct glove_session *s, int in_fd, int out_fd, json_t **report) {
         const struct glove_policy *p = s->policy;
-        _cleanup_free_ char *audit_dir = NULL;
+        _cleanup_free_ char *audit_dir = NULL, *log_dir = NULL;
         _cleanup_close_ int state_fd = -EBADF, log_fd = -EBADF;
         _cleanup_audit_ struct glove_audit *audit = NULL;
         /* a root gateway's servers' host uid, the session's own */
@@ -581,7 +591,8 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
         log_fd = session_mcp_log_dir(state_fd, s->dirs.state, &s->error);
         if (log_fd < 0)
                 return log_fd;
-        if (path_parent(p->audit_path, &audit_dir) < 0)
+        log_dir = path_join(s->dirs.state, "mcp");
+        if (!log_dir || path_parent(p->audit_path, &audit_dir) < 0)
                 return glove_error_set(&s->error, -ENOMEM, "audit", "Out of memory");
         r = root_identity(s, false, &lease, &uid, &gid);
         if (r < 0)
@@ -594,7 +605,7 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                 .component = "mcp",
                 .event = "gateway_start",
                 .decision = "info",
-                .reason = "glove mcp on stdin/stdout",
+                .reason = report ? "glove mcp tools" : "glove mcp on stdin/stdout",
                 .subject = s->policy_path,
         });
         if (r < 0)
@@ -623,15 +634,17 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                 .stop_fd = -1,
                 .ready_fd = -1,
                 .log_dir_fd = log_fd,
+                .log_dir = log_dir,
                 .host_env = s->o.host_env,
                 .error = &s->error,
                 .warnings = &s->warnings,
+                .report = report,
         });
         (void) glove_audit_append(audit, &(struct glove_audit_event) {
                 .component = "mcp",
                 .event = "gateway_end",
                 .decision = "info",
-                .reason = r < 0 ? "the gateway failed" : "the client closed its input",
+                .reason = r < 0 ? "the gateway failed" : report ? "listed" : "the client closed its input",
                 .subject = s->policy_path,
         });
         (void) glove_audit_sync(audit);
@@ -640,4 +653,12 @@ int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
                  * names the cause */
                 return glove_error_set(&s->error, r, "mcp", "The MCP gateway stopped: %m");
         return 0;
+}
+
+int glove_session_serve(struct glove_session *s, int in_fd, int out_fd) {
+        return gateway(s, in_fd, out_fd, NULL);
+}
+
+int glove_session_mcp_tools(struct glove_session *s, json_t **ret) {
+        return gateway(s, -1, -1, ret);
 }

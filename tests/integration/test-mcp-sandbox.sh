@@ -161,10 +161,19 @@ sys.exit(0 if c[\"status\"] == \"available\" and c[\"unsandboxed\"] == 0 else 1)
     check "$id: a server whose sandbox fails its setup (cwd missing inside): glove mcp exits 125 naming it" \
         eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p" && err_has "chdir"'
     check "$id: ... and nothing of it is left running" eval '! pgrep -f -- "$MARK-b-$id" >/dev/null'
-    pol=$(policy "$id" noprog "{\"command\": [\"$T/no-such-server\"], $(mcp_fs)}")
+    # a program the host has (the gateway resolves it there first) but
+    # that no grant brings into the server's sandbox
+    mkdir -p -m 755 "$T/ungranted-$id"
+    printf '#!/bin/sh\n' >"$T/ungranted-$id/server"
+    chmod 755 "$T/ungranted-$id/server"
+    pol=$(policy "$id" noprog "{\"command\": [\"$T/ungranted-$id/server\"], $(mcp_fs)}")
     gw "$id" "$pol"
     check "$id: a program that is not in the server's sandbox: exit 125 naming the server, the sandbox's reason in its one line" \
-        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: Cannot execute $T/no-such-server in the sandbox: No such file or directory"'
+        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: Cannot execute $T/ungranted-$id/server in the sandbox: No such file or directory"'
+    pol=$(policy "$id" noprog "{\"command\": [\"$T/no-such-server\"], $(mcp_fs)}")
+    gw "$id" "$pol"
+    check "$id: a program the host does not have: exit 125 naming the server and the program, before any sandbox" \
+        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: its program $T/no-such-server: No such file or directory"'
 done
 
 # --- glove run: the session's receipt vouches for the server's records too --

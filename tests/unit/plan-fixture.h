@@ -32,6 +32,8 @@ struct fixture {
         const char *private_paths[4];
         size_t n_private;
         const char *policy_path;
+        const struct glove_sandbox_link *links; /* glove_sandbox_options.links */
+        size_t n_links;
         char *paths[32];             /* what path() returned, freed at the end */
         size_t n_paths;
 };
@@ -110,6 +112,8 @@ static inline int resolve(struct fixture *f, const char *mountinfo) {
                 .policy_path = f->policy_path,
                 .host_env = env,
                 .private_paths = f->private_paths,
+                .links = f->links,
+                .n_links = f->n_links,
                 .root_uid = GLOVE_UID_RANGE_FIRST,
                 .root_gid = GLOVE_UID_RANGE_FIRST,
                 .error = &f->error,

@@ -117,11 +117,59 @@ static void test_refusals(void **state) {
         assert_int_equal(p.pid, 77); /* untouched on failure */
 }
 
+/* A bare name is looked up in the absolute directories of the host's
+ * PATH; a path is checked as it is; not found names the PATH searched. */
+static void test_resolve(void **state) {
+        char dir[] = "/tmp/glove-resolve-XXXXXX", err[512] = "";
+        char *env[2] = {}, *no_path[1] = {};
+        _cleanup_free_ char *path_env = NULL, *prog = NULL, *noexec = NULL;
+        char *got = NULL;
+        int fd;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        assert_true(asprintf(&prog, "%s/glove-prog", dir) > 0);
+        assert_true(asprintf(&noexec, "%s/glove-noexec", dir) > 0);
+        fd = open(prog, O_WRONLY | O_CREAT | O_EXCL, 0755);
+        assert_true(fd >= 0);
+        close(fd);
+        fd = open(noexec, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+        /* a relative entry and one without the program come first */
+        assert_true(asprintf(&path_env, "PATH=.:relative:/nonexistent-dir:%s", dir) > 0);
+        env[0] = path_env;
+
+        assert_int_equal(mcp_command_resolve("glove-prog", env, &got, err, sizeof(err)), 0);
+        assert_string_equal(got, prog);
+        free(got);
+        got = NULL;
+        assert_int_equal(mcp_command_resolve(prog, env, &got, err, sizeof(err)), 0);
+        assert_string_equal(got, prog);
+        free(got);
+        got = NULL;
+        /* not executable: skipped on PATH, refused by path */
+        assert_int_equal(mcp_command_resolve("glove-noexec", env, &got, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "not found on the host's PATH (.:relative:/nonexistent-dir:"));
+        assert_int_equal(mcp_command_resolve(noexec, env, &got, err, sizeof(err)), -EACCES);
+        assert_int_equal(mcp_command_resolve("/tmp", env, &got, err, sizeof(err)), -EISDIR);
+        assert_int_equal(mcp_command_resolve("/nonexistent/x", env, &got, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "/nonexistent/x"));
+        assert_int_equal(mcp_command_resolve("bin/x", env, &got, err, sizeof(err)), -EINVAL);
+        assert_int_equal(mcp_command_resolve("glove-prog", no_path, &got, err, sizeof(err)), -ENOENT);
+        assert_non_null(strstr(err, "PATH is empty or unset"));
+        assert_null(got);
+        (void) unlink(prog);
+        (void) unlink(noexec);
+        (void) rmdir(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pipes_env_and_fds),
                 cmocka_unit_test(test_stop_escalates),
                 cmocka_unit_test(test_refusals),
+                cmocka_unit_test(test_resolve),
         };
         /* a child's exit must not kill the test with SIGPIPE */
         signal(SIGPIPE, SIG_IGN);

@@ -121,8 +121,10 @@ static void test_server_errors(void **state) {
         check_mcp_refused("\"servers\":{\"fs\":{\"command\":[]}}", -EINVAL, "/mcp/servers/fs/command: must name*");
         check_mcp_refused("\"servers\":{\"fs\":{\"command\":\"/usr/bin/node\"}}", -EINVAL,
                       "/mcp/servers/fs/command: must be an array");
-        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"node\",\"x\"]}}", -EINVAL,
-                      "/mcp/servers/fs/command/0: the program \"node\" must be absolute or start with \"~/\" or \"${PWD}\", "
+        /* a bare name is looked up on the host's PATH at the start; a
+         * relative path is refused */
+        check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"bin/node\",\"x\"]}}", -EINVAL,
+                      "/mcp/servers/fs/command/0: the program \"bin/node\" must be absolute or start with \"~/\" or \"${PWD}\", "
                       "and must not contain \"..\"");
         check_mcp_refused("\"servers\":{\"fs\":{\"command\":[\"/usr/../bin/node\"]}}", -EINVAL,
                       "/mcp/servers/fs/command/0: *");

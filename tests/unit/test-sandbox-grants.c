@@ -262,6 +262,47 @@ static void test_symlinks(void **state) {
         refused(f, resolve(f, NULL), EEXIST, "grants", "lies inside the grant");
 }
 
+/* The caller's symlinks (glove run's /run/glove/mcp.sock): made with the
+ * target given, which need not exist; checked against the grants and the
+ * policy's symlinks as those are. */
+static void test_links(void **state) {
+        struct fixture *f = *state;
+        const struct glove_policy_context ctx = { .home = f->dir, .pwd = f->dir };
+        struct glove_sandbox_link l[1];
+        char err[512] = "";
+
+        make_dir(f, "w");
+        grant(f, "w", GLOVE_GRANT_RW);
+        l[0] = (struct glove_sandbox_link) { "/run/glove/mcp.sock", "/tmp/glove-mcp-none/mcp.sock" };
+        f->links = l;
+        f->n_links = 1;
+        resolved(f, resolve(f, NULL));
+        assert_int_equal(f->plan.n_syms, 1);
+        assert_string_equal(f->plan.syms[0].path, "/run/glove/mcp.sock");
+        assert_string_equal(f->plan.syms[0].target, "/tmp/glove-mcp-none/mcp.sock");
+        plan_done(&f->plan);
+
+        /* inside a host grant it could not be made */
+        l[0].path = path(f, "w/mcp.sock");
+        refused(f, resolve(f, NULL), EEXIST, "grants", "lies inside the grant");
+        plan_done(&f->plan);
+        glove_error_clear(&f->error);
+        /* a grant below it would be hidden */
+        l[0].path = f->dir;
+        refused(f, resolve(f, NULL), EEXIST, "grants", "lies at or under the symlink");
+        plan_done(&f->plan);
+        glove_error_clear(&f->error);
+        /* nor may it meet one of the policy's */
+        assert_int_equal(symlink("/etc", path(f, "etc-link")), 0);
+        assert_int_equal(glove_policy_add_symlink(f->policy, &ctx, path(f, "etc-link"), err, sizeof(err)), 0);
+        l[0].path = path(f, "etc-link/x");
+        refused(f, resolve(f, NULL), EEXIST, "grants", "meets the symlink");
+        plan_done(&f->plan);
+        glove_error_clear(&f->error);
+        l[0].path = "relative";
+        refused(f, resolve(f, NULL), EINVAL, "grants", "Invalid symlink relative");
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
 
 int main(void) {
@@ -282,6 +323,7 @@ int main(void) {
                 T(test_private_path_through_a_mount),
                 T(test_mount_elsewhere),
                 T(test_symlinks),
+                T(test_links),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
