@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/denials.h"
 #include "glove/json.h"
 
 /* ---- framing and messages ------------------------------------------------
@@ -248,6 +249,9 @@ struct glove_mcp_gateway_options {
          * session's); NULL: printed on stderr. Borrowed. */
         struct glove_error *error;
         struct glove_warnings *warnings;
+        /* the tool calls it refused are counted here by tool (the run's
+         * end says them); NULL: not counted */
+        struct glove_denials *denials;
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,

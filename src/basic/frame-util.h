@@ -45,6 +45,7 @@ enum {
         FRAME_EXEC_FAILED,     /* a forked child -> parent: execve's errno, int32_t */
         FRAME_WARNING,         /* helper -> parent: what the user must read, struct frame_warning */
         FRAME_CONNECTION,      /* glove-net -> glove-proxy: an accepted connection; empty, 1 descriptor */
+        FRAME_DENIAL,          /* helper -> parent: one subject it refused and how often, struct frame_denial */
         FRAME_TYPE_SYNC_BASE = 0x100,
 };
 
@@ -57,6 +58,15 @@ struct frame_error {
 
 struct frame_warning {
         char text[GLOVE_ERROR_MESSAGE_MAX];     /* NUL-terminated */
+};
+
+/* One line of a helper's refusals (denials.h), sent at its end: a
+ * subject and its count, or (subject "") the refusals it could not name. */
+struct frame_denial {
+        uint32_t kind;                          /* enum glove_denial_kind */
+        uint32_t reserved;                      /* 0 */
+        uint64_t count;
+        char subject[128];                      /* NUL-terminated (GLOVE_DENIAL_SUBJECT_MAX) */
 };
 
 /* Sends one message of |type| with |len| bytes of |payload| (NULL when 0)

@@ -129,6 +129,7 @@ struct proxy_args {
         int chan;
         const char *token;
         const char *session_run;
+        void (*notice)(const char *line);
 };
 
 /* In the proxy, before its audit log: nothing of the supervisor's but
@@ -188,6 +189,8 @@ static int proxy_run(struct glove_helper_child *c) {
                 .audit = c->audit,
                 .session_run = a->session_run,
                 .warnings = c->warnings,
+                .denials = c->denials,
+                .notice = a->notice,
         });
 }
 
@@ -195,7 +198,7 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_t *extra = NULL;
         char token[GLOVE_RUN_ID_CHARS + 1];
-        struct proxy_args args = { .plan = plan, .token = token };
+        struct proxy_args args = { .plan = plan, .token = token, .notice = opts->notice };
         struct glove_audit_options ao = {};
         int r;
 
@@ -264,6 +267,7 @@ void net_proxy_stop(struct net_proxy_proc *np) {
         np->chan_fd = safe_close(np->chan_fd);
         status = glove_helper_stop(&np->proc, np->warnings, &e);
         np->helper = np->proc.report;
+        np->denials = np->proc.denials;
         if (!ran)
                 return;
         if (glove_error_is_set(&e))
