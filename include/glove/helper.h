@@ -10,6 +10,7 @@
  *   helper -> parent  FRAME_READY          it serves; the session goes on
  *                     FRAME_WARNING        what the user must read though it goes on
  *                     FRAME_ERROR          why it failed (errno, stage, message)
+ *                     FRAME_DENIAL         what it refused, by subject (its end, before its report)
  *                     FRAME_HELPER_REPORT  its audit run, after its last record
  *   parent -> helper  FRAME_STOP           the session ended (EOF means the same)
  *
@@ -26,6 +27,7 @@
 #include "glove/audit.h"
 #include "glove/error.h"
 #include "glove/json.h"
+#include "glove/denials.h"
 
 /* What the caller's functions get in the child. */
 struct glove_helper_child {
@@ -33,6 +35,7 @@ struct glove_helper_child {
         struct glove_audit *audit;   /* its audit run, open once setup() returned; NULL without one */
         struct glove_error *error;   /* its failure: the parent's error gets it */
         struct glove_warnings *warnings; /* each added goes to the parent's at once */
+        struct glove_denials *denials;   /* what it refused: counted by run(), sent to the parent at its end */
         void *userdata;
 };
 
@@ -66,6 +69,7 @@ struct glove_helper {
         int fd;                           /* the channel */
         const char *what, *stage;         /* the options' */
         struct glove_audit_helper report; /* its run (set at start), its records (once stopped) */
+        struct glove_denials denials;     /* what it refused, as it said at its end (once stopped) */
 };
 #define GLOVE_HELPER_NULL { .pid = 0, .fd = -EBADF }
 

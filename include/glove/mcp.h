@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/denials.h"
 #include "glove/json.h"
 
 /* ---- framing and messages ------------------------------------------------
@@ -260,6 +261,9 @@ struct glove_mcp_gateway_options {
          * "glove mcp tools") and stops them, serving nobody; the allowed
          * names no server offers are in it, not warned about */
         json_t **report;
+        /* the tool calls it refused are counted here by tool (the run's
+         * end says them); NULL: not counted */
+        struct glove_denials *denials;
 };
 
 /* Starts every server (a server that cannot start is an error: -errno,

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "glove/denials.h"
 #include "glove/policy.h"
 
 struct glove_audit; /* glove/audit.h */
@@ -59,5 +60,9 @@ struct glove_net_proxy_config {
         /* what the user must read while it serves (its audit log failing):
          * the caller prints it or carries it on; may be NULL */
         struct glove_warnings *warnings;
+        /* the destinations it refused are counted here (may be NULL), and
+         * the first is told to |notice| at once (may be NULL) */
+        struct glove_denials *denials;
+        void (*notice)(const char *line);
 };
 int glove_net_proxy_run(const struct glove_net_proxy_config *cfg);

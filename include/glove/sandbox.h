@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "glove/audit.h"
+#include "glove/denials.h"
 #include "glove/error.h"
 #include "glove/policy.h"
 
@@ -77,6 +78,11 @@ struct glove_sandbox_options {
          * result's layers (glove exec, glove run); without it a retained
          * overlay in the policy is refused. */
         bool retain_overlays;
+        /* The first refusal of each kind during the run (a destination the
+         * proxy refused, a namespace or, offline, an inet socket the agent
+         * tried), said at once as one line; NULL: kept for the end only.
+         * Called from the supervisor and from the proxy's process. */
+        void (*notice)(const char *line);
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of
@@ -203,6 +209,15 @@ struct glove_session_result {
         bool have_cgroup_stats;      /* the session cgroup's figures below were read */
         uint64_t memory_peak, cpu_usage_us, cpu_user_us, cpu_system_us, cpu_nr_throttled, cpu_throttled_us;
         uint64_t oom_kills, memory_max_events, pids_max_events;
+        /* what was refused (docs/audit.md, the receipt's "denied"): the
+         * proxy's destinations, the agent's namespace and (offline) inet
+         * socket attempts, and glove run's gateway's calls (the session
+         * merges those); |denials_counted|: the seccomp listener was
+         * handed over (the run started), so namespace and socket
+         * attempts are counted; |denials_lost|: it failed during the
+         * run, and later ones were refused uncounted */
+        struct glove_denials denials;
+        bool denials_counted, denials_lost;
         /* proxy mode: the egress proxy's audit run, for the receipt */
         struct glove_audit_helper proxy;
         /* the writable layers Glove sized, tmpfs grants and overlay

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "glove/denials.h"
 #include "glove/error.h"
 #include "glove/policy.h"
 
@@ -73,6 +74,9 @@ struct glove_session_run_options {
          * receipt's "managed" member with "command": "managed"; borrowed;
          * NULL: an exec or run of the user's */
         const json_t *managed;
+        /* the first refusal of each kind, said as it happens (one line;
+         * glove_sandbox_options.notice); NULL: only at the end */
+        void (*notice)(const char *line);
 };
 
 struct glove_session_outcome {
@@ -84,6 +88,12 @@ struct glove_session_outcome {
         const char *reason;       /* how it ended: the receipt's reason (static) */
         int exit_code;            /* the command's exit code when reason is "exit", else -1 */
         char run_id[33];          /* the run's id (GLOVE_RUN_ID_CHARS hex) */
+        /* what was refused, as the receipt's "denied" says it: the
+         * counts, and whether the agent's namespace and socket attempts
+         * were counted (|syscalls_counted|: it started; |denials_lost|:
+         * the listener failed, later ones went uncounted) */
+        struct glove_denials denials;
+        bool syscalls_counted, denials_lost;
 };
 
 /* glove exec and glove run: the session's records, its helpers, the

@@ -174,7 +174,32 @@ static const struct frame_type parent_types[] = {
         { FRAME_WARNING, sizeof(struct frame_warning), 0 },
         { FRAME_ERROR, sizeof(struct frame_error), 0 },
         { FRAME_HELPER_REPORT, sizeof(struct helper_report_msg), 0 },
+        { FRAME_DENIAL, sizeof(struct frame_denial), 0 },
 };
+
+/* What it refused: its HELPER_DENIALS_SENT most refused subjects of each
+ * kind, one message each, and one for the rest, so that the channel (which
+ * the parent reads once the helper is gone) never holds many. */
+#define HELPER_DENIALS_SENT 16
+static void child_send_denials(int fd, const struct glove_denials *d) {
+        for (unsigned k = 0; k < _GLOVE_DENIAL_KIND_MAX; k++) {
+                struct glove_denial v[GLOVE_DENIALS_KEEP];
+                size_t n = glove_denials_sorted(d, (enum glove_denial_kind) k, v);
+                uint64_t sent = 0;
+
+                for (size_t i = 0; i < n && i < HELPER_DENIALS_SENT; i++) {
+                        struct frame_denial m = { .kind = k, .count = v[i].count };
+
+                        memcpy(m.subject, v[i].subject, sizeof(m.subject));
+                        (void) frame_send(fd, FRAME_DENIAL, &m, sizeof(m), NULL, 0);
+                        sent += v[i].count;
+                }
+                if (d->kind[k].total > sent) {
+                        struct frame_denial m = { .kind = k, .count = d->kind[k].total - sent };
+                        (void) frame_send(fd, FRAME_DENIAL, &m, sizeof(m), NULL, 0);
+                }
+        }
+}
 
 static int child_record(const struct glove_helper_options *o, struct glove_audit *a, const char *event,
                         const char *reason, json_t *extra) {
@@ -226,7 +251,9 @@ static void child_warn_dropped(const struct glove_helper_child *c, const char *w
 _Noreturn static void child_main(const struct glove_helper_options *o, int fd, const char *run_id, pid_t parent) {
         struct glove_error error = {};
         struct glove_warnings warnings = {};
-        struct glove_helper_child c = { .fd = fd, .error = &error, .warnings = &warnings, .userdata = o->userdata };
+        static struct glove_denials denials; /* this process's own, one helper per process */
+        struct glove_helper_child c = { .fd = fd, .error = &error, .warnings = &warnings, .denials = &denials,
+                                        .userdata = o->userdata };
         char what[WHAT_MAX];
         int r = 0;
 
@@ -254,6 +281,7 @@ _Noreturn static void child_main(const struct glove_helper_options *o, int fd, c
         if (r >= 0)
                 r = o->run(&c);
         child_warn_dropped(&c, capitalised(o->what, what));
+        child_send_denials(fd, &denials);
         if (c.audit) {
                 (void) child_record(o, c.audit, o->end_event, r < 0 ? o->failed_reason : "the session ended", NULL);
                 /* after its last record: what the receipt vouches for */
@@ -305,6 +333,7 @@ static int parent_recv(const struct glove_helper *h, void *buf, size_t len, stru
 }
 
 union parent_msg {
+        struct frame_denial denial;
         struct frame_warning warning;
         struct frame_error error;
         struct helper_report_msg report;
@@ -372,7 +401,17 @@ int glove_helper_stop(struct glove_helper *h, struct glove_warnings *w, struct g
                 union parent_msg m;
                 int r = parent_recv(h, &m, sizeof(m), w);
 
-                if (r == FRAME_HELPER_REPORT && !reported) {
+                if (r == FRAME_DENIAL && !reported && m.denial.kind < _GLOVE_DENIAL_KIND_MAX &&
+                    memchr(m.denial.subject, 0, sizeof(m.denial.subject))) {
+                        /* the subject "" is the refusals it could not name */
+                        if (m.denial.subject[0])
+                                (void) glove_denials_add(&h->denials, (enum glove_denial_kind) m.denial.kind,
+                                                         m.denial.subject, m.denial.count);
+                        else {
+                                h->denials.kind[m.denial.kind].other += m.denial.count;
+                                h->denials.kind[m.denial.kind].total += m.denial.count;
+                        }
+                } else if (r == FRAME_HELPER_REPORT && !reported) {
                         struct glove_audit_helper got;
 
                         /* its own run, as it was given */

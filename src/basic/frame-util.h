@@ -49,6 +49,7 @@ enum {
         FRAME_SOCKET_REQUEST,  /* glove-proxy -> glove-net: a published port's connection wants a socket; empty */
         FRAME_SOCKET,          /* glove-net -> glove-proxy: the answer, int32_t errno (0: 1 descriptor, an
                                 * unconnected TCP socket of the sandbox's network namespace) */
+        FRAME_DENIAL,          /* helper -> parent: one subject it refused and how often, struct frame_denial */
         FRAME_TYPE_SYNC_BASE = 0x100,
 };
 
@@ -61,6 +62,15 @@ struct frame_error {
 
 struct frame_warning {
         char text[GLOVE_ERROR_MESSAGE_MAX];     /* NUL-terminated */
+};
+
+/* One line of a helper's refusals (denials.h), sent at its end: a
+ * subject and its count, or (subject "") the refusals it could not name. */
+struct frame_denial {
+        uint32_t kind;                          /* enum glove_denial_kind */
+        uint32_t reserved;                      /* 0 */
+        uint64_t count;
+        char subject[128];                      /* NUL-terminated (GLOVE_DENIAL_SUBJECT_MAX) */
 };
 
 /* Sends one message of |type| with |len| bytes of |payload| (NULL when 0)

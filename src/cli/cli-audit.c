@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* glove audit verify [--json] [FILE]
- * glove audit show [--json] [--run ID] [--log] [FILE]
+ * glove audit show [--json] [--run ID | --last] [--log] [--denied] [--follow] [FILE]
  *
  * verify checks the receipt journal's chain (docs/audit.md); show prints
  * receipts or audit-log records for a human, checking nothing but that
@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "strv-util.h"
 
 #define AUDIT_EXIT_DAMAGE 1
 #define AUDIT_EXIT_CANNOT 2
@@ -32,8 +35,8 @@
 static void help(FILE *f) {
         (void) fprintf(f,
                 "usage: glove audit verify [--json] [--log[=LOG]] [FILE]\n"
-                "       glove audit show [--json] [--run ID] [FILE]\n"
-                "       glove audit show --log [--json] [--run ID] [FILE]\n"
+                "       glove audit show [--json] [--run ID | --last] [FILE]\n"
+                "       glove audit show --log [--json] [--run ID | --last] [--denied] [--follow] [FILE]\n"
                 "\n"
                 "  verify   check the receipt journal's HMAC chain and report the first break\n"
                 "  show     print receipts (or, with --log, audit-log records) readably\n"
@@ -72,8 +75,8 @@ static void help_verify(FILE *f) {
 
 static void help_show(FILE *f) {
         (void) fprintf(f,
-                "usage: glove audit show [--json] [--run ID] [FILE]\n"
-                "       glove audit show --log [--json] [--run ID] [FILE]\n"
+                "usage: glove audit show [--json] [--run ID | --last] [FILE]\n"
+                "       glove audit show --log [--json] [--run ID | --last] [--denied] [--follow] [FILE]\n"
                 "\n"
                 "Prints the receipts of the receipt journal (FILE defaults to receipts.jsonl in\n"
                 "the state directory), one block per record; with --log, the records of an\n"
@@ -85,7 +88,12 @@ static void help_show(FILE *f) {
                 "JSON; a line that is not is reported on stderr and skipped.\n"
                 "\n"
                 "  --log         show audit-log records instead of receipts\n"
-                "  --run ID      only records of that run (a prefix of its id is enough)\n"
+                "  --run ID      only records of that run (a prefix of its id is enough), with\n"
+                "                those of its proxy, gateway and MCP servers' sandboxes\n"
+                "  --last        the same for the newest run of glove exec or glove run\n"
+                "  --denied      only audit records that refused something (implies --log)\n"
+                "  --follow      keep printing records as they are written, across rotations,\n"
+                "                until Ctrl-C (implies --log)\n"
                 "  --json        print the records as JSON lines\n"
                 "  -h, --help    this text\n"
                 "\n"
@@ -613,16 +621,6 @@ static const char *str_member(const json_t *obj, const char *name) {
         return json_string_value(json_object_get(obj, name));
 }
 
-/* Whether |obj| belongs to the run |run| names (a prefix is enough). */
-static bool run_matches(const json_t *obj, const char *run) {
-        const char *r;
-
-        if (!run)
-                return true;
-        r = str_member(obj, "run");
-        return r && strncmp(r, run, strlen(run)) == 0;
-}
-
 static const char *const receipt_time_members[] = { "ts", "ended", "created", "started" };
 /* shown first, in this order; the rest follows sorted */
 static const char *const receipt_order[] = {
@@ -887,20 +885,271 @@ static int read_line(FILE *f, char *buf, size_t max, size_t *ret_len, bool *ret_
         return 1;
 }
 
+/* The runs a --run or --last shows: the one asked for, and every run
+ * found to be part of it (docs/audit.md, "glove audit show"): a helper
+ * whose records name it as "session_run" (proxy mode's proxy, glove
+ * run's gateway), an MCP server's sandbox a record of it names
+ * ("sandbox_run"), a run it vouches for ("vouches"), and so on down. */
+struct runset {
+        const char *prefix;           /* as given; NULL: every run */
+        char **ids;                   /* whole run ids taken in */
+        size_t n;
+};
+
+static void runset_done(struct runset *set) {
+        strv_free_n(set->ids, set->n);
+        set->ids = NULL;
+        set->n = 0;
+}
+
+static bool runset_has(const struct runset *set, const char *id) {
+        return id && strv_contains_n(set->ids, set->n, id);
+}
+
+/* Adds |id| (a whole run id); true when it was new. */
+static bool runset_add(struct runset *set, const char *id) {
+        if (!id || strlen(id) != GLOVE_RUN_ID_CHARS || runset_has(set, id))
+                return false;
+        return strv_add_unique_n(&set->ids, &set->n, id, SIZE_MAX) >= 0;
+}
+
+static bool runset_matches(const struct runset *set, const char *id) {
+        return id && (runset_has(set, id) || (set->prefix && strncmp(id, set->prefix, strlen(set->prefix)) == 0));
+}
+
+/* Whether |rec| belongs to the runs of |set| (always, without a run
+ * asked for); the runs it links to join the set. *|grew|: it added one. */
+static bool runset_take(struct runset *set, const json_t *rec, bool *grew) {
+        const char *run = str_member(rec, "run");
+        const json_t *vouches = json_object_get(rec, "vouches");
+
+        if (!set->prefix)
+                return true;
+        if (!runset_matches(set, run) && !runset_matches(set, str_member(rec, "session_run")))
+                return false;
+        *grew |= runset_add(set, run);
+        *grew |= runset_add(set, str_member(rec, "sandbox_run"));
+        if (json_is_object(vouches))
+                *grew |= runset_add(set, str_member(vouches, "run"));
+        return true;
+}
+
+/* Whether |rec| refused something: a decision "deny", or a session's end
+ * that counted refusals ("denied"). */
+static bool record_denied(const json_t *rec) {
+        const char *d = str_member(rec, "decision");
+
+        return (d && strcmp(d, "deny") == 0) || json_object_size(json_object_get(rec, "denied")) > 0;
+}
+
+/* The run of the newest agent's session: in a log, the last
+ * "session_start" of the sandbox that no record names as an MCP server's
+ * sandbox ("sandbox_run"); in the journal, the last session receipt. */
+static int find_last_run(FILE *f, bool log_mode, char *buf, size_t max, char ret[GLOVE_RUN_ID_CHARS + 1]) {
+        const struct glove_json_limits limits = { .max_bytes = 0 };
+        struct runset servers = {}, starts = {};
+        size_t len;
+        bool too_long, newline;
+
+        ret[0] = 0;
+        while (read_line(f, buf, max, &len, &too_long, &newline) > 0) {
+                _cleanup_json_ json_t *rec = NULL;
+                const char *run;
+
+                if (too_long || glove_json_parse(buf, len, &limits, &rec, NULL, 0) < 0 || !json_is_object(rec))
+                        continue;
+                run = str_member(rec, "run");
+                if (!run || strlen(run) != GLOVE_RUN_ID_CHARS)
+                        continue;
+                if (!log_mode) {
+                        const char *kind = str_member(rec, "kind");
+                        if (kind && strcmp(kind, "session") == 0)
+                                (void) snprintf(ret, GLOVE_RUN_ID_CHARS + 1, "%s", run);
+                        continue;
+                }
+                (void) runset_add(&servers, str_member(rec, "sandbox_run"));
+                if (strcmp(str_member(rec, "event") ?: "", "session_start") == 0 &&
+                    strcmp(str_member(rec, "component") ?: "", "sandbox") == 0)
+                        (void) runset_add(&starts, run);
+        }
+        for (size_t i = starts.n; log_mode && i > 0; i--)
+                if (!runset_has(&servers, starts.ids[i - 1])) {
+                        (void) snprintf(ret, GLOVE_RUN_ID_CHARS + 1, "%s", starts.ids[i - 1]);
+                        break;
+                }
+        runset_done(&starts);
+        runset_done(&servers);
+        if (ferror(f))
+                return -EIO;
+        rewind(f);
+        return ret[0] ? 0 : -ENOENT;
+}
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_follow_signal(int sig) {
+        (void) sig;
+        follow_stop = 1;
+}
+
+/* --follow: whether the file at |path| is no longer the one |f| reads
+ * (the log was rotated: docs/audit.md, "Rotation"). */
+static bool rotated(FILE *f, const char *path) {
+        struct stat a, b;
+
+        return fstat(fileno(f), &a) == 0 && (stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
+struct show_state {
+        const char *file;
+        bool json, log_mode, denied, follow;
+        struct runset set;
+        uint64_t line, damaged, shown;
+};
+
+/* One line: parsed, filtered, printed. -ENOMEM only. */
+static int show_line(struct show_state *st, const char *buf, size_t len, bool too_long, bool newline, bool print) {
+        const struct glove_json_limits limits = { .max_bytes = 0 };
+        _cleanup_json_ json_t *rec = NULL;
+        char perr[256];
+        bool grew = false;
+        int r;
+
+        st->line++;
+        if (too_long) {
+                if (print) {
+                        log_error("%s:%llu: damaged: longer than %zu bytes; skipped", st->file,
+                                  (unsigned long long) st->line,
+                                  (size_t) (st->log_mode ? AUDIT_LOG_LINE_MAX : GLOVE_RECEIPT_MAX_BYTES));
+                        st->damaged++;
+                }
+                return 0;
+        }
+        r = glove_json_parse(buf, len, &limits, &rec, perr, sizeof(perr));
+        if (r < 0 || !json_is_object(rec)) {
+                if (print) {
+                        log_error("%s:%llu: damaged: %s; skipped", st->file, (unsigned long long) st->line,
+                                  r < 0 ? perr : "not a JSON object");
+                        st->damaged++;
+                }
+                return 0;
+        }
+        if (!newline && print) {
+                log_error("%s:%llu: the last line has no newline (cut short?); shown anyway", st->file,
+                          (unsigned long long) st->line);
+                st->damaged++;
+        }
+        if (!runset_take(&st->set, rec, &grew))
+                return grew ? 1 : 0;
+        if (!print || (st->denied && !record_denied(rec)))
+                return grew ? 1 : 0;
+        st->shown++;
+        if (st->json) {
+                _cleanup_free_ char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+                if (!text)
+                        return -ENOMEM;
+                (void) printf("%s\n", text);
+        } else if (st->log_mode)
+                show_log_record(rec);
+        else
+                show_receipt(rec);
+        return 0;
+}
+
+/* Without --follow: the runs a --run or --last takes in are found first
+ * (a link may come after the records it takes in), then shown. */
+static int show_file(struct show_state *st, FILE *f, char *buf, size_t max) {
+        size_t len;
+        bool too_long, newline;
+        int r;
+
+        for (int pass = 0; st->set.prefix && pass < 8; pass++) {
+                bool grew = false;
+
+                while ((r = read_line(f, buf, max, &len, &too_long, &newline)) > 0) {
+                        int k = show_line(st, buf, len, too_long, newline, false);
+                        if (k < 0)
+                                return k;
+                        grew |= k > 0;
+                }
+                if (r < 0 || ferror(f))
+                        return -EIO;
+                rewind(f);
+                st->line = 0;
+                if (!grew)
+                        break;
+        }
+        while ((r = read_line(f, buf, max, &len, &too_long, &newline)) > 0) {
+                r = show_line(st, buf, len, too_long, newline, true);
+                if (r < 0)
+                        return r;
+        }
+        return r < 0 || ferror(f) ? -EIO : 0;
+}
+
+/* --follow: as tail -f, from the start, then each record as it comes,
+ * across rotations (the rest of the old file, then the new one), until
+ * SIGINT or SIGTERM. */
+static int follow_file(struct show_state *st, FILE **fp, const char *path, char *buf, size_t max) {
+        struct sigaction sa = { .sa_handler = on_follow_signal };
+
+        (void) sigemptyset(&sa.sa_mask);
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        while (!follow_stop) {
+                off_t at = ftello(*fp);
+                size_t len;
+                bool too_long, newline;
+                int r = read_line(*fp, buf, max, &len, &too_long, &newline);
+
+                if (r > 0 && newline) {
+                        r = show_line(st, buf, len, too_long, true, true);
+                        if (r < 0)
+                                return r;
+                        (void) fflush(stdout);
+                        continue;
+                }
+                if (r < 0)
+                        return -EIO;
+                /* the end for now (a line still being written is read
+                 * again whole) */
+                if (r > 0 && fseeko(*fp, at, SEEK_SET) < 0)
+                        return -EIO;
+                clearerr(*fp);
+                if (rotated(*fp, path)) {
+                        /* the old file's rest was read above; the new one
+                         * from its start */
+                        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        FILE *nf = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+                        if (nf) {
+                                (void) fclose(*fp);
+                                *fp = nf;
+                                continue;
+                        }
+                        safe_close(fd);
+                }
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
+        }
+        return 0;
+}
+
 static int audit_show(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
                 { "run", required_argument, NULL, 'r' },
+                { "last", no_argument, NULL, 'L' },
+                { "denied", no_argument, NULL, 'd' },
+                { "follow", no_argument, NULL, 'f' },
                 { "log", no_argument, NULL, 'l' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         _cleanup_free_ char *state = NULL, *file = NULL, *buf = NULL;
         _cleanup_close_ int state_fd = -EBADF, fd = -EBADF;
-        const struct glove_json_limits limits = { .max_bytes = 0 };
-        const char *run = NULL;
-        bool json = false, log_mode = false;
-        uint64_t line = 0, damaged = 0, shown = 0;
+        struct show_state st = {};
+        char last[GLOVE_RUN_ID_CHARS + 1];
+        bool want_last = false;
         size_t max;
         FILE *f;
         int c, r;
@@ -913,17 +1162,26 @@ static int audit_show(int argc, char **argv) {
                         help_show(stdout);
                         return 0;
                 case 'j':
-                        json = true;
+                        st.json = true;
                         break;
                 case 'r':
-                        run = optarg;
-                        if (run[0] == 0) {
+                        st.set.prefix = optarg;
+                        if (optarg[0] == 0) {
                                 log_error("audit show: --run needs a run id (or a prefix of one)");
                                 return AUDIT_EXIT_CANNOT;
                         }
                         break;
+                case 'L':
+                        want_last = true;
+                        break;
+                case 'd':
+                        st.denied = true;
+                        break;
+                case 'f':
+                        st.follow = true;
+                        break;
                 case 'l':
-                        log_mode = true;
+                        st.log_mode = true;
                         break;
                 case '?':
                         if (optopt == 'r')
@@ -937,7 +1195,14 @@ static int audit_show(int argc, char **argv) {
         }
         if (cli_too_many_operands("audit show", "FILE", argc, argv))
                 return AUDIT_EXIT_CANNOT;
-        max = log_mode ? AUDIT_LOG_LINE_MAX : GLOVE_RECEIPT_MAX_BYTES;
+        if (want_last && st.set.prefix) {
+                log_error("audit show: --last and --run name a run each; give one");
+                return AUDIT_EXIT_CANNOT;
+        }
+        /* refusals and what comes as it happens are the audit log's */
+        if (st.denied || st.follow)
+                st.log_mode = true;
+        max = st.log_mode ? AUDIT_LOG_LINE_MAX : GLOVE_RECEIPT_MAX_BYTES;
 
         if (optind < argc) {
                 file = strdup(argv[optind]);
@@ -945,7 +1210,7 @@ static int audit_show(int argc, char **argv) {
                         return log_oom();
                 r = open_regular(AT_FDCWD, file, false, &fd);
         } else {
-                const char *name = log_mode ? GLOVE_AUDIT_LOG_NAME : GLOVE_JOURNAL_NAME;
+                const char *name = st.log_mode ? GLOVE_AUDIT_LOG_NAME : GLOVE_JOURNAL_NAME;
                 r = cli_open_state(&state_fd, &state);
                 if (r < 0)
                         return AUDIT_EXIT_CANNOT;
@@ -956,9 +1221,10 @@ static int audit_show(int argc, char **argv) {
         }
         if (r < 0) {
                 log_error("cannot read %s: %s%s", file, open_error(r),
-                          r == -ENOENT && optind == argc && !log_mode ? " (run 'glove setup')" : "");
+                          r == -ENOENT && optind == argc && !st.log_mode ? " (run 'glove setup')" : "");
                 return AUDIT_EXIT_CANNOT;
         }
+        st.file = file;
         buf = malloc(max + 1);
         if (!buf)
                 return log_oom();
@@ -969,63 +1235,34 @@ static int audit_show(int argc, char **argv) {
         }
         fd = -EBADF; /* the FILE has it now */
 
-        for (;;) {
-                _cleanup_json_ json_t *rec = NULL;
-                char perr[256];
-                size_t len;
-                bool too_long, newline;
-
-                r = read_line(f, buf, max, &len, &too_long, &newline);
-                if (r <= 0)
-                        break;
-                line++;
-                if (too_long) {
-                        log_error("%s:%llu: damaged: longer than %zu bytes; skipped", file, (unsigned long long) line,
-                                  max);
-                        damaged++;
-                        continue;
+        if (want_last) {
+                r = find_last_run(f, st.log_mode, buf, max, last);
+                if (r < 0) {
+                        log_error("%s: %s", file, r == -ENOENT ? "no run of glove exec or glove run in it"
+                                                               : "cannot be read");
+                        (void) fclose(f);
+                        return AUDIT_EXIT_CANNOT;
                 }
-                r = glove_json_parse(buf, len, &limits, &rec, perr, sizeof(perr));
-                if (r < 0 || !json_is_object(rec)) {
-                        log_error("%s:%llu: damaged: %s; skipped", file, (unsigned long long) line,
-                                  r < 0 ? perr : "not a JSON object");
-                        damaged++;
-                        continue;
-                }
-                if (!newline) {
-                        log_error("%s:%llu: the last line has no newline (cut short?); shown anyway", file,
-                                  (unsigned long long) line);
-                        damaged++;
-                }
-                if (!run_matches(rec, run))
-                        continue;
-                shown++;
-                if (json) {
-                        _cleanup_free_ char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-                        if (!text) {
-                                (void) fclose(f);
-                                return log_oom();
-                        }
-                        (void) printf("%s\n", text);
-                } else if (log_mode)
-                        show_log_record(rec);
-                else
-                        show_receipt(rec);
+                st.set.prefix = last;
         }
-        if (r < 0 || ferror(f)) {
-                log_error("cannot read %s: %s", file, strerror(errno ? errno : EIO));
-                (void) fclose(f);
+        r = st.follow ? follow_file(&st, &f, file, buf, max) : show_file(&st, f, buf, max);
+        (void) fclose(f);
+        runset_done(&st.set);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0) {
+                log_error("cannot read %s: %s", file, strerror(-r));
                 return AUDIT_EXIT_CANNOT;
         }
-        (void) fclose(f);
-        if (shown == 0 && !json)
-                log_info("%s: no %s%s%s", file, log_mode ? "audit records" : "receipts", run ? " of run " : "",
-                         run ? run : "");
-        if (damaged > 0)
+        if (st.shown == 0 && !st.json && !st.follow)
+                log_info("%s: no %s%s%s%s", file, st.denied ? "refusals" : st.log_mode ? "audit records" : "receipts",
+                         st.set.prefix ? " of run " : "", st.set.prefix ? st.set.prefix : "",
+                         st.set.prefix && st.set.n > 1 ? " (or the runs it took in)" : "");
+        if (st.damaged > 0)
                 log_error("%s: %llu damaged line%s (show checks nothing else: run 'glove audit verify' for the "
                           "receipts)",
-                          file, (unsigned long long) damaged, damaged == 1 ? "" : "s");
-        return finish_output(damaged > 0 ? AUDIT_EXIT_DAMAGE : 0);
+                          file, (unsigned long long) st.damaged, st.damaged == 1 ? "" : "s");
+        return finish_output(st.damaged > 0 ? AUDIT_EXIT_DAMAGE : 0);
 }
 
 int cli_audit(int argc, char **argv) {

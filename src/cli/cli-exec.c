@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "glove/denials.h"
+#include "fd-util.h"
 #include "glove/audit.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
@@ -377,6 +379,70 @@ void cli_print_warning(void *userdata, const char *text) {
         log_warning("%s", text);
 }
 
+/* The first refusal of a kind, as it happens (docs/audit.md, "What was
+ * refused"). One write, so that it does not mix with another process's
+ * line. On a terminal the agent's output may have left the cursor
+ * anywhere and the terminal in raw mode (no CR at a newline): the line
+ * starts on a line of its own and ends with CR LF, and changes nothing of
+ * the terminal's state; a full-screen agent may paint over it later, so
+ * the end's summary says it again. Called from the proxy's process too. */
+static void print_notice(const char *line) {
+        char buf[1200];
+        bool tty = isatty(STDERR_FILENO) == 1;
+        int n = snprintf(buf, sizeof(buf), "%sglove: %s%s", tty ? "\r\n" : "", line, tty ? "\r\n" : "\n");
+
+        if (n > 0)
+                (void) write_all(STDERR_FILENO, buf, (size_t) n < sizeof(buf) ? (size_t) n : sizeof(buf) - 1);
+}
+
+#define SUMMARY_TOP 5
+/* One line per kind refused: its most refused subjects with their
+ * counts, and how many more. */
+static void summary_kind(const struct glove_denials *d, enum glove_denial_kind kind, const char *label,
+                         const char *hint) {
+        const struct glove_denial_table *t = &d->kind[kind];
+        struct glove_denial v[GLOVE_DENIALS_KEEP];
+        size_t n = glove_denials_sorted(d, kind, v);
+        char line[1024];
+        size_t len = 0;
+        uint64_t listed = 0;
+
+        if (t->total == 0)
+                return;
+        for (size_t i = 0; i < n && i < SUMMARY_TOP; i++) {
+                int k = snprintf(line + len, sizeof(line) - len, "%s%s x%ju", i ? ", " : "", v[i].subject,
+                                 (uintmax_t) v[i].count);
+                if (k < 0 || (size_t) k >= sizeof(line) - len)
+                        break;
+                len += (size_t) k;
+                listed += v[i].count;
+        }
+        if (t->total > listed)
+                (void) snprintf(line + len, sizeof(line) - len, "%sand %ju more", len ? ", " : "",
+                                (uintmax_t) (t->total - listed));
+        (void) fprintf(stderr, "glove:   %s: %s%s%s\n", label, line, hint ? "; " : "", hint ? hint : "");
+}
+
+/* At the end of a run that refused anything, what it refused: the same
+ * facts as the receipt's "denied". Nothing when nothing was. */
+static void print_denied_summary(const struct glove_session_outcome *o) {
+        const struct glove_denials *d = &o->denials;
+
+        if (glove_denials_total(d) == 0 && !o->denials_lost)
+                return;
+        (void) fprintf(stderr, "glove: refused during this run:\n");
+        summary_kind(d, GLOVE_DENIAL_NETWORK, "network destinations",
+                     "allow one with --allow HOST:PORT (proxy mode)");
+        summary_kind(d, GLOVE_DENIAL_MCP, "MCP tool calls", NULL);
+        summary_kind(d, GLOVE_DENIAL_NAMESPACE, "namespaces",
+                     "the agent's own sandbox cannot run inside Glove's: configure it to rely on Glove");
+        summary_kind(d, GLOVE_DENIAL_SOCKET, "inet sockets (offline)", "use --net proxy --allow HOST:PORT");
+        if (o->denials_lost)
+                (void) fprintf(stderr, "glove:   (the count of namespace and socket attempts stopped part-way: "
+                                       "later ones were refused but not counted)\n");
+        (void) fprintf(stderr, "glove: details: glove audit show --last --denied\n");
+}
+
 /* What went wrong, once. */
 void cli_print_error(const struct glove_session *s) {
         const struct glove_error *e = glove_session_error(s);
@@ -513,9 +579,11 @@ static int run_session(struct glove_session *session, const struct exec_args *a)
                 .argv = a->command,
                 .receipt_fd = a->receipt_fd,
                 .receipt_file = a->receipt_file,
+                .notice = print_notice,
         }, &outcome);
         timeline_mark("supervisor: session done");
         cli_print_error(session);
+        print_denied_summary(&outcome);
         if (!outcome.recorded && outcome.started)
                 log_error("The command had ended with status %d; its run is unrecorded.", outcome.command_status);
         return outcome.status;

@@ -250,6 +250,8 @@ static int call_decide(struct gateway *g, size_t c, json_t *id, const char *name
                 g->audit_said = true;
                 return gw_audit_denied(g, c, id);
         }
+        if (!v->allowed)
+                (void) glove_denials_add(g->o->denials, GLOVE_DENIAL_MCP, name, 1);
         if (!v->allowed && v->decision == GLOVE_MCP_DENY_ARGUMENTS) {
                 _cleanup_json_ json_t *result = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
                                                           v->reason, "isError", 1);

@@ -268,6 +268,21 @@ static void respond(int fd, const char *status, const char *extra_headers, const
         (void) shutdown(fd, SHUT_WR);
 }
 
+/* A destination refused (not listed, or only internal addresses) counts
+ * for the run's end; the first is said at once, since an agent that
+ * cannot reach its API often just waits. */
+static void count_refused(struct proxy *px, struct conn *c, const char *reason) {
+        char line[GLOVE_NET_DEST_MAX + 1200];
+
+        if (!c->subject[0] || !c->rule ||
+            (strcmp(c->rule, "network.allow") != 0 && strcmp(c->rule, "internal addresses") != 0))
+                return;
+        if (!glove_denials_add(px->cfg->denials, GLOVE_DENIAL_NETWORK, c->subject, 1) || !px->cfg->notice)
+                return;
+        (void) snprintf(line, sizeof(line), "the proxy refused %s: %s", c->subject, reason);
+        px->cfg->notice(line);
+}
+
 /* Refuses the request; the connection lingers a little, reading and
  * dropping what the client still sends, so that the answer arrives. */
 static void deny(struct proxy *px, struct conn *c, const char *status, const char *extra_headers, const char *reason) {
@@ -275,6 +290,7 @@ static void deny(struct proxy *px, struct conn *c, const char *status, const cha
                 c->rule = strncmp(status, "400", 3) == 0 ? "http" : strncmp(status, "407", 3) == 0 ? "token"
                         : strncmp(status, "502", 3) == 0 ? "upstream" : "proxy limits";
         record(px, c, "request", "deny", reason, NULL);
+        count_refused(px, c, reason);
         respond(c->cfd, status, extra_headers, reason);
         c->ufd = ep_close(px, c->ufd);
         c->uev = UINT32_MAX;

@@ -334,8 +334,45 @@ static int record_network(const struct plan *plan, struct glove_audit *a) {
         });
 }
 
+/* The most refused subjects of a kind the receipt and the end record name. */
+#define GLOVE_RECEIPT_DENIALS 8
+/* One kind of |all| into |d|: the receipt's and the end record's shape. */
+static int denied_kind_into(json_t *d, const struct glove_denials *all, enum glove_denial_kind k) {
+        const struct glove_denial_table *t = &all->kind[k];
+        struct glove_denial v[GLOVE_DENIALS_KEEP];
+        size_t n = glove_denials_sorted(all, k, v);
+        uint64_t listed = 0;
+        json_t *top, *e;
+
+        if (t->total == 0)
+                return 0;
+        top = json_array();
+        e = json_pack("{s:I,s:o}", "total", (json_int_t) t->total, "top", top);
+        if (!e || json_object_set_new(d, glove_denial_kind_to_string(k), e) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && i < GLOVE_RECEIPT_DENIALS; i++) {
+                json_t *x = json_pack("{s:o,s:I}", "subject", glove_json_string_lossy(v[i].subject, strlen(v[i].subject)),
+                                      "count", (json_int_t) v[i].count);
+                if (!x || json_array_append_new(top, x) < 0)
+                        return -ENOMEM;
+                listed += v[i].count;
+        }
+        return json_object_set_new(e, "other", json_integer((json_int_t) (t->total - listed)));
+}
+
+int audit_grant_refused(const struct glove_sandbox_options *opts, const char *why) {
+        return append(opts->audit, &(struct glove_audit_event) {
+                .component = "sandbox",
+                .event = "path",
+                .decision = "deny",
+                .rule = "grants",
+                .reason = why,
+        });
+}
+
 int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts) {
         int r;
+
 
         /* one write and one sync for all of them: they take effect together */
         glove_audit_batch_begin(opts->audit);
@@ -369,6 +406,19 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
                 return -ENOMEM;
         if (res->started && json_object_set_new(extra, "output_bytes", json_integer((json_int_t) res->output_bytes)) < 0)
                 return -ENOMEM;
+        /* what the supervisor refused and counted (the proxy's and the
+         * gateway's refusals are their own records) */
+        if (glove_denials_total(&res->denials) > 0 || res->denials_lost) {
+                json_t *d = json_object();
+
+                if (!d || json_object_set_new(extra, "denied", d) < 0 ||
+                    denied_kind_into(d, &res->denials, GLOVE_DENIAL_NAMESPACE) < 0 ||
+                    denied_kind_into(d, &res->denials, GLOVE_DENIAL_SOCKET) < 0 ||
+                    (res->denials_lost && json_object_set_new(d, "lost", json_true()) < 0))
+                        return -ENOMEM;
+                if (json_object_size(d) == 0)
+                        (void) json_object_del(extra, "denied");
+        }
         if (strcmp(res->reason, "exit") != 0 && strcmp(res->reason, "signal") != 0 && glove_error_is_set(opts->error) &&
             json_object_set_new(extra, "error",
                                 glove_json_string_lossy(opts->error->message, strlen(opts->error->message))) < 0)
@@ -510,6 +560,37 @@ static int layers_receipt(const struct glove_session_result *res, json_t *r) {
         return 0;
 }
 
+/* The receipt's "denied" (docs/audit.md): per kind refused, the total,
+ * the GLOVE_RECEIPT_DENIALS most refused subjects with their counts, and
+ * how many refusals fall outside those; and "counted", the kinds this run
+ * watched, so that an absent kind means none, not unknown. */
+static json_t *denied_json(const struct glove_receipt_input *in) {
+        const struct glove_session_result *res = in->result;
+        _cleanup_json_ json_t *d = json_object(), *counted = json_array();
+        bool watched[_GLOVE_DENIAL_KIND_MAX] = {};
+
+        if (!d || !counted)
+                return NULL;
+        watched[GLOVE_DENIAL_NAMESPACE] = res->denials_counted && !res->denials_lost;
+        watched[GLOVE_DENIAL_SOCKET] = watched[GLOVE_DENIAL_NAMESPACE] && in->net == GLOVE_NET_OFFLINE;
+        watched[GLOVE_DENIAL_NETWORK] = in->net == GLOVE_NET_PROXY && res->proxy.reported;
+        for (size_t i = 0; i < in->n_helpers; i++)
+                if (in->helpers[i].component && strcmp(in->helpers[i].component, "mcp") == 0 &&
+                    in->helpers[i].reported)
+                        watched[GLOVE_DENIAL_MCP] = true;
+        for (unsigned k = 0; k < _GLOVE_DENIAL_KIND_MAX; k++) {
+                if (watched[k] && json_array_append_new(counted, json_string(glove_denial_kind_to_string(k))) < 0)
+                        return NULL;
+                if (denied_kind_into(d, &res->denials, (enum glove_denial_kind) k) < 0)
+                        return NULL;
+        }
+        if (res->denials_lost && json_object_set_new(d, "lost", json_true()) < 0)
+                return NULL;
+        if (json_object_set_new(d, "counted", TAKE_PTR(counted)) < 0)
+                return NULL;
+        return TAKE_PTR(d);
+}
+
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         const struct glove_session_result *res = in->result;
         char argv_sha[GLOVE_SHA256_HEX_CHARS + 1];
@@ -554,6 +635,13 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                     json_object_set_new(l, "output_bytes", json_integer((json_int_t) in->output_limit)) < 0)
                         return -ENOMEM;
                 if (json_object_set_new(r, "output", output_json(res)) < 0)
+                        return -ENOMEM;
+        }
+        /* what was refused: counted only while something ran */
+        if (res->started || glove_denials_total(&res->denials) > 0) {
+                json_t *d = denied_json(in);
+
+                if (!d || json_object_set_new(r, "denied", d) < 0)
                         return -ENOMEM;
         }
         if (res->have_rusage) {

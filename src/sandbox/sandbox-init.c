@@ -111,6 +111,7 @@ static int exec_in_path(char *const *argv, char **envp) {
  * reports them all just before execve. */
 _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_fd, uint32_t applied) {
         char detail[200] = "";
+        int listener = -EBADF;
         sigset_t all;
         int r, abi;
 
@@ -157,9 +158,9 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
         if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
                 sync_fail(sync_fd, STAGE_NO_NEW_PRIVS, EPERM, "no_new_privs not set");
         applied |= GLOVE_APPLIED_NO_NEW_PRIVS;
-        r = seccomp_apply(plan);
+        r = seccomp_apply(plan, &listener);
         if (r < 0)
-                sync_fail(sync_fd, STAGE_SECCOMP, -r, "load filter");
+                sync_fail(sync_fd, STAGE_SECCOMP, -r, "load filter with a listener");
         applied |= GLOVE_APPLIED_SECCOMP;
 
         /* The receipt names only what this report says; a run that cannot
@@ -167,8 +168,11 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
         {
                 struct sync_msg m = { .type = MSG_APPLIED, .applied = applied, .landlock_abi = abi };
 
-                if (applied != GLOVE_APPLIED_ALL || sync_send(sync_fd, &m, NULL, 0) < 0)
+                /* the listener goes to the supervisor; the agent keeps
+                 * no copy (nothing it runs may answer its own calls) */
+                if (applied != GLOVE_APPLIED_ALL || sync_send(sync_fd, &m, &listener, 1) < 0)
                         _exit(GLOVE_EXIT_FAILED);
+                (void) close(listener);
         }
 
         r = exec_in_path(plan->argv, plan->envp);

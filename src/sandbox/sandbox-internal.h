@@ -67,7 +67,8 @@ enum msg_type {
         MSG_PLACEHOLDERS,   /* supervisor -> init: placeholders made (error 0) or not */
         MSG_RELEASE,        /* supervisor -> init: the run's audit records are durable; start the agent */
         MSG_TERMINAL,       /* init -> supervisor: the agent's pty master (SCM_RIGHTS) */
-        MSG_APPLIED,        /* agent -> supervisor: every protection is in place, execve is next */
+        MSG_APPLIED,        /* agent -> supervisor: every protection is in place, execve is next; with the
+                             * seccomp filter's listener (SCM_RIGHTS) */
         MSG_LAYER,          /* init -> supervisor: a tmpfs grant or an overlay's upper layer (SCM_RIGHTS) */
 };
 
@@ -218,6 +219,9 @@ int plan_make_placeholders(struct plan *plan);
  * syncs it). */
 int audit_setup_decisions(const struct plan *plan, const struct glove_sandbox_options *opts);
 int audit_session_end(const struct glove_sandbox_options *opts, const struct glove_session_result *res);
+/* A grant refused while planning (nothing else recorded yet): one record
+ * saying why (the session's error, which names the path and the flag). */
+int audit_grant_refused(const struct glove_sandbox_options *opts, const char *why);
 
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
@@ -271,8 +275,19 @@ int landlock_abi_usable(int kernel_abi);
 /* Returns the ABI the ruleset was made for (> 0), or -errno with |detail|. */
 int landlock_apply(const struct plan *plan, char *detail, size_t len);
 
-/* sandbox-seccomp.c */
-int seccomp_apply(const struct plan *plan);
+/* sandbox-seccomp.c: loads the filter; *ret_listener gets its listener
+ * (the counted refusals' notifications), which the agent hands to the
+ * supervisor with MSG_APPLIED. */
+int seccomp_apply(const struct plan *plan, int *ret_listener);
+
+/* sandbox-notify.c: the supervisor's end of that listener. Takes one
+ * notification (the agent's call is stopped until then), counts it in
+ * |d| by what was called and by whom, and answers EPERM. 1 when it was the
+ * first refusal of its kind (the caller says so at once), 0 when counted,
+ * -ENOENT when the caller was gone before it could be answered (nothing
+ * to count), other -errno when the listener failed. */
+struct glove_denials;
+int notify_answer(int listener, struct glove_denials *d, char *first_line, size_t len);
 
 /* sandbox-clone.c: making the sandbox, in the supervisor. clone_init() clones init
  * into fresh namespaces (and into the session cgroup when there is one):
@@ -299,6 +314,7 @@ struct net_proxy_proc {
         int chan_fd;                      /* the sandbox's end until the clone */
         struct glove_warnings *warnings;  /* how it ended, when not well */
         struct glove_audit_helper helper; /* its audit run, for the receipt, once stopped */
+        struct glove_denials denials;     /* the destinations it refused, once stopped */
 };
 #define NET_PROXY_PROC_NULL { .proc = GLOVE_HELPER_NULL, .chan_fd = -EBADF }
 int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts, struct net_proxy_proc *np);

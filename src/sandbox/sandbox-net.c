@@ -141,6 +141,7 @@ struct proxy_args {
         const char *session_run;
         int publish_fds[GLOVE_NET_PUBLISH_MAX];
         size_t n_publish;
+        void (*notice)(const char *line);
 };
 
 static int int_cmp(const void *a, const void *b) {
@@ -217,6 +218,8 @@ static int proxy_run(struct glove_helper_child *c) {
                 .audit = c->audit,
                 .session_run = a->session_run,
                 .warnings = c->warnings,
+                .denials = c->denials,
+                .notice = a->notice,
         });
 }
 
@@ -282,7 +285,7 @@ int net_proxy_start(struct plan *plan, const struct glove_sandbox_options *opts,
         _cleanup_close_pair_ int chan[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_t *extra = NULL;
         char token[GLOVE_RUN_ID_CHARS + 1];
-        struct proxy_args args = { .plan = plan, .token = token };
+        struct proxy_args args = { .plan = plan, .token = token, .notice = opts->notice };
         struct glove_audit_options ao = {};
         bool proxy = plan->policy->net == GLOVE_NET_PROXY;
         char subject[GLOVE_NET_PUBLISH_MAX * 24 + 32] = "";
@@ -375,6 +378,7 @@ void net_proxy_stop(struct net_proxy_proc *np) {
         np->chan_fd = safe_close(np->chan_fd);
         status = glove_helper_stop(&np->proc, np->warnings, &e);
         np->helper = np->proc.report;
+        np->denials = np->proc.denials;
         if (!ran)
                 return;
         if (glove_error_is_set(&e))

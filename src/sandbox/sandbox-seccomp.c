@@ -10,12 +10,20 @@
 #include "sandbox-internal.h"
 #include "seccomp-rules.h"
 
-int seccomp_apply(const struct plan *plan) {
+int seccomp_apply(const struct plan *plan, int *ret_listener) {
         bool offline = plan->policy->net == GLOVE_NET_OFFLINE;
         struct sock_fprog prog = {
                 .len = (unsigned short) (offline ? glove_seccomp_offline_len : glove_seccomp_loopback_len),
                 .filter = (struct sock_filter *) (offline ? glove_seccomp_offline : glove_seccomp_loopback),
         };
+        long fd;
 
-        return RET_NERRNO(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog));
+        /* The filter's counted refusals (SECCOMP_RET_USER_NOTIF) go to a
+         * listener the supervisor answers; without one they would fail
+         * with ENOSYS, uncounted: no listener, no run. */
+        fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (fd < 0)
+                return -errno;
+        *ret_listener = (int) fd;
+        return 0;
 }

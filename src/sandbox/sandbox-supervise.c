@@ -3,6 +3,9 @@
  * signals, runs the wall-time watchdog, reads init's and the agent's
  * reports, and says how the agent ended. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "glove/denials.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -131,6 +135,69 @@ static void on_layer(struct supervision *s, const struct sync_msg *m, size_t n_f
         s->layer_fds[i] = fd;
 }
 
+static const char *env_get(char *const *env, const char *name) {
+        size_t n = strlen(name);
+
+        for (char *const *e = env; e && *e; e++)
+                if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}
+
+/* Where the host's PATH has |cmd| as an executable file: 0 with the path
+ * in |buf|, -ENOENT. */
+static int host_which(const char *path, const char *cmd, char *buf, size_t len) {
+        for (const char *p = path; p && *p;) {
+                const char *end = strchrnul(p, ':');
+                int n = snprintf(buf, len, "%.*s/%s", (int) (end - p), p, cmd);
+
+                if (end > p && p[0] == '/' && n > 0 && (size_t) n < len && access(buf, X_OK) == 0)
+                        return 0;
+                p = *end ? end + 1 : end;
+        }
+        return -ENOENT;
+}
+
+/* The command was not found inside (127): where the sandbox looked, and
+ * where the host has it, so the user knows what to grant. */
+static void report_not_found(struct supervision *s, const struct sync_msg *m) {
+        const char *spath = env_get(s->envp, "PATH"), *hpath = env_get(s->host_env, "PATH");
+        char host[1024], real[PATH_MAX], also[PATH_MAX + 64] = "";
+
+        if (!spath)
+                spath = "/usr/bin:/bin";
+        if (strchr(m->detail, '/')) {
+                if (access(m->detail, X_OK) == 0)
+                        (void) glove_error_set(s->e, ENOENT, "exec",
+                                               "%s: not found in the sandbox; the host has it: grant it with --ro %s",
+                                               m->detail, m->detail);
+                else
+                        (void) glove_error_set(s->e, ENOENT, "exec", "Cannot execute %s in the sandbox: %s", m->detail,
+                                               strerror(ENOENT));
+                return;
+        }
+        if (host_which(hpath, m->detail, host, sizeof(host)) < 0) {
+                (void) glove_error_set(s->e, ENOENT, "exec",
+                                       "%s: not found on the sandbox's PATH (%s), nor on the host's PATH", m->detail,
+                                       spath);
+                return;
+        }
+        /* a symlink (npm's, ~/.local/bin's) leads elsewhere: that must be
+         * granted too */
+        if (realpath(host, real) && strcmp(real, host) != 0)
+                (void) snprintf(also, sizeof(also), " (a symlink to %s, which must be granted too)", real);
+        {
+                char dir[1024];
+                const char *slash = strrchr(host, '/');
+
+                (void) snprintf(dir, sizeof(dir), "%.*s", slash > host ? (int) (slash - host) : 1, host);
+                (void) glove_error_set(s->e, ENOENT, "exec",
+                                       "%s: not found on the sandbox's PATH (%s); the host has it at %s%s: grant it "
+                                       "with --ro and put it on the PATH (--ro %s --setenv PATH=%s:%s)",
+                                       m->detail, spath, host, also, host, dir, spath);
+        }
+}
+
 /* One report from init or the agent. */
 static void on_message(struct supervision *s, const struct sync_msg *m, size_t n_fds, int fd) {
         struct glove_session_result *res = s->res;
@@ -146,8 +213,11 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
                 break;
         case MSG_EXEC_FAILED:
                 relay_restore_terminal(s->relay);
-                (void) glove_error_set(s->e, m->error, "exec", "Cannot execute %s in the sandbox: %s", m->detail,
-                                       strerror(m->error));
+                if (m->error == ENOENT)
+                        report_not_found(s, m);
+                else
+                        (void) glove_error_set(s->e, m->error, "exec", "Cannot execute %s in the sandbox: %s",
+                                               m->detail, strerror(m->error));
                 s->exec_failed = true;
                 break;
         case MSG_AGENT_EXITED:
@@ -160,10 +230,12 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
                 timeline_mark("supervisor: agent exited");
                 break;
         case MSG_APPLIED:
-                /* exactly once, all of them, and a Landlock ABI the plan
-                 * allows: anything else is no report Glove can vouch for */
+                /* exactly once, all of them, a Landlock ABI the plan
+                 * allows, and the filter's listener: anything else is no
+                 * report Glove can vouch for */
                 if (res->started || m->applied != GLOVE_APPLIED_ALL || m->landlock_abi < 1 ||
-                    m->landlock_abi > s->landlock_abi) {
+                    m->landlock_abi > s->landlock_abi || n_fds != 1) {
+                        safe_close(fd);
                         (void) glove_error_set(s->e, EBADMSG, "sync", "The sandbox reported its protections %s",
                                                res->started ? "twice" : "in a malformed message");
                         s->setup_failed = true;
@@ -171,6 +243,9 @@ static void on_message(struct supervision *s, const struct sync_msg *m, size_t n
                         break;
                 }
                 res->started = true;
+                safe_close(s->notify_fd);
+                s->notify_fd = fd;
+                res->denials_counted = true;
                 res->applied = m->applied;
                 res->landlock_abi = m->landlock_abi;
                 timeline_mark("supervisor: agent applied its protections");
@@ -203,8 +278,9 @@ static void read_message(struct supervision *s) {
                 s->sync_fd = -1;
                 return;
         }
-        /* only the terminal and the layers come with a descriptor */
-        if (n_fds > 0 && m.type != MSG_TERMINAL && m.type != MSG_LAYER) {
+        /* only the terminal, the layers and the listener come with a
+         * descriptor */
+        if (n_fds > 0 && m.type != MSG_TERMINAL && m.type != MSG_LAYER && m.type != MSG_APPLIED) {
                 safe_close(fd);
                 m.type = 0;
         }
@@ -264,17 +340,38 @@ static void conclude(struct supervision *s) {
         }
 }
 
+/* A call the filter sent us: refused, counted; the first of its kind
+ * said at once. A listener that fails is closed: every call it would have
+ * had then fails with ENOSYS in the kernel, refused still, uncounted, and
+ * the summary says so. */
+static void on_notify(struct supervision *s, short revents) {
+        char line[GLOVE_ERROR_MESSAGE_MAX] = "";
+        int r;
+
+        if (revents & POLLIN) {
+                r = notify_answer(s->notify_fd, s->denials, line, sizeof(line));
+                if (r > 0 && s->notice)
+                        s->notice(line);
+                if (r >= 0 || r == -ENOENT)
+                        return;
+                s->res->denials_lost = true;
+        }
+        /* POLLHUP: no process is left under the filter */
+        s->notify_fd = safe_close(s->notify_fd);
+}
+
 void supervise(struct supervision *s) {
         int64_t drain_deadline = -1; /* ms, CLOCK_MONOTONIC */
 
         for (;;) {
-                struct pollfd p[4 + RELAY_MAX_POLLFDS] = {
+                struct pollfd p[5 + RELAY_MAX_POLLFDS] = {
                         { .fd = s->init_gone ? -1 : s->pidfd, .events = POLLIN },
                         { .fd = s->sfd, .events = POLLIN },
                         { .fd = s->tfd, .events = POLLIN },
                         { .fd = s->sync_fd, .events = POLLIN },
+                        { .fd = s->notify_fd, .events = POLLIN },
                 };
-                size_t n = 4 + relay_pollfds(s->relay, p + 4);
+                size_t n = 5 + relay_pollfds(s->relay, p + 5);
                 int timeout = s->relay->deferred ? RELAY_DEFERRED_POLL_MS : -1;
 
                 if (agent_gone(s) && relay_drained(s->relay))
@@ -308,7 +405,9 @@ void supervise(struct supervision *s) {
                         break;
                 if (p[2].revents & POLLIN)
                         on_watchdog(s);
-                relay_dispatch(s->relay, p + 4);
+                if (s->notify_fd >= 0 && p[4].revents)
+                        on_notify(s, p[4].revents);
+                relay_dispatch(s->relay, p + 5);
                 if (s->relay->limit_hit && !s->limit_killed && !agent_gone(s)) {
                         s->limit_killed = true;
                         kill_init(s);
@@ -327,5 +426,6 @@ void supervise(struct supervision *s) {
                                 break;
                 }
         }
+        s->notify_fd = safe_close(s->notify_fd);
         conclude(s);
 }

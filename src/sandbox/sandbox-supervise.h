@@ -26,6 +26,17 @@ struct supervision {
         int *layer_fds;
         size_t n_layers;
         const enum glove_grant_kind *layer_kinds; /* the plan's grants' kinds, to check what comes */
+        /* the agent's seccomp listener (MSG_APPLIED brings it; owned,
+         * -EBADF before and once every process under the filter is
+         * gone), what its refusals count into (the result's), and who
+         * hears of the first refusal of each kind at once (may be NULL) */
+        int notify_fd;
+        struct glove_denials *denials;
+        void (*notice)(const char *line);
+        /* for a command not found: the agent's environment (its PATH)
+         * and the host's (where the user's PATH may have it) */
+        char *const *envp;
+        char *const *host_env;
         /* what was seen */
         bool setup_failed, exec_failed, exited, timed_out, init_gone, limit_killed;
         siginfo_t si;                /* init's end, once init_gone */

@@ -80,7 +80,7 @@ static const struct frame_type sync_types[] = {
         { MSG_PLACEHOLDERS, sizeof(struct sync_msg), 0 },
         { MSG_RELEASE, sizeof(struct sync_msg), 0 },
         { MSG_TERMINAL, sizeof(struct sync_msg), 1 },
-        { MSG_APPLIED, sizeof(struct sync_msg), 0 },
+        { MSG_APPLIED, sizeof(struct sync_msg), 1 },
         { MSG_LAYER, sizeof(struct sync_msg), 1 },
 };
 
@@ -483,6 +483,11 @@ static int run_wait(struct run *run) {
                 .layer_fds = run->layer_fds,
                 .n_layers = run->plan.n_grants,
                 .layer_kinds = run->layer_kinds,
+                .notify_fd = -EBADF,
+                .envp = run->plan.envp,
+                .host_env = run->o.host_env,
+                .denials = &run->res.denials,
+                .notice = run->o.notice,
         };
 
         supervise(&s);
@@ -517,6 +522,7 @@ static void run_teardown(struct run *run) {
                 (void) sigaction(SIGPIPE, &run->old_pipe, NULL);
         net_proxy_stop(&run->np);
         run->res.proxy = run->np.helper;
+        glove_denials_merge(&run->res.denials, &run->np.denials);
         limits_done(&run->limits);
         strv_free(run->argv_copy);
         run->argv_copy = NULL;
@@ -564,6 +570,11 @@ static void run_record_end(struct run *run) {
                 (void) glove_error_set(e, EIO, "setup", "The sandbox could not be set up (%s)", res->reason);
         (void) clock_gettime(CLOCK_REALTIME, &res->end_wall);
         (void) clock_gettime(CLOCK_MONOTONIC, &res->end_mono);
+        /* A grant refused while planning is a file-system decision that
+         * refused something: recorded, alone (nothing else was decided),
+         * so that the run's records say it too */
+        if (a && glove_audit_count(a) == 0 && glove_error_is_set(e) && e->stage && strcmp(e->stage, "grants") == 0)
+                (void) audit_grant_refused(&run->o, e->message);
         if (!a || glove_audit_count(a) == 0)
                 return;
         glove_audit_unreserve(a);

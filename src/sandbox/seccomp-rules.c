@@ -50,8 +50,6 @@ static const char *const denied[] = {
         /* the mount family */
         "mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
         "fsmount", "fspick", "mount_setattr", "open_tree_attr",
-        /* namespaces */
-        "unshare", "setns",
         /* other processes' memory and descriptors */
         "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
         /* kernel attack surface */
@@ -75,6 +73,11 @@ static const unsigned long ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEW
 int seccomp_rules_build(bool offline, scmp_filter_ctx *ret) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+        /* Refusals the user must hear of (docs/architecture.md, "Counted
+         * refusals"): the kernel stops the caller and asks the supervisor,
+         * which counts the call and answers EPERM. Only these arguments
+         * ever reach it; every other call is decided in the filter. */
+        const uint32_t counted = SCMP_ACT_NOTIFY;
         int r;
 
         ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -107,8 +110,14 @@ int seccomp_rules_build(bool offline, scmp_filter_ctx *ret) {
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
         if (r < 0)
                 return r;
+        /* namespaces: the agent's own sandbox (bwrap, Codex's) meets them */
+        r = seccomp_rule_add(ctx, counted, SCMP_SYS(unshare), 0);
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, counted, SCMP_SYS(setns), 0);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(ns_flags); i++) {
-                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(clone), 1,
+                r = seccomp_rule_add(ctx, counted, SCMP_SYS(clone), 1,
                                      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
                 if (r < 0)
                         return r;
@@ -140,9 +149,9 @@ int seccomp_rules_build(bool offline, scmp_filter_ctx *ret) {
         if (r < 0)
                 return r;
         if (offline) {
-                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET));
+                r = seccomp_rule_add(ctx, counted, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET));
                 if (r >= 0)
-                        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+                        r = seccomp_rule_add(ctx, counted, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_INET6));
                 if (r < 0)
                         return r;
         } else {

@@ -115,6 +115,7 @@ static int gateway_run(struct glove_helper_child *c) {
                  * warnings to the session's */
                 .error = c->error,
                 .warnings = c->warnings,
+                .denials = c->denials,
         });
 }
 

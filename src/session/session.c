@@ -507,11 +507,14 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .error = &s->error,
                         .warnings = &s->warnings,
                         .retain_overlays = true,
+                        .notice = o->notice,
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;
         if (run) {
                 int gw = session_gateway_finish(&rs, &s->warnings);
+
+                glove_denials_merge(&res.denials, &rs.proc.denials);
                 if (gateway_up && gw != 0)
                         glove_warning_add(&s->warnings,
                                           "The MCP gateway ended with status %d (its servers' logs are in %s/mcp)",
@@ -547,6 +550,9 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         *ret = (struct glove_session_outcome) {
                 .reason = res.reason,
                 .exit_code = strcmp(res.reason, "exit") == 0 ? res.exit_code : -1,
+                .denials = res.denials,
+                .syscalls_counted = res.denials_counted,
+                .denials_lost = res.denials_lost,
         };
         (void) snprintf(ret->run_id, sizeof(ret->run_id), "%s", run_id);
         glove_session_result_done(&res);

@@ -61,7 +61,7 @@ for id in $IDS; do
     drive "$id" "$ws" -- nonexistent-command
     check "$id: a command not found: 127, and glove's message comes on the restored (cooked) terminal" \
         eval 'rc_is 127 && restored && "$PY" -c "import json, sys; o = json.load(open(sys.argv[1]))[\"output\"]
-sys.exit(not o.endswith(\"No such file or directory\\r\\n\"))" "$T/.drive"'
+sys.exit(not o.endswith(\"nonexistent-command: not found on the sandbox\x27s PATH (/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin), nor on the host\x27s PATH\\r\\n\"))" "$T/.drive"'
 
     drive "$id" "$ws" --rows 24 --cols 80 --step 'expect:24 80' --step 'resize:50,132' --step 'expect:50 132' -- \
         sh -c 'stty size; while [ "$(stty size)" = "24 80" ]; do sleep 0.1; done; stty size'
