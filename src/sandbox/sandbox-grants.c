@@ -734,6 +734,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
                 if (r < 0)
                         return r;
         }
+        plan->private_outside = true;
         r = check_overlay_submounts(plan);
         if (r < 0)
                 return r;

@@ -152,6 +152,11 @@ struct plan {
          * |grants| (nothing of them is mounted), recorded */
         const struct glove_grant **absent;
         size_t n_absent;
+        /* Glove's private paths (the audit log among them) were found
+         * outside every grant: a refusal found after that may be written
+         * to the audit log, one found before may not (the log could lie
+         * in the grant being refused) */
+        bool private_outside;
         struct sym *syms;
         size_t n_syms;
         struct protect_mount *prot; /* sorted by depth */

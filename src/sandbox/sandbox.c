@@ -572,8 +572,12 @@ static void run_record_end(struct run *run) {
         (void) clock_gettime(CLOCK_MONOTONIC, &res->end_mono);
         /* A grant refused while planning is a file-system decision that
          * refused something: recorded, alone (nothing else was decided),
-         * so that the run's records say it too */
-        if (a && glove_audit_count(a) == 0 && glove_error_is_set(e) && e->stage && strcmp(e->stage, "grants") == 0)
+         * so that the run's records say it too; but only once the audit
+         * log is known to lie outside every grant, or the record would be
+         * written where the agent could read it (the receipt says it in
+         * any case) */
+        if (a && glove_audit_count(a) == 0 && glove_error_is_set(e) && e->stage && strcmp(e->stage, "grants") == 0 &&
+            run->plan.private_outside)
                 (void) audit_grant_refused(&run->o, e->message);
         if (!a || glove_audit_count(a) == 0)
                 return;
