@@ -531,8 +531,9 @@ static int check_outside(struct plan *plan, const struct outside *o) {
 }
 
 /* A symlink at |path| to |target| joins the plan, unless a grant lies at
- * or under it, or it lies inside a host-bound grant. */
-static int plan_symlink_add(struct plan *plan, const char *path, const char *target) {
+ * or under it, or it lies inside a host-bound grant. |own|: the caller's
+ * (glove_sandbox_options.links), not one recreated from the host. */
+static int plan_symlink_add(struct plan *plan, const char *path, const char *target, bool own) {
         for (size_t k = 0; k < plan->n_grants; k++) {
                 const struct grant *gr = &plan->grants[k];
                 const char *x = path_startswith(path, gr->g->path);
@@ -540,6 +541,11 @@ static int plan_symlink_add(struct plan *plan, const char *path, const char *tar
                 if (path_startswith(gr->g->path, path))
                         return glove_error_set(plan->error, -EEXIST, "grants", "Grant %s (%s) lies at or under the symlink %s",
                                                gr->g->path, gr->g->origin, path);
+                if (x && gr->g->kind != GLOVE_GRANT_TMPFS && own)
+                        return glove_error_set(plan->error, -EEXIST, "grants",
+                                               "Cannot make the symlink %s: it lies inside the grant %s (%s), a host "
+                                               "directory; grant what you need below it instead, or a tmpfs there",
+                                               path, gr->g->path, gr->g->origin);
                 if (x && gr->g->kind != GLOVE_GRANT_TMPFS)
                         return glove_error_set(plan->error, -EEXIST, "grants",
                                                "Symlink %s lies inside the grant %s; it is already visible there", path,
@@ -579,7 +585,7 @@ static int plan_symlinks(struct plan *plan, const struct glove_sandbox_options *
                         return glove_error_set(plan->error, negative_errno(), "grants",
                                                "Cannot read symlink %s: %m", path);
                 target[len] = 0;
-                r = plan_symlink_add(plan, path, target);
+                r = plan_symlink_add(plan, path, target, false);
                 if (r < 0)
                         return r;
         }
@@ -593,7 +599,7 @@ static int plan_symlinks(struct plan *plan, const struct glove_sandbox_options *
                                 return glove_error_set(plan->error, -EEXIST, "grants",
                                                        "The symlink %s meets the symlink %s of filesystem.symlinks",
                                                        l->path, plan->syms[k].path);
-                r = plan_symlink_add(plan, l->path, l->target);
+                r = plan_symlink_add(plan, l->path, l->target, true);
                 if (r < 0)
                         return r;
         }

@@ -81,6 +81,14 @@ JSON
     grun "$id" "$ws" --policy "$pol" -- /bin/sh -c 'ls -l /run/glove/mcp.sock; [ "$(readlink /run/glove/mcp.sock)" = "$GLOVE_MCP_SOCKET" ] && echo same'
     check "$id: /run/glove/mcp.sock is a symlink to the run's socket (\$GLOVE_MCP_SOCKET)" eval 'rc_is 0 && out_has same'
 
+    mk="$ws/ran-anyway"
+    grun "$id" "$ws" --policy "$pol" --ro /run -- touch "$mk"
+    check "$id: a host grant of /run leaves no room for /run/glove/mcp.sock: refused (125), naming it, before the agent runs" \
+        refused "Cannot make the symlink /run/glove/mcp.sock: it lies inside the grant /run (--ro)" "$mk"
+    grun "$id" "$ws" --policy "$pol" --tmpfs /run -- /bin/sh -c 'exec /usr/bin/node "$1"/client.mjs --json "$2" -- /usr/bin/env -i "$3" mcp-connect' \
+        sh "$MCP_DIR" "$script" "$GLOVE"
+    check "$id: ... while a tmpfs at /run holds it" eval "$served"
+
     while IFS=$'\t' read -r name argv; do
         [ "$name" = claude-mcp-add ] && continue # the same command as claude-mcp-json
         mapfile -t cmd < <("$PY" -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$argv")

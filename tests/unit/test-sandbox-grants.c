@@ -284,7 +284,7 @@ static void test_links(void **state) {
 
         /* inside a host grant it could not be made */
         l[0].path = path(f, "w/mcp.sock");
-        refused(f, resolve(f, NULL), EEXIST, "grants", "lies inside the grant");
+        refused(f, resolve(f, NULL), EEXIST, "grants", "it lies inside the grant");
         plan_done(&f->plan);
         glove_error_clear(&f->error);
         /* a grant below it would be hidden */
