@@ -206,6 +206,40 @@ print("up", flush=True); time.sleep(60)' "$p" >"$T/holder.out" &
     check "$id: the agent ended normally" rc_is 0
     check "$id: after the run, the host port $hp is closed" eval '[ -z "$(listeners "$hp")" ]'
     rm -f "$ws/stop"
+
+    # ---- glove run (the MCP gateway outside, one small server) ----
+    hp=$(free_port)
+    sp=$(free_port)
+    fx="$TESTS_DIR/mcp/fixtures"
+    printf '{"version": 1, "base": "default", "network": {"mode": "loopback", "publish": [{"host_port": %s, "port": %s}]},
+ "mcp": {"servers": {"p": {"command": ["%s", "%s/progress.py"], "filesystem": {"read": ["%s"]}}}, "tools": {}}}\n' \
+        "$hp" "$sp" "$PY" "$fx" "$fx" >"$T/run.json"
+    chmod 644 "$T/run.json"
+    (
+        for _ in $(seq 100); do
+            curl -sS --max-time 5 -o "$T/run-got" "http://127.0.0.1:$hp/page.txt" 2>/dev/null && [ -s "$T/run-got" ] && break
+            sleep 0.1
+        done
+        touch "$ws/stop"
+    ) &
+    fetcher=$!
+    track_pid "$fetcher"
+    (cd "$ws" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" --policy "$T/run.json" -- sh -c "$agent_script" sh "$sp") \
+        >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+    wait "$fetcher"
+    check "$id: glove run with network.publish: the host reaches the server inside" \
+        eval 'rc_is 0 && cmp -s "$T/run-got" "$ws/page.txt"'
+    check "$id: ... audited, and the receipt vouches for the relay's records (audit.helpers, component publish)" \
+        eval 'has_pub "$id" connection_end info "$hp" "$sp" "bytes_down>$size" &&
+              tail -n 1 "$(state_of "$id")/receipts.jsonl" | "$PY" -c "
+import json, sys
+h = [x for x in json.load(sys.stdin)[\"audit\"][\"helpers\"] if x[\"component\"] == \"publish\"]
+sys.exit(0 if len(h) == 1 and h[0][\"records\"] >= 4 else 1)"'
+    check "$id: after the run, the host port $hp is closed" eval '[ -z "$(listeners "$hp")" ]'
+    rm -f "$ws/stop" "$T/run-got"
 done
 
 finish
