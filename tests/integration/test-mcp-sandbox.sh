@@ -169,7 +169,7 @@ sys.exit(0 if c[\"status\"] == \"available\" and c[\"unsandboxed\"] == 0 else 1)
     pol=$(policy "$id" noprog "{\"command\": [\"$T/ungranted-$id/server\"], $(mcp_fs)}")
     gw "$id" "$pol"
     check "$id: a program that is not in the server's sandbox: exit 125 naming the server, the sandbox's reason in its one line" \
-        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: Cannot execute $T/ungranted-$id/server in the sandbox: No such file or directory"'
+        eval 'err_has "server exited (125)" && err_has "Cannot start MCP server p: $T/ungranted-$id/server: not found in the sandbox; the host has it: grant it with --ro $T/ungranted-$id/server"'
     pol=$(policy "$id" noprog "{\"command\": [\"$T/no-such-server\"], $(mcp_fs)}")
     gw "$id" "$pol"
     check "$id: a program the host does not have: exit 125 naming the server and the program, before any sandbox" \
