@@ -543,6 +543,27 @@ static void run_end_failed(struct run *run, int r) {
         res->status = GLOVE_EXIT_FAILED;
 }
 
+/* Whether the audit log lies outside every grant of host content by
+ * name. A run refused
+ * while its grants were resolved has not checked the log's place by
+ * identity yet (docs/audit.md): it writes there only when no grant even
+ * names a path above or below it, so that a log the policy puts in a
+ * grant is never created by a refused run. */
+static bool audit_log_outside_grants(const struct run *run) {
+        const char *log = glove_audit_path(run->o.audit);
+
+        for (size_t i = 0; log && i < run->o.policy->n_grants; i++) {
+                const char *g = run->o.policy->grants[i].path;
+
+                /* an empty tmpfs shows nothing of the host's */
+                if (run->o.policy->grants[i].kind == GLOVE_GRANT_TMPFS)
+                        continue;
+                if (path_startswith(log, g) || path_startswith(g, log))
+                        return false;
+        }
+        return log != NULL;
+}
+
 /* The end is recorded whenever the start was: written here, its
  * write-back started, and synced by run_sync_end() after the plan's
  * teardown, which it does not depend on. */
@@ -562,7 +583,7 @@ static void run_record_end(struct run *run) {
         /* A grant refused while planning is a file-system decision that
          * refused something: recorded, alone (nothing else was decided),
          * so that the run's records say it too */
-        if (a && glove_audit_count(a) == 0 && glove_error_is_set(e) && e->stage && strcmp(e->stage, "grants") == 0)
+        if (a && glove_audit_count(a) == 0 && run->plan.grant_refused && audit_log_outside_grants(run))
                 (void) audit_grant_refused(&run->o, e->message);
         if (!a || glove_audit_count(a) == 0)
                 return;
