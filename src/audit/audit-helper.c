@@ -35,6 +35,8 @@ struct helper_report_msg {
 static_assert(sizeof(struct helper_report_msg) == GLOVE_RUN_ID_CHARS + 8 + 8 + GLOVE_SHA256_HEX_CHARS,
               "the report has no padding");
 
+static_assert(sizeof(struct frame_denial) == 4 + 4 + 8 + 128, "a denial has no padding");
+
 static const struct frame_type report_types[] = {
         { FRAME_HELPER_REPORT, sizeof(struct helper_report_msg), 0 },
 };
@@ -401,7 +403,7 @@ int glove_helper_stop(struct glove_helper *h, struct glove_warnings *w, struct g
                 union parent_msg m;
                 int r = parent_recv(h, &m, sizeof(m), w);
 
-                if (r == FRAME_DENIAL && !reported && m.denial.kind < _GLOVE_DENIAL_KIND_MAX &&
+                if (r == FRAME_DENIAL && !reported && m.denial.kind < _GLOVE_DENIAL_KIND_MAX && m.denial.reserved == 0 &&
                     memchr(m.denial.subject, 0, sizeof(m.denial.subject))) {
                         /* the subject "" is the refusals it could not name */
                         if (m.denial.subject[0])

@@ -968,8 +968,12 @@ static int find_last_run(FILE *f, bool log_mode, char *buf, size_t max, char ret
                         continue;
                 }
                 (void) runset_add(&servers, str_member(rec, "sandbox_run"));
-                if (strcmp(str_member(rec, "event") ?: "", "session_start") == 0 &&
-                    strcmp(str_member(rec, "component") ?: "", "sandbox") == 0)
+                /* a run's first record: its start, or the grant refused
+                 * while planning that was all it recorded */
+                if (strcmp(str_member(rec, "component") ?: "", "sandbox") == 0 &&
+                    (strcmp(str_member(rec, "event") ?: "", "session_start") == 0 ||
+                     (strcmp(str_member(rec, "event") ?: "", "path") == 0 &&
+                      strcmp(str_member(rec, "rule") ?: "", "grants") == 0)))
                         (void) runset_add(&starts, run);
         }
         for (size_t i = starts.n; log_mode && i > 0; i--)
@@ -998,6 +1002,29 @@ static bool rotated(FILE *f, const char *path) {
         struct stat a, b;
 
         return fstat(fileno(f), &a) == 0 && (stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
+/* The file of the log |path| that follows the one |f| reads, which a
+ * rotation numbered: *ret the next rotated file's path, or NULL for |path|
+ * itself; -EAGAIN while |f|'s file is not yet among the numbered ones. */
+static int next_log_file(FILE *f, const char *path, char **ret) {
+        struct glove_audit_log_file *v = NULL;
+        struct stat cur, st;
+        size_t n = 0;
+        int r = -EAGAIN;
+
+        *ret = NULL;
+        if (fstat(fileno(f), &cur) < 0 || glove_audit_log_files(path, &v, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                if (stat(v[i].path, &st) == 0 && st.st_dev == cur.st_dev && st.st_ino == cur.st_ino) {
+                        r = 0;
+                        if (i + 1 < n)
+                                *ret = strdup(v[i + 1].path);
+                        break;
+                }
+        glove_audit_log_files_free(v, n);
+        return r;
 }
 
 struct show_state {
@@ -1092,6 +1119,7 @@ static int show_file(struct show_state *st, FILE *f, char *buf, size_t max) {
  * SIGINT or SIGTERM. */
 static int follow_file(struct show_state *st, FILE **fp, const char *path, char *buf, size_t max) {
         struct sigaction sa = { .sa_handler = on_follow_signal };
+        unsigned waited = 0;
 
         (void) sigemptyset(&sa.sa_mask);
         (void) sigaction(SIGINT, &sa, NULL);
@@ -1117,11 +1145,19 @@ static int follow_file(struct show_state *st, FILE **fp, const char *path, char 
                         return -EIO;
                 clearerr(*fp);
                 if (rotated(*fp, path)) {
-                        /* the old file's rest was read above; the new one
-                         * from its start */
-                        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                        FILE *nf = fd >= 0 ? fdopen(fd, "r") : NULL;
+                        /* the old file's rest was read above; then the
+                         * file that came after it: LOG.N+1 when several
+                         * rotations happened meanwhile, else LOG */
+                        _cleanup_free_ char *next = NULL;
+                        int k = next_log_file(*fp, path, &next);
+                        int fd;
+                        FILE *nf;
 
+                        if (k == -EAGAIN && waited++ < 10)
+                                goto sleep; /* the old file has no number yet */
+                        waited = 0;
+                        fd = open(next ? next : path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        nf = fd >= 0 ? fdopen(fd, "r") : NULL;
                         if (nf) {
                                 (void) fclose(*fp);
                                 *fp = nf;
@@ -1129,6 +1165,7 @@ static int follow_file(struct show_state *st, FILE **fp, const char *path, char 
                         }
                         safe_close(fd);
                 }
+        sleep:
                 (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
         }
         return 0;

@@ -54,13 +54,16 @@ static int resolve_one(struct plan *plan, struct grant *gr, uid_t uid) {
         }
         if (fd == -ELOOP) {
                 _cleanup_free_ char *real = realpath(g->path, NULL);
+                plan->grant_refused = true;
                 return glove_error_set(plan->error, fd, "grants",
                                        "Refusing grant %s (%s): the path contains a symlink; grant the resolved path "
                                        "%s instead, or list the link under filesystem.symlinks",
                                        g->path, g->origin, real ? real : "(unresolvable)");
         }
-        if (fd < 0)
+        if (fd < 0) {
+                plan->grant_refused = true;
                 return glove_error_set(plan->error, fd, "grants", "Cannot grant %s (%s): %m", g->path, g->origin);
+        }
         gr->fd = fd;
         if (fstat(fd, &st) < 0)
                 return glove_error_set(plan->error, negative_errno(), "grants", "Cannot stat %s: %m", g->path);

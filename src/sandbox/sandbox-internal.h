@@ -172,6 +172,10 @@ struct plan {
         const char *cwd;            /* inside the sandbox */
         char *const *argv;
         bool root_mode;             /* invoked by root: agent is mapped to an unprivileged host uid */
+        /* a grant's own path could not be opened (missing, a symlink):
+         * the refusal is recorded (sandbox.c); a refusal that concerns
+         * Glove's own files (the audit log among them) is not */
+        bool grant_refused;
         uid_t uid_inside, host_uid;
         gid_t gid_inside, host_gid;
         bool stdin_tty;

@@ -554,6 +554,27 @@ static void run_end_failed(struct run *run, int r) {
         res->status = GLOVE_EXIT_FAILED;
 }
 
+/* Whether the audit log lies outside every grant of host content by
+ * name. A run refused
+ * while its grants were resolved has not checked the log's place by
+ * identity yet (docs/audit.md): it writes there only when no grant even
+ * names a path above or below it, so that a log the policy puts in a
+ * grant is never created by a refused run. */
+static bool audit_log_outside_grants(const struct run *run) {
+        const char *log = glove_audit_path(run->o.audit);
+
+        for (size_t i = 0; log && i < run->o.policy->n_grants; i++) {
+                const char *g = run->o.policy->grants[i].path;
+
+                /* an empty tmpfs shows nothing of the host's */
+                if (run->o.policy->grants[i].kind == GLOVE_GRANT_TMPFS)
+                        continue;
+                if (path_startswith(log, g) || path_startswith(g, log))
+                        return false;
+        }
+        return log != NULL;
+}
+
 /* The end is recorded whenever the start was: written here, its
  * write-back started, and synced by run_sync_end() after the plan's
  * teardown, which it does not depend on. */
@@ -573,11 +594,12 @@ static void run_record_end(struct run *run) {
         /* A grant refused while planning is a file-system decision that
          * refused something: recorded, alone (nothing else was decided),
          * so that the run's records say it too; but only once the audit
-         * log is known to lie outside every grant, or the record would be
-         * written where the agent could read it (the receipt says it in
-         * any case) */
+         * log is known to lie outside every grant, or a refused run would
+         * create the log where a later agent could read it (the receipt
+         * says it in any case): by identity when planning got that far,
+         * by the names when a grant's own path was what failed */
         if (a && glove_audit_count(a) == 0 && glove_error_is_set(e) && e->stage && strcmp(e->stage, "grants") == 0 &&
-            run->plan.private_outside)
+            (run->plan.private_outside || (run->plan.grant_refused && audit_log_outside_grants(run))))
                 (void) audit_grant_refused(&run->o, e->message);
         if (!a || glove_audit_count(a) == 0)
                 return;

@@ -65,6 +65,14 @@ JSON
     check "$id: ... and gets the upstreams' real results (a file only the gateway's server can reach, an echo)" \
         eval 'step 2 "\"served by the gateway '"$id"'\" in s[\"result\"][\"content\"][0][\"text\"]" && step 3 "s[\"result\"][\"content\"][0][\"text\"] == \"Echo: from inside\""'
     check "$id: ... and a tool the policy does not allow is unknown (-32602)" eval 'step 4 "s[\"error\"][\"code\"] == -32602"'
+    check "$id: ... which the run's end summarizes and the receipt counts (denied.mcp, from the gateway)" \
+        eval 'err_has "MCP tool calls: everything_get-env x1" && err_has "glove audit show --last --denied" &&
+              tail -n 1 "$(state_of "$id")/receipts.jsonl" | "$PY" -c "import json, sys
+d = json.load(sys.stdin)[\"denied\"]
+sys.exit(not (d[\"mcp\"] == {\"total\": 1, \"other\": 0, \"top\": [{\"subject\": \"everything_get-env\", \"count\": 1}]} and \"mcp\" in d[\"counted\"]))"'
+    (cd "$T" && as "$id" "$GLOVE" audit show --last --denied) >"$T/.denied" 2>&1
+    check "$id: ... and audit show --last --denied shows the gateway's refusal (its run taken in)" \
+        grep -q "mcp tools/call deny everything_get-env" "$T/.denied"
 
     # two agent connections at once share the upstreams; one of them uses
     # server-memory with nested arguments

@@ -219,7 +219,7 @@ static void test_parse(void **state) {
 
 /* ---- helper processes ---- */
 
-enum behaviour { SERVE, FAIL_BEFORE_READY, VANISH, VANISH_AFTER_READY, FAIL_AFTER_READY, FAIL_SETUP, WARN_FLOOD };
+enum behaviour { SERVE, FAIL_BEFORE_READY, VANISH, VANISH_AFTER_READY, FAIL_AFTER_READY, FAIL_SETUP, WARN_FLOOD, DENY_MANY };
 
 static int wait_stop(const struct glove_helper_child *c) {
         struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -264,6 +264,17 @@ static int run_fn(struct glove_helper_child *c) {
                 assert_int_equal(glove_helper_ready(c), 0);
                 for (int i = 0; i < 100000; i++)
                         glove_warning_add(c->warnings, "warning %d while serving", i);
+                return wait_stop(c);
+        case DENY_MANY:
+                /* 40 destinations, the i-th refused i + 1 times, and two tool calls */
+                assert_int_equal(glove_helper_ready(c), 0);
+                for (int i = 0; i < 40; i++) {
+                        char subject[32];
+
+                        (void) snprintf(subject, sizeof(subject), "h%d.example:443", i);
+                        (void) glove_denials_add(c->denials, GLOVE_DENIAL_NETWORK, subject, (uint64_t) i + 1);
+                }
+                (void) glove_denials_add(c->denials, GLOVE_DENIAL_MCP, "fs_write", 2);
                 return wait_stop(c);
         case FAIL_SETUP:
         default:
@@ -341,6 +352,41 @@ static void test_helper_serves(void **state) {
         assert_int_equal(count_lines(path, "\"session_run\":\"fedcba9876543210fedcba9876543210\""), 2);
         /* a second stop is nothing */
         assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+}
+
+/* What a helper refused reaches the parent at its stop: its most refused
+ * subjects by name with their counts, the rest as a count, every refusal
+ * counted once; none before. */
+static void test_helper_denials(void **state) {
+        enum behaviour b = DENY_MANY;
+        const struct glove_audit_options ao = { .path = path };
+        struct glove_helper_options o = options(&b, &ao);
+        struct glove_helper h;
+        struct glove_warnings w = {};
+        struct glove_error e = {};
+        struct glove_denial v[GLOVE_DENIALS_KEEP];
+        uint64_t named = 0;
+
+        (void) state;
+        assert_int_equal(glove_helper_start(&o, &h, &w, &e), 0);
+        assert_int_equal(glove_denials_total(&h.denials), 0);
+        assert_int_equal(glove_helper_stop(&h, &w, &e), 0);
+        assert_false(glove_error_is_set(&e));
+        assert_true(h.report.reported);
+        assert_int_equal(h.denials.kind[GLOVE_DENIAL_NETWORK].total, 40 * 41 / 2);
+        assert_int_equal(glove_denials_sorted(&h.denials, GLOVE_DENIAL_NETWORK, v), 16);
+        /* the helper's table kept the first 32 (h0..h31), h32..h39 went
+         * to its rest; of those 32 it sent the 16 most refused */
+        assert_string_equal(v[0].subject, "h31.example:443");
+        assert_int_equal(v[0].count, 32);
+        assert_string_equal(v[15].subject, "h16.example:443");
+        assert_int_equal(v[15].count, 17);
+        for (size_t i = 0; i < 16; i++)
+                named += v[i].count;
+        assert_int_equal(h.denials.kind[GLOVE_DENIAL_NETWORK].other, 40 * 41 / 2 - named);
+        assert_int_equal(h.denials.kind[GLOVE_DENIAL_MCP].total, 2);
+        assert_string_equal(h.denials.kind[GLOVE_DENIAL_MCP].v[0].subject, "fs_write");
+        assert_int_equal(glove_denials_total(&h.denials), 40 * 41 / 2 + 2);
 }
 
 static void keep_last(void *userdata, const char *text) {
@@ -486,6 +532,7 @@ int main(void) {
                 cmocka_unit_test(test_reports_refused),
                 cmocka_unit_test(test_parse),
                 cmocka_unit_test_setup_teardown(test_helper_serves, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_helper_denials, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_warns_while_serving, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_fails_later, setup, teardown),
