@@ -456,6 +456,8 @@ int glove_policy_load_with_profile(const json_t *user, const char *user_origin, 
         section = json_object_get(profile, "profile");
         if (section && json_is_object(section) && json_is_string(json_object_get(section, "name")))
                 name = json_string_value(json_object_get(section, "name"));
+        if (name && !glove_profile_name_valid(name))
+                name = NULL; /* the message names the file instead, and says what is wrong */
         policy_jp_finish(&proot, snprintf(proot.s, sizeof(proot.s), "profile %s", name ? name : profile_origin));
         r = check_doc(profile, &proot, err, errlen);
         if (r < 0)

@@ -65,7 +65,7 @@ static int push(char ***v, size_t *n, const char *s, size_t max, const struct jp
         char **nv, *c;
 
         if (*n >= max)
-                return policy_error(err, errlen, E2BIG, at->s, "more than %zu entries", max);
+                return policy_error(err, errlen, E2BIG, NULL, "more than %zu entries", max);
         c = strdup(s);
         if (!c)
                 return -ENOMEM;
@@ -84,7 +84,7 @@ static int store_name(void *target, const void *ctx, const char *s, const struct
         struct glove_profile *pr = target;
 
         if (!glove_profile_name_valid(s))
-                return policy_error(err, errlen, EINVAL, at->s,
+                return policy_error(err, errlen, EINVAL, NULL,
                                     "\"%s\" is not a profile name (1-64 of a-z, 0-9, '-', '_')", s);
         return (pr->name = strdup(s)) ? 0 : -ENOMEM;
 }
@@ -102,7 +102,7 @@ static int store_command(void *target, const void *ctx, const char *s, const str
         struct glove_profile *pr = target;
 
         if (!command_name_valid(s))
-                return policy_error(err, errlen, EINVAL, at->s, "\"%s\" must be a command name, without a '/'", s);
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" must be a command name, without a '/'", s);
         return (pr->command = strdup(s)) ? 0 : -ENOMEM;
 }
 
@@ -123,16 +123,16 @@ static int store_search(void *target, const void *ctx, const char *s, const stru
                         ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
                              *c == '_';
                 if (!ok || (e[1] != 0 && e[1] != '/'))
-                        return policy_error(err, errlen, EINVAL, at->s, "\"%s\": a variable is \"${NAME}\", "
+                        return policy_error(err, errlen, EINVAL, NULL, "\"%s\": a variable is \"${NAME}\", "
                                             "followed by nothing or by \"/\"", s);
                 rest = e + 1;
         } else if (strcmp(s, "~") == 0 || strncmp(s, "~/", 2) == 0)
                 rest = s + 1;
         else if (s[0] != '/')
-                return policy_error(err, errlen, EINVAL, at->s,
+                return policy_error(err, errlen, EINVAL, NULL,
                                     "\"%s\" must be \"$PATH\", start with \"${NAME}\", \"~/\" or \"/\"", s);
         if (strstr(rest, "/../") || (strlen(rest) >= 3 && strcmp(rest + strlen(rest) - 3, "/..") == 0))
-                return policy_error(err, errlen, EINVAL, at->s, "\"%s\" must not contain \"..\"", s);
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" must not contain \"..\"", s);
         return push(&pr->search, &pr->n_search, s, GLOVE_POLICY_MAX_ENTRIES, at, err, errlen);
 }
 
@@ -141,7 +141,7 @@ static int store_marker(void *target, const void *ctx, const char *s, const stru
         struct glove_profile *pr = target;
 
         if (!command_name_valid(s))
-                return policy_error(err, errlen, EINVAL, at->s, "\"%s\" must be a file name, without a '/'", s);
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" must be a file name, without a '/'", s);
         return (pr->marker = strdup(s)) ? 0 : -ENOMEM;
 }
 
@@ -154,7 +154,7 @@ static int store_also(void *target, const void *ctx, const char *s, const struct
         while (strncmp(x, "../", 3) == 0)
                 x += 3;
         if (x - s > 6 || !path_is_safe_relative(x))
-                return policy_error(err, errlen, EINVAL, at->s,
+                return policy_error(err, errlen, EINVAL, NULL,
                                     "\"%s\" must be a relative path below the package root, or at most two "
                                     "\"../\" up from it",
                                     s);
@@ -166,7 +166,7 @@ static int store_companion(void *target, const void *ctx, const char *s, const s
         struct glove_profile *pr = target;
 
         if (!command_name_valid(s))
-                return policy_error(err, errlen, EINVAL, at->s, "\"%s\" must be a command name, without a '/'", s);
+                return policy_error(err, errlen, EINVAL, NULL, "\"%s\" must be a command name, without a '/'", s);
         return push(&pr->companions, &pr->n_companions, s, GLOVE_POLICY_MAX_ENTRIES, at, err, errlen);
 }
 
