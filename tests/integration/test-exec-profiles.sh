@@ -102,6 +102,22 @@ echo y >> "$0" || echo install-readonly
 check "inside: the state directory is writable; settings.json and plugins/ are not, nor removable; the install is read-only" \
     eval 'out_has state-writable && out_has settings-refused && out_has settings-unremovable && out_has settings-unmovable && out_has plugins-refused && out_has install-readonly && [ "$(cat "$H/.claude/settings.json")" = "{}" ] && [ -f "$H/.claude/history.jsonl" ]'
 
+# --- the same as an unprivileged user (uid 65534), where Glove itself is
+# not root: the state directory and placeholders are that user's ---
+if [ "$id" = root ]; then
+    NH=$(home_of nobody)
+    nnpm="$NH/.npm-global"
+    ncc="$nnpm/lib/node_modules/@anthropic-ai/claude-code"
+    pkg "$ncc" @anthropic-ai/claude-code
+    fake_agent "$ncc/cli.js" claude
+    mkdir -p "$nnpm/bin"
+    ln -sfn ../lib/node_modules/@anthropic-ai/claude-code/cli.js "$nnpm/bin/claude"
+    nws=$(new_ws nobody ws-nobody)
+    run nobody "$nws" --profile claude -- sh -c 'claude x; echo s > ~/.claude/st && echo state-writable; echo x > ~/.claude/settings.json || echo settings-refused'
+    check "nobody: found, state made 0700 and its own, writable; settings.json read-only" \
+        eval 'rc_is 0 && out_has "PATH=$nnpm/bin:" && out_has state-writable && out_has settings-refused && [ "$(stat -c %u:%a "$NH/.claude")" = 65534:700 ] && [ "$(stat -c %u "$NH/.claude/settings.json")" = 65534 ]'
+fi
+
 # --- extends ---
 printf '{"version": 1, "base": "default", "extends": "claude", "network": {"allow": ["example.com:443"]}, "environment": {"pass": ["MY_VAR"]}, "hostname": "mine"}\n' >"$P/ext.json"
 printf '{"version": 1, "base": "default", "extends": "claude", "network": {"mode": "offline"}}\n' >"$P/offline.json"
