@@ -87,6 +87,16 @@ oom:
         return -ENOMEM;
 }
 
+/* Whether |name| is one of the ", "-separated names in |list|. */
+static bool listed(const char *list, const char *name) {
+        size_t k = strlen(name);
+
+        for (const char *p = list; (p = strstr(p, name)); p += k)
+                if ((p == list || p[-1] == ' ') && (p[k] == 0 || p[k] == ','))
+                        return true;
+        return false;
+}
+
 /* The names of the profiles in |dirs|, for the message naming them. */
 static void known_profiles(char *const *dirs, char *buf, size_t len) {
         size_t used = 0;
@@ -107,7 +117,7 @@ static void known_profiles(char *const *dirs, char *buf, size_t len) {
                                 continue;
                         memcpy(name, de->d_name, k - 5);
                         name[k - 5] = 0;
-                        if (!glove_profile_name_valid(name) || strstr(buf, name))
+                        if (!glove_profile_name_valid(name) || listed(buf, name))
                                 continue;
                         w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
                         if (w < 0 || (size_t) w >= len - used)
