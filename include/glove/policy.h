@@ -109,6 +109,45 @@ struct glove_env_set {
         char *value;
 };
 
+/* An agent profile (docs/profiles.md): a policy fragment shipped as data
+ * (profiles/NAME.json) whose "profile" section says how to find the agent
+ * on the host and what to prepare for it. The loader keeps it here as
+ * written; the session resolves it on the host (src/session/session-profile.c),
+ * filling in |found| and adding the grants it implies. */
+struct glove_profile_state {
+        char *path; /* expanded: a directory made 0700 if missing, granted "rw" */
+        char *env;  /* a variable set to |path| inside, or NULL */
+};
+
+struct glove_profile_readonly {
+        char *path;    /* expanded: inside a state directory, kept read-only (a protected path) */
+        char *initial; /* a missing file is created with this content first; NULL: a directory (made 0700) */
+};
+
+struct glove_profile {
+        char *name;
+        char *source;      /* the profile file */
+        char *description;
+        char *command;     /* the agent's command name, as looked up and as argv[0] is matched */
+        char **search;     /* where to look: "$PATH", "${VAR}/dir", "~/dir", "/dir", one "*" component */
+        size_t n_search;
+        char *marker;      /* a file naming the package root above the real executable ("package.json") */
+        uint64_t marker_depth; /* how many directories up to look for it */
+        char **also;       /* paths relative to the package root granted read-only if they exist */
+        size_t n_also;
+        char **companions; /* commands next to the agent's, granted with it if there ("node") */
+        size_t n_companions;
+        char **args;       /* inserted after argv[0] when the command is the agent */
+        size_t n_args;
+        struct glove_profile_state *state;
+        size_t n_state;
+        struct glove_profile_readonly *readonly;
+        size_t n_readonly;
+        char *found;       /* resolved by the session: the command as found on the host, NULL before */
+};
+
+void glove_profile_free(struct glove_profile *pr);
+
 struct glove_policy {
         struct glove_grant *grants;
         size_t n_grants;
@@ -152,6 +191,9 @@ struct glove_policy {
         uint64_t shm_size;      /* limits.shm: the size of /dev/shm, 0 for the default */
         bool terminal_clipboard; /* terminal.clipboard: the agent's clipboard writes (OSC 52) reach the
                                   * user's terminal */
+        char **path_prepend;    /* environment.path_prepend: directories put before the default PATH */
+        size_t n_path_prepend;
+        struct glove_profile *profile; /* the agent profile the policy extends, NULL for none */
 };
 
 #define GLOVE_POLICY_MAX_WALL_MS ((uint64_t) 30 * 24 * 3600 * 1000) /* 30 days */
@@ -202,6 +244,25 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                            struct glove_policy **ret, char *err, size_t errlen);
 int glove_policy_load_file(const char *path, const struct glove_policy_context *ctx, struct glove_policy **ret,
                            char *err, size_t errlen);
+
+/* A policy document on top of an agent profile (docs/profiles.md,
+ * "Merging"): the user's document's base (or, with |user| NULL, the
+ * built-in default), then the profile document's fields (whose messages
+ * say "profile NAME"), then the user's. Lists append, the user's scalars
+ * win, and a grant of the user's that contradicts one of the profile's is
+ * an error. |profile| must hold a "profile" section, |user| must not (it
+ * may say "extends": NAME, which the caller resolved into |profile|). */
+int glove_policy_load_with_profile(const json_t *user, const char *user_origin, const json_t *profile,
+                                   const char *profile_origin, const struct glove_policy_context *ctx,
+                                   struct glove_policy **ret, char *err, size_t errlen);
+/* The name a policy document extends ("extends"), NULL for none; -EINVAL
+ * with the reason when it is not a valid profile name. */
+int glove_policy_extends(const json_t *doc, const char **ret, char *err, size_t errlen);
+/* A profile name: 1-64 of [a-z0-9_-], starting with a letter or digit. */
+bool glove_profile_name_valid(const char *name);
+/* environment.path_prepend: a directory (absolute, "~/", "${PWD}"). */
+int glove_policy_add_path_prepend(struct glove_policy *p, const struct glove_policy_context *ctx, const char *dir,
+                                  char *err, size_t errlen);
 
 /* Amending. |path| may use "~/" and "${PWD}"; |origin| is kept for messages.
  * A second grant of the same path and kind is merged; a different kind is

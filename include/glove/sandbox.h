@@ -317,6 +317,7 @@ struct glove_receipt_input {
         const char *run_id;
         const char *glove_version;
         char *const *argv;
+        bool profile_args;           /* argv holds the agent profile's args (docs/profiles.md) */
         const char *policy_sha256;
         const char *policy_source;
         enum glove_net_mode net;

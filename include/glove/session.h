@@ -33,6 +33,9 @@ struct glove_session_options {
          * built-in default instead of a failure (--dry-run) */
         bool default_without_setup;
         char *const *host_env;    /* environment.pass looks names up here (normally environ); borrowed */
+        /* an agent profile to extend the policy with (--profile NAME,
+         * docs/profiles.md); NULL: none, or the policy's own "extends" */
+        const char *profile;
         /* called with each warning as it comes (the rlimits warning comes
          * before the command starts); NULL: only glove_session_warnings() */
         void (*warning)(void *userdata, const char *text);

@@ -47,6 +47,9 @@ static void help(FILE *f, bool run) {
                 "in the receipt journal (docs/audit.md); run 'glove setup' once first.\n"
                 "\n"
                 "  --policy FILE          load the policy from FILE (docs/policy.md)\n"
+                "  --profile NAME         extend the policy with the agent profile NAME (claude,\n"
+                "                         codex, gemini; docs/profiles.md): the agent found and\n"
+                "                         granted read-only, its state, API keys and hosts\n"
                 "  --ro PATH              grant PATH read-only\n"
                 "  --rw PATH              grant PATH read-write (live)\n"
                 "  --ro-if-exists PATH    grant PATH read-only if it exists when the run starts;\n"
@@ -135,10 +138,12 @@ enum {
         OPT_RO_IF_EXISTS,
         OPT_RW_IF_EXISTS,
         OPT_PUBLISH,
+        OPT_PROFILE,
 };
 
 static const struct option options[] = {
         { "policy", required_argument, NULL, OPT_POLICY },
+        { "profile", required_argument, NULL, OPT_PROFILE },
         { "ro", required_argument, NULL, OPT_RO },
         { "rw", required_argument, NULL, OPT_RW },
         { "ro-if-exists", required_argument, NULL, OPT_RO_IF_EXISTS },
@@ -361,6 +366,7 @@ struct flag {
 struct exec_args {
         bool run;                    /* glove run, not glove exec */
         const char *policy_path;
+        const char *profile;
         const char *receipt_file;
         int receipt_fd;              /* -1: none */
         bool dry_run;
@@ -502,6 +508,10 @@ static int parse_args(int argc, char **argv, struct exec_args *a) {
                         if (set_once(&a->policy_path, "--policy", optarg) < 0)
                                 return -EINVAL;
                         break;
+                case OPT_PROFILE:
+                        if (set_once(&a->profile, "--profile", optarg) < 0)
+                                return -EINVAL;
+                        break;
                 case OPT_DRY_RUN:
                         a->dry_run = true;
                         break;
@@ -540,6 +550,7 @@ static int build_session(const struct exec_args *a, struct glove_session **ret) 
         r = glove_session_new(&(const struct glove_session_options) {
                 .command = a->run ? GLOVE_SESSION_RUN : GLOVE_SESSION_EXEC,
                 .policy_path = a->policy_path,
+                .profile = a->profile,
                 .default_without_setup = a->dry_run,
                 .host_env = environ,
                 .warning = cli_print_warning,

@@ -68,3 +68,10 @@ void policy_mcp_server_done(struct glove_mcp_server *s);
 int policy_mcp_tool_rule_load(const json_t *v, const struct jpath *at, const struct glove_policy_context *ctx,
                               struct glove_mcp_rule **ret, char *err, size_t errlen);
 void policy_mcp_rule_free(struct glove_mcp_rule *r);
+
+/* policy-profile.c: the "profile" section of an agent profile at |at|
+ * (|source|: the file), and its part of glove_policy_to_json(). */
+struct jpath;
+int policy_profile_load(const json_t *v, const struct jpath *at, const char *source,
+                        const struct glove_policy_context *ctx, struct glove_profile **ret, char *err, size_t errlen);
+int policy_profile_to_json(const struct glove_profile *pr, json_t **ret);

@@ -25,6 +25,7 @@ POLICY_STORE(store_symlink, glove_policy_add_symlink(p, ctx, s, err, errlen))
 POLICY_STORE(store_protect, glove_policy_add_protect(p, ctx, s, err, errlen))
 POLICY_STORE(store_unprotect, glove_policy_add_unprotect(p, s, err, errlen))
 POLICY_STORE(store_env_pass, glove_policy_add_env_pass(p, s, err, errlen))
+POLICY_STORE(store_path_prepend, glove_policy_add_path_prepend(p, ctx, s, err, errlen))
 POLICY_STORE(store_net_allow, glove_policy_add_net_allow(p, s, err, errlen))
 POLICY_STORE(store_cwd, glove_policy_set_cwd(p, ctx, s, err, errlen))
 POLICY_STORE(store_hostname, glove_policy_set_hostname(p, s, err, errlen))
@@ -251,6 +252,10 @@ const struct policy_field policy_filesystem_fields[] = {
 static const struct policy_field environment_fields[] = {
         { .key = "pass", .type = POLICY_FIELD_STRINGS, .max = GLOVE_POLICY_MAX_ENTRIES, .store = store_env_pass },
         { .key = "set", .type = POLICY_FIELD_STRING_MAP, .max = GLOVE_POLICY_MAX_ENTRIES, .store_pair = store_env_set },
+        { .key = "path_prepend",
+          .type = POLICY_FIELD_STRINGS,
+          .max = GLOVE_POLICY_MAX_ENTRIES,
+          .store = store_path_prepend },
         {},
 };
 
@@ -381,6 +386,8 @@ static int load_mcp(void *target, const void *ctx, const json_t *v, const struct
 static const struct policy_field policy_fields[] = {
         { .key = "version", .type = POLICY_FIELD_CALLER },
         { .key = "base", .type = POLICY_FIELD_CALLER },
+        { .key = "extends", .type = POLICY_FIELD_CALLER },
+        { .key = "profile", .type = POLICY_FIELD_CALLER },
         { .key = "filesystem", .type = POLICY_FIELD_OBJECT, .table = policy_filesystem_fields },
         { .key = "environment", .type = POLICY_FIELD_OBJECT, .table = environment_fields },
         { .key = "network", .type = POLICY_FIELD_OBJECT, .table = policy_network_fields },
@@ -394,20 +401,13 @@ static const struct policy_field policy_fields[] = {
         {},
 };
 
-int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
-                           struct glove_policy **ret, char *err, size_t errlen) {
+/* A document's version, and where its fields start from: its "base" (the
+ * built-in default) or nothing. */
+static int load_base(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
+                     struct glove_policy **ret, char *err, size_t errlen) {
         _cleanup_policy_ struct glove_policy *p = NULL;
-        struct jpath root = { "" };
         json_t *v;
         int r;
-
-        /* an unknown key is named before anything else is checked */
-        r = policy_check_fields(doc, &root, policy_fields, err, errlen);
-        if (r < 0)
-                return r;
-        v = json_object_get(doc, "version");
-        if (!v || !json_is_integer(v) || json_integer_value(v) != 1)
-                return policy_error(err, errlen, EINVAL, "/version", "is required and must be 1");
 
         v = json_object_get(doc, "base");
         if (v) {
@@ -428,10 +428,119 @@ int glove_policy_load_json(const json_t *doc, const char *origin, const struct g
                 if (r < 0)
                         return r;
         }
+        *ret = TAKE_PTR(p);
+        return 0;
+}
 
+/* The keys and version of a document at |root|. */
+static int check_doc(const json_t *doc, const struct jpath *root, char *err, size_t errlen) {
+        struct jpath jv = policy_jp_key(root, "version");
+        json_t *v;
+        int r;
+
+        /* an unknown key is named before anything else is checked */
+        r = policy_check_fields(doc, root, policy_fields, err, errlen);
+        if (r < 0)
+                return r;
+        v = json_object_get(doc, "version");
+        if (!v || !json_is_integer(v) || json_integer_value(v) != 1)
+                return policy_error(err, errlen, EINVAL, jv.s, "is required and must be 1");
+        return 0;
+}
+
+int glove_policy_extends(const json_t *doc, const char **ret, char *err, size_t errlen) {
+        json_t *v = json_object_get(doc, "extends");
+
+        *ret = NULL;
+        if (!v)
+                return 0;
+        if (!json_is_string(v) || !glove_profile_name_valid(json_string_value(v)))
+                return policy_error(err, errlen, EINVAL, "/extends",
+                                    "must be the name of an agent profile (1-64 of a-z, 0-9, '-', '_')");
+        *ret = json_string_value(v);
+        return 0;
+}
+
+int glove_policy_load_json(const json_t *doc, const char *origin, const struct glove_policy_context *ctx,
+                           struct glove_policy **ret, char *err, size_t errlen) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        struct jpath root = { "" };
+        int r;
+
+        r = check_doc(doc, &root, err, errlen);
+        if (r < 0)
+                return r;
+        if (json_object_get(doc, "profile"))
+                return policy_error(err, errlen, EINVAL, "/profile",
+                                    "only an agent profile has this section (docs/profiles.md); a policy uses a "
+                                    "profile with \"extends\" or glove exec --profile");
+        if (json_object_get(doc, "extends"))
+                return policy_error(err, errlen, EINVAL, "/extends",
+                                    "a policy that extends an agent profile is loaded by glove exec or glove run, "
+                                    "which find the profile");
+        r = load_base(doc, origin, ctx, &p, err, errlen);
+        if (r < 0)
+                return r;
         r = policy_load_fields(doc, &root, policy_fields, p, ctx, err, errlen);
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int glove_policy_load_with_profile(const json_t *user, const char *user_origin, const json_t *profile,
+                                   const char *profile_origin, const struct glove_policy_context *ctx,
+                                   struct glove_policy **ret, char *err, size_t errlen) {
+        _cleanup_policy_ struct glove_policy *p = NULL;
+        struct jpath root = { "" }, proot = { "" }, jp;
+        const char *name = NULL;
+        json_t *section;
+        int r;
+
+        section = json_object_get(profile, "profile");
+        if (section && json_is_object(section) && json_is_string(json_object_get(section, "name")))
+                name = json_string_value(json_object_get(section, "name"));
+        if (name && !glove_profile_name_valid(name))
+                name = NULL; /* the message names the file instead, and says what is wrong */
+        policy_jp_finish(&proot, snprintf(proot.s, sizeof(proot.s), "profile %s", name ? name : profile_origin));
+        r = check_doc(profile, &proot, err, errlen);
+        if (r < 0)
+                return r;
+        jp = policy_jp_key(&proot, "profile");
+        if (!section)
+                return policy_error(err, errlen, EINVAL, jp.s, "is required in an agent profile");
+        if (json_object_get(profile, "base") || json_object_get(profile, "extends"))
+                return policy_error(err, errlen, EINVAL, proot.s,
+                                    "an agent profile has no \"base\" or \"extends\": the policy that uses it "
+                                    "decides its base");
+        if (user) {
+                r = check_doc(user, &root, err, errlen);
+                if (r < 0)
+                        return r;
+                if (json_object_get(user, "profile"))
+                        return policy_error(err, errlen, EINVAL, "/profile",
+                                            "only an agent profile has this section (docs/profiles.md)");
+                r = load_base(user, user_origin, ctx, &p, err, errlen);
+        } else {
+                char inner[768] = "";
+
+                r = glove_policy_new_default(ctx, &p, inner, sizeof(inner));
+                if (r < 0)
+                        r = policy_error(err, errlen, r, NULL, "%s", inner);
+        }
+        if (r < 0)
+                return r;
+        r = policy_profile_load(section, &jp, profile_origin, ctx, &p->profile, err, errlen);
+        if (r < 0)
+                return r;
+        r = policy_load_fields(profile, &proot, policy_fields, p, ctx, err, errlen);
+        if (r < 0)
+                return r;
+        if (user) {
+                r = policy_load_fields(user, &root, policy_fields, p, ctx, err, errlen);
+                if (r < 0)
+                        return r;
+        }
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -140,6 +140,8 @@ void glove_policy_free(struct glove_policy *p) {
         free(p->hostname);
         free(p->source);
         free(p->audit_path);
+        strv_free_n(p->path_prepend, p->n_path_prepend);
+        glove_profile_free(p->profile);
         glove_mcp_policy_free(p->mcp);
         free(p);
 }
@@ -408,6 +410,22 @@ int glove_policy_add_env_set(struct glove_policy *p, const char *name, const cha
         return 0;
 }
 
+int glove_policy_add_path_prepend(struct glove_policy *p, const struct glove_policy_context *ctx, const char *dir,
+                                  char *err, size_t errlen) {
+        char *norm = NULL;
+        int r;
+
+        r = policy_expand_path_named(ctx, dir, "PATH directory", NULL, &norm, err, errlen);
+        if (r < 0)
+                return r;
+        if (strchr(norm, ':')) {
+                free(norm);
+                return policy_error(err, errlen, EINVAL, NULL, "PATH directory \"%s\" must not contain ':'", dir);
+        }
+        r = strv_push_unique_n(&p->path_prepend, &p->n_path_prepend, norm, GLOVE_POLICY_MAX_ENTRIES);
+        return r < 0 ? policy_error(err, errlen, r, NULL, "too many PATH directories") : 0;
+}
+
 int glove_policy_set_cwd(struct glove_policy *p, const struct glove_policy_context *ctx, const char *path, char *err,
                          size_t errlen) {
         char *norm = NULL;
@@ -588,6 +606,20 @@ int glove_policy_to_json(const struct glove_policy *p, json_t **ret) {
                                                        json_integer((json_int_t) p->audit_rotate)) < 0) {
                 json_decref(doc);
                 return -ENOMEM;
+        }
+        if (p->n_path_prepend > 0 &&
+            json_object_set_new(json_object_get(doc, "environment"), "path_prepend",
+                                policy_strv_to_json(p->path_prepend, p->n_path_prepend)) < 0) {
+                json_decref(doc);
+                return -ENOMEM;
+        }
+        if (p->profile) {
+                json_t *pr = NULL;
+
+                if (policy_profile_to_json(p->profile, &pr) < 0 || json_object_set_new(doc, "profile", pr) < 0) {
+                        json_decref(doc);
+                        return -ENOMEM;
+                }
         }
         if (p->n_net_allow > 0) {
                 json_t *allow = json_array();

@@ -591,6 +591,16 @@ static json_t *denied_json(const struct glove_receipt_input *in) {
         return TAKE_PTR(d);
 }
 
+/* The profile's args as a JSON array. */
+static json_t *policy_args_json(const struct glove_profile *pr) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < pr->n_args; i++)
+                if (json_array_append_new(a, glove_json_string_lossy(pr->args[i], strlen(pr->args[i]))) < 0)
+                        a = (json_decref(a), NULL);
+        return a;
+}
+
 int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
         const struct glove_session_result *res = in->result;
         char argv_sha[GLOVE_SHA256_HEX_CHARS + 1];
@@ -655,6 +665,17 @@ int glove_session_receipt(const struct glove_receipt_input *in, json_t **ret) {
                 return -ENOMEM;
         if (layers_receipt(res, r) < 0)
                 return -ENOMEM;
+        /* the agent profile the policy extends, and the arguments it put
+         * after argv[0] (docs/profiles.md) */
+        if (in->policy && in->policy->profile) {
+                const struct glove_profile *pr = in->policy->profile;
+                json_t *o = json_pack("{s:s,s:s,s:s*}", "name", pr->name, "source", pr->source, "found", pr->found);
+
+                if (!o || json_object_set_new(r, "profile", o) < 0 ||
+                    json_object_set_new(o, "args_added",
+                                        in->profile_args ? policy_args_json(pr) : json_array()) < 0)
+                        return -ENOMEM;
+        }
         /* optional grants that were skipped because their path was missing */
         if (res->n_absent > 0) {
                 json_t *a = json_array();

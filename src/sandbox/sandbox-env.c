@@ -44,7 +44,31 @@ static int env_put(char ***v, size_t *n, const char *name, const char *value) {
         return 0;
 }
 
+/* environment.path_prepend (an agent profile's bin directories), then the
+ * default PATH. */
+static int path_build(const struct glove_policy *p, char **ret) {
+        size_t len = strlen(DEFAULT_PATH) + 1;
+        char *s, *w;
+
+        for (size_t i = 0; i < p->n_path_prepend; i++)
+                len += strlen(p->path_prepend[i]) + 1;
+        s = w = malloc(len);
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_path_prepend; i++) {
+                size_t k = strlen(p->path_prepend[i]);
+
+                memcpy(w, p->path_prepend[i], k);
+                w[k] = ':';
+                w += k + 1;
+        }
+        memcpy(w, DEFAULT_PATH, strlen(DEFAULT_PATH) + 1);
+        *ret = s;
+        return 0;
+}
+
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret) {
+        _cleanup_free_ char *path = NULL;
         char **v = calloc(1, sizeof(char *));
         const char *term = host_lookup(host_env, "TERM"), *lang = host_lookup(host_env, "LANG");
         size_t n = 0;
@@ -52,7 +76,9 @@ int env_build(const struct glove_policy *p, char *const *host_env, const char *h
 
         if (!v)
                 return -ENOMEM;
-        r = env_put(&v, &n, "PATH", DEFAULT_PATH);
+        r = path_build(p, &path);
+        if (r >= 0)
+                r = env_put(&v, &n, "PATH", path);
         if (r >= 0)
                 r = env_put(&v, &n, "HOME", home);
         if (r >= 0 && term)

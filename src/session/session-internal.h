@@ -61,3 +61,21 @@ int session_gateway_finish(struct session_gateway *rs, struct glove_warnings *w)
 struct glove_layer_result;
 int session_changes_write(int state_fd, const char *run_id, int64_t started_ns, struct glove_layer_result *l,
                           struct glove_error *e);
+
+/* session-profile.c: agent profiles on the host (docs/profiles.md).
+ * session_profile_find() looks for NAME.json in the user's
+ * <config>/profiles, then the installed and the build tree's directories,
+ * refuses one writable by others or owned by someone but root and the
+ * user, and parses it; not found, the error names where it looked and the
+ * profiles there are. session_profile_apply() resolves the policy's
+ * profile on the host: the agent found through its search list (not
+ * found: the error names where it looked), its installation granted
+ * read-only and its directory put on PATH, its state directories made and
+ * granted, its read-only files made and protected. session_profile_argv()
+ * gives, when argv[0] is the agent, argv with the profile's args after
+ * argv[0] (1; the array malloc'd, the strings borrowed), else 0 and NULL. */
+int session_profile_find(const char *name, const char *config_dir, json_t **ret_doc, char **ret_path,
+                         struct glove_error *e);
+int session_profile_apply(struct glove_policy *p, const struct glove_policy_context *ctx, char *const *host_env,
+                          struct glove_error *e);
+int session_profile_argv(const struct glove_policy *p, char *const *argv, char ***ret);

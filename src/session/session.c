@@ -114,6 +114,47 @@ static int starter_policy(struct glove_session *s) {
         return 0;
 }
 
+/* --profile NAME, or the policy file's "extends": the policy loaded on
+ * top of the profile and the profile resolved on the host (1); 0 when
+ * there is no profile. */
+static int load_profile(struct glove_session *s) {
+        const struct glove_json_limits limits = { .max_bytes = (size_t) 1 << 20, .max_depth = 16 };
+        _cleanup_json_ json_t *doc = NULL, *pdoc = NULL;
+        _cleanup_free_ char *ppath = NULL;
+        const char *extends = NULL, *name;
+        char err[1024] = "";
+        int r;
+
+        if (s->policy_path) {
+                r = glove_json_parse_file(AT_FDCWD, s->policy_path, &limits, &doc, err, sizeof(err));
+                if (r >= 0)
+                        r = glove_policy_extends(doc, &extends, err, sizeof(err));
+                if (r < 0)
+                        return glove_error_set(&s->error, r, "policy", "policy %s: %s", s->policy_path, err);
+        }
+        name = s->o.profile ? s->o.profile : extends;
+        if (!name)
+                return 0;
+        if (s->o.profile && extends && strcmp(s->o.profile, extends) != 0)
+                return glove_error_set(&s->error, -EINVAL, "profile",
+                                       "--profile %s, but the policy %s extends the profile %s: a run has one "
+                                       "profile",
+                                       s->o.profile, s->policy_path, extends);
+        r = session_profile_find(name, s->dirs.config, &pdoc, &ppath, &s->error);
+        if (r < 0)
+                return r;
+        r = glove_policy_load_with_profile(doc, s->policy_path ? s->policy_path : "built-in default", pdoc, ppath,
+                                           &s->ctx, &s->policy, err, sizeof(err));
+        if (r < 0)
+                return glove_error_set(&s->error, r, "policy", "policy %s with the profile %s: %s",
+                                       s->policy_path ? s->policy_path : "built-in default", ppath,
+                                       err[0] ? err : strerror(-r));
+        r = session_profile_apply(s->policy, &s->ctx, s->o.host_env, &s->error);
+        if (r < 0)
+                return r;
+        return 1;
+}
+
 int glove_session_load_policy(struct glove_session *s) {
         char err[1024] = "";
         int r;
@@ -134,7 +175,12 @@ int glove_session_load_policy(struct glove_session *s) {
                 if (r < 0)
                         return r;
         }
-        if (s->policy_path)
+        r = load_profile(s);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                ; /* the policy, on top of its profile */
+        else if (s->policy_path)
                 r = glove_policy_load_file(s->policy_path, &s->ctx, &s->policy, err, sizeof(err));
         else
                 r = glove_policy_new_default(&s->ctx, &s->policy, err, sizeof(err));
@@ -395,6 +441,8 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         struct glove_session_result res;
         struct glove_error receipt_error = {};
         uint64_t receipt_seq = 0;
+        _cleanup_free_ char **profile_argv = NULL;
+        char *const *argv;
         int r, status;
 
         *ret = (struct glove_session_outcome) { .status = GLOVE_EXIT_FAILED, .exit_code = -1, .reason = "setup_failed" };
@@ -477,6 +525,13 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                                                    &s->error) >= 0;
         }
         glove_sha256_hex(s->policy_text, strlen(s->policy_text), policy_sha);
+        /* the profile's arguments for its agent (docs/profiles.md), in the
+         * argv the receipt digests */
+        if (session_profile_argv(p, o->argv, &profile_argv) < 0) {
+                (void) glove_error_set(&s->error, -ENOMEM, "setup", "Out of memory");
+                return GLOVE_EXIT_FAILED;
+        }
+        argv = profile_argv ? profile_argv : o->argv;
 
         if (run && !gateway_up) {
                 /* nothing ran; the receipt says so */
@@ -490,7 +545,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         } else
                 status = glove_sandbox_run(&(struct glove_sandbox_options) {
                         .policy = p,
-                        .argv = o->argv,
+                        .argv = argv,
                         .policy_path = s->policy_path,
                         .host_env = s->o.host_env,
                         .private_paths = private_paths,
@@ -529,7 +584,8 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                 .command = o->managed ? "managed" : run ? "run" : "exec",
                 .run_id = run_id,
                 .glove_version = GLOVE_VERSION,
-                .argv = o->argv,
+                .argv = argv,
+                .profile_args = profile_argv != NULL,
                 .policy_sha256 = policy_sha,
                 .policy_source = p->source,
                 .net = p->net,
