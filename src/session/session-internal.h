@@ -74,6 +74,9 @@ int session_changes_write(int state_fd, const char *run_id, int64_t started_ns, 
  * granted, its read-only files made and protected. session_profile_argv()
  * gives, when argv[0] is the agent, argv with the profile's args after
  * argv[0] (1; the array malloc'd, the strings borrowed), else 0 and NULL. */
+/* Whether a profile NAME.json is where session_profile_find() looks
+ * (for a hint only: nothing is read). */
+bool session_profile_exists(const char *name, const char *config_dir);
 int session_profile_find(const char *name, const char *config_dir, json_t **ret_doc, char **ret_path,
                          struct glove_error *e);
 int session_profile_apply(struct glove_policy *p, const struct glove_policy_context *ctx, char *const *host_env,

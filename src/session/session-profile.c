@@ -128,6 +128,23 @@ static void known_profiles(char *const *dirs, char *buf, size_t len) {
         }
 }
 
+bool session_profile_exists(const char *name, const char *config_dir) {
+        _cleanup_(strv_freep) char **dirs = NULL;
+        char file[300];
+
+        if (!glove_profile_name_valid(name) || profile_dirs(config_dir, &dirs) < 0)
+                return false;
+        (void) snprintf(file, sizeof(file), "%s.json", name);
+        for (char **d = dirs; *d; d++) {
+                _cleanup_free_ char *path = path_join(*d, file);
+                struct stat st;
+
+                if (path && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+                        return true;
+        }
+        return false;
+}
+
 int session_profile_find(const char *name, const char *config_dir, json_t **ret_doc, char **ret_path,
                          struct glove_error *e) {
         const struct glove_json_limits limits = { .max_bytes = PROFILE_MAX_BYTES, .max_depth = PROFILE_MAX_DEPTH };

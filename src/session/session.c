@@ -566,6 +566,15 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;
+        /* an agent Glove has a profile for, run without it */
+        if (strcmp(res.reason, "exec_failed") == 0 && s->error.error == ENOENT && !p->profile && argv[0]) {
+                const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+                size_t used = strlen(s->error.message);
+
+                if (session_profile_exists(base, s->dirs.config))
+                        (void) snprintf(s->error.message + used, sizeof(s->error.message) - used,
+                                        "; or run it with --profile %s, which finds and grants it", base);
+        }
         if (run) {
                 int gw = session_gateway_finish(&rs, &s->warnings);
 

@@ -87,6 +87,12 @@ assert r[\"argc\"] == 4
 RC=$? OUT=$(cat "$T/.out") ERR=$(cat "$T/.err")
 check "the API key passes by name" eval 'rc_is 0 && out_has "KEY=sk-test-123"'
 
+run "$id" "$ws" -- claude
+check "without --profile: 127, the sandbox's PATH named, and the profile that would find it" \
+    eval 'rc_is 127 && err_has "claude: not found on the sandbox'"'"'s PATH" && err_has "or run it with --profile claude"'
+run "$id" "$ws" -- sh-test-none
+check "... a command no profile is named for gets no such hint" eval 'rc_is 127 && ! err_has "--profile"'
+
 run "$id" "$ws" --profile sh-test-none -- true
 check "an unknown profile is 125 naming the known ones" \
     eval 'rc_is 125 && err_has "There is no agent profile \"sh-test-none\"" && err_has "known: " && err_has claude && err_has codex && err_has gemini'
