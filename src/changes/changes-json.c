@@ -249,7 +249,7 @@ static int get_string(const json_t *o, const char *key, const struct where *w, c
 }
 
 static int get_hex64(const json_t *o, const char *key, const struct where *w, char ret[65], char *err, size_t errlen) {
-        const char *s;
+        const char *s = NULL; /* set when get_string() succeeds, which gcc -O2 cannot see */
         int r;
 
         r = get_string(o, key, w, &s, NULL, err, errlen);
@@ -262,7 +262,7 @@ static int get_hex64(const json_t *o, const char *key, const struct where *w, ch
 }
 
 static int get_target(const json_t *o, const struct where *w, char **ret, char *err, size_t errlen) {
-        const char *s;
+        const char *s = NULL; /* set when get_string() succeeds, which gcc -O2 cannot see */
         int r;
 
         r = get_string(o, "target", w, &s, NULL, err, errlen);

@@ -187,8 +187,8 @@ int changes_readdir(DIR *d, struct dirent **ret) {
 
                 errno = 0;
                 de = readdir(d);
-                if (!de)
-                        return errno ? -errno : 0;
+                if (!de) /* errno is positive when set: 0 or a negative errno */
+                        return errno > 0 ? -errno : 0;
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
                 *ret = de;

@@ -296,7 +296,8 @@ int glove_control_exposure_create_method(void *userdata, const struct glove_cont
         static const char *const allowed[] = { "alias", "path", "mode", NULL };
         struct glove_control_state *state = userdata;
         struct glove_control_exposure e = {};
-        const char *alias, *path, *mode = "ro";
+        /* alias: param_alias() sets it, which gcc -O2 cannot see */
+        const char *alias = NULL, *path, *mode = "ro";
         json_t *jmode;
         int64_t generation;
         int r;
@@ -374,7 +375,7 @@ int glove_control_exposure_revoke_method(void *userdata, const struct glove_cont
         static const char *const allowed[] = { "alias", NULL };
         struct glove_control_state *state = userdata;
         int64_t generation;
-        const char *alias;
+        const char *alias = NULL; /* param_alias() sets it, which gcc -O2 cannot see */
         int r;
 
         r = params_only(call->params, allowed, ret_code, reason, reasonlen);

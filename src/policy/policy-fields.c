@@ -81,7 +81,7 @@ int policy_get_size(const json_t *v, const struct jpath *at, uint64_t *ret, char
 int policy_get_duration(const json_t *v, const struct jpath *at, uint64_t lo, uint64_t hi, uint64_t *ret,
                         char *err, size_t errlen) {
         char slo[32], shi[32];
-        const char *s;
+        const char *s = NULL; /* set when policy_get_string() succeeds, which gcc -O2 cannot see */
         uint64_t ms;
 
         if (policy_get_string(v, at, 32, &s, NULL, 0) < 0 || parse_duration_ms(s, &ms) < 0 || ms < lo || ms > hi) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Step 5: the agent's environment starts empty. PATH, HOME, TERM and LANG
- * are always set; everything else is named by the policy. */
+/* Step 5: the agent's environment starts empty. PATH, HOME and LANG are
+ * always set, and the host's terminal description (TERM, COLORTERM,
+ * TERM_PROGRAM) when it has one; everything else is named by the policy. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,13 @@
 #include "sandbox-internal.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+/* What the terminal the agent draws on can do (its type, its colours, the
+ * emulator's name): passed when the host has them, since a TUI guesses
+ * wrong without them, and none of them holds a secret. The other terminal
+ * variables (TERM_PROGRAM_VERSION, VTE_VERSION, WINDOWID, DISPLAY, ...)
+ * pass only when the policy names them (docs/policy.md). */
+static const char *const terminal_vars[] = { "TERM", "COLORTERM", "TERM_PROGRAM" };
 
 static const char *host_lookup(char *const *host_env, const char *name) {
         size_t n = strlen(name);
@@ -70,7 +78,7 @@ static int path_build(const struct glove_policy *p, char **ret) {
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret) {
         _cleanup_free_ char *path = NULL;
         char **v = calloc(1, sizeof(char *));
-        const char *term = host_lookup(host_env, "TERM"), *lang = host_lookup(host_env, "LANG");
+        const char *lang = host_lookup(host_env, "LANG");
         size_t n = 0;
         int r;
 
@@ -81,8 +89,11 @@ int env_build(const struct glove_policy *p, char *const *host_env, const char *h
                 r = env_put(&v, &n, "PATH", path);
         if (r >= 0)
                 r = env_put(&v, &n, "HOME", home);
-        if (r >= 0 && term)
-                r = env_put(&v, &n, "TERM", term);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(terminal_vars); i++) {
+                const char *val = host_lookup(host_env, terminal_vars[i]);
+                if (val)
+                        r = env_put(&v, &n, terminal_vars[i], val);
+        }
         if (r >= 0)
                 r = env_put(&v, &n, "LANG", lang ? lang : "C.UTF-8");
         for (size_t i = 0; r >= 0 && i < p->n_env_pass; i++) {

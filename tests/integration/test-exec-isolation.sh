@@ -11,7 +11,9 @@ set -u
 require_kernel
 
 export GLOVE_CANARY_A=canary-a-secret GLOVE_CANARY_B=canary-b-secret
-export TERM=xterm-glove-test LANG=en_US.UTF-8
+export TERM=xterm-glove-test LANG=en_US.UTF-8 COLORTERM=truecolor TERM_PROGRAM=glove-test-term
+# terminal variables that are not passed by default
+export TERM_PROGRAM_VERSION=canary-tpv VTE_VERSION=canary-vte WINDOWID=canary-wid
 exec 5</etc/passwd 9</etc/passwd
 
 env_names() { printf '%s\n' "$OUT" | sed -n 's/=.*//p' | sort | tr '\n' ' '; }
@@ -60,24 +62,27 @@ for id in $IDS; do
 
     # --- environment ---
     run "$id" "$ws" -- env
-    check "$id: the environment holds exactly HOME LANG PATH TERM" eval '[ "$(env_names)" = "HOME LANG PATH TERM " ]'
-    check "$id: PATH is the fixed one, HOME the host's HOME path, LANG and TERM the host's" \
+    check "$id: the environment holds exactly COLORTERM HOME LANG PATH TERM TERM_PROGRAM" \
+        eval '[ "$(env_names)" = "COLORTERM HOME LANG PATH TERM TERM_PROGRAM " ]'
+    check "$id: PATH is the fixed one, HOME the host's HOME path, LANG, TERM, COLORTERM, TERM_PROGRAM the host's" \
         eval '[ "$(env_value PATH)" = /usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin ] &&
               [ "$(env_value HOME)" = "$home" ] && [ "$(env_value LANG)" = en_US.UTF-8 ] &&
-              [ "$(env_value TERM)" = xterm-glove-test ]'
-    check "$id: no exported host variable (canary) reaches the agent" eval '! out_has canary-'
+              [ "$(env_value TERM)" = xterm-glove-test ] && [ "$(env_value COLORTERM)" = truecolor ] &&
+              [ "$(env_value TERM_PROGRAM)" = glove-test-term ]'
+    check "$id: no other exported host variable (canary), terminal ones included, reaches the agent" \
+        eval '! out_has canary-'
     run "$id" "$ws" --env GLOVE_CANARY_A --setenv GLOVE_SET=set-value -- env
     check "$id: --env NAME passes exactly that variable, --setenv sets one" \
-        eval '[ "$(env_names)" = "GLOVE_CANARY_A GLOVE_SET HOME LANG PATH TERM " ] &&
+        eval '[ "$(env_names)" = "COLORTERM GLOVE_CANARY_A GLOVE_SET HOME LANG PATH TERM TERM_PROGRAM " ] &&
               [ "$(env_value GLOVE_CANARY_A)" = canary-a-secret ] && [ "$(env_value GLOVE_SET)" = set-value ] &&
               ! out_has canary-b'
     run "$id" "$ws" --env GLOVE_CANARY_A --setenv GLOVE_CANARY_A=overridden -- env
     check "$id: --setenv wins over --env for the same name" eval '[ "$(env_value GLOVE_CANARY_A)" = overridden ]'
     saved_term=$TERM saved_lang=$LANG
-    unset TERM LANG
+    unset TERM LANG COLORTERM TERM_PROGRAM
     run "$id" "$ws" -- env
-    export TERM=$saved_term LANG=$saved_lang
-    check "$id: without TERM and LANG on the host: no TERM, LANG=C.UTF-8" \
+    export TERM=$saved_term LANG=$saved_lang COLORTERM=truecolor TERM_PROGRAM=glove-test-term
+    check "$id: without TERM, COLORTERM, TERM_PROGRAM and LANG on the host: none of the three, LANG=C.UTF-8" \
         eval '[ "$(env_names)" = "HOME LANG PATH " ] && [ "$(env_value LANG)" = C.UTF-8 ]'
 
     # --- descriptors ---

@@ -106,7 +106,7 @@ for id in $IDS; do
     check "$id: it is offline: the host's loopback listener cannot be reached" \
         seen 's["connect"].startswith("error:")'
     check "$id: its environment is what its entry names, and the sandbox's own few" \
-        seen 'set(s["env"]) - {"PATH", "HOME", "TERM", "LANG", "PWD", "SHLVL", "_", "LC_CTYPE"} == {"FAULTY_READ", "FAULTY_CONNECT", "GLOVE_SET", "GLOVE_HOST_CANARY"}'
+        seen 'set(s["env"]) - {"PATH", "HOME", "TERM", "COLORTERM", "TERM_PROGRAM", "LANG", "PWD", "SHLVL", "_", "LC_CTYPE"} == {"FAULTY_READ", "FAULTY_CONNECT", "GLOVE_SET", "GLOVE_HOST_CANARY"}'
     # uid_map: "inside outside count"; root maps 0 to an unprivileged uid
     check "$id: it is in a user namespace of its own, and never host root" \
         seen 'len(s["uid_map"]) == 3 and s["uid_map"][2] == "1" and s["uid_map"][1] != "0"'

@@ -40,7 +40,7 @@ static void put(struct tree *t, const char *rel, const char *text) {
         char p[1200];
         FILE *f;
 
-        (void) snprintf(p, sizeof(p), "%s%s", t->mnt, rel);
+        assert_true((size_t) snprintf(p, sizeof(p), "%s%s", t->mnt, rel) < sizeof(p));
         f = fopen(p, "we");
         assert_non_null(f);
         (void) fputs(text, f);
@@ -52,7 +52,7 @@ static void put(struct tree *t, const char *rel, const char *text) {
 static void cgroup(struct tree *t, const char *rel, const char *controllers, const char *procs) {
         char p[1200], f[1300];
 
-        (void) snprintf(p, sizeof(p), "%s%s", t->mnt, rel);
+        assert_true((size_t) snprintf(p, sizeof(p), "%s%s", t->mnt, rel) < sizeof(p));
         assert_true(mkdir(p, 0755) == 0 || (errno == EEXIST && strcmp(rel, "") == 0));
         (void) snprintf(f, sizeof(f), "%s/cgroup.controllers", rel);
         put(t, f, controllers);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's environment (src/sandbox/sandbox-env.c): it starts empty;
- * PATH, HOME and LANG are always set and TERM when the host has one;
+ * PATH, HOME and LANG are always set, and TERM, COLORTERM and TERM_PROGRAM
+ * when the host has them;
  * a passed variable comes from the host only by its exact name, a set one
  * is the policy's value, and a later entry of a name replaces an earlier
  * one, so the list holds each name once. */
@@ -47,25 +48,30 @@ static void set(struct glove_policy *p, const char *name, const char *value) {
         assert_int_equal(glove_policy_add_env_set(p, name, value, err, sizeof(err)), 0);
 }
 
-/* Nothing of the host's but TERM and LANG, with nothing asked. */
+/* Nothing of the host's but LANG and the terminal's description (TERM,
+ * COLORTERM, TERM_PROGRAM), with nothing asked; the other terminal
+ * variables stay out too. */
 static void test_empty_policy(void **state) {
         _cleanup_policy_ struct glove_policy *p = policy();
-        const char *host[] = { "TERM=xterm-256color", "LANG=de_DE.UTF-8", "SSH_AUTH_SOCK=/run/agent",
-                         "AWS_SECRET_ACCESS_KEY=x", "PATH=/home/u/bin:/usr/bin", "HOME=/home/u", NULL };
+        const char *host[] = { "TERM_PROGRAM=WezTerm", "TERM=xterm-256color", "LANG=de_DE.UTF-8",
+                               "SSH_AUTH_SOCK=/run/agent", "AWS_SECRET_ACCESS_KEY=x", "COLORTERM=truecolor",
+                               "TERM_PROGRAM_VERSION=20240203", "VTE_VERSION=7006", "WINDOWID=77",
+                               "DISPLAY=:0", "PATH=/home/u/bin:/usr/bin", "HOME=/home/u", NULL };
         char **v = NULL;
 
         (void) state;
         assert_int_equal(env_build(p, (char *const *) host, "/home/agent", &v), 0);
         check_env(v, "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin HOME=/home/agent "
-                     "TERM=xterm-256color LANG=de_DE.UTF-8");
+                     "TERM=xterm-256color COLORTERM=truecolor TERM_PROGRAM=WezTerm LANG=de_DE.UTF-8");
         strv_free(v);
 }
 
-/* No TERM on the host: none inside; no LANG: C.UTF-8. A name that only
- * begins like one (TERMINAL, LANGUAGE) is another variable. */
+/* No TERM, COLORTERM or TERM_PROGRAM on the host: none inside; no LANG:
+ * C.UTF-8. A name that only begins like one (TERMINAL, LANGUAGE,
+ * COLORTERM_X, TERM_PROGRAMS) is another variable. */
 static void test_defaults(void **state) {
         _cleanup_policy_ struct glove_policy *p = policy();
-        const char *host[] = { "TERMINAL=x", "LANGUAGE=fr", "TERM", NULL };
+        const char *host[] = { "TERMINAL=x", "LANGUAGE=fr", "TERM", "COLORTERM_X=1", "TERM_PROGRAMS=y", NULL };
         const char *none[] = { NULL };
         char **v = NULL;
 
@@ -102,7 +108,7 @@ static void test_pass(void **state) {
  * each name once, where it first stood. */
 static void test_set_replaces(void **state) {
         _cleanup_policy_ struct glove_policy *p = policy();
-        const char *host[] = { "API_KEY=host", "TERM=vt100", NULL };
+        const char *host[] = { "API_KEY=host", "TERM=vt100", "COLORTERM=truecolor", NULL };
         char **v = NULL;
 
         (void) state;
@@ -110,9 +116,11 @@ static void test_set_replaces(void **state) {
         set(p, "PATH", "/opt/agent/bin:/usr/bin");
         set(p, "API_KEY", "policy");
         set(p, "TERM", "dumb");
+        set(p, "COLORTERM", "");
         set(p, "MODE", "a=b=c");
         assert_int_equal(env_build(p, (char *const *) host, "/h", &v), 0);
-        check_env(v, "PATH=/opt/agent/bin:/usr/bin HOME=/h TERM=dumb LANG=C.UTF-8 API_KEY=policy MODE=a=b=c");
+        check_env(v, "PATH=/opt/agent/bin:/usr/bin HOME=/h TERM=dumb COLORTERM= LANG=C.UTF-8 API_KEY=policy "
+                     "MODE=a=b=c");
         strv_free(v);
 }
 
