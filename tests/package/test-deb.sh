@@ -70,7 +70,7 @@ mkdir -p /root/work && cd /root/work || exit 13
 echo "== exec"; /usr/bin/glove exec -- true || exit 13
 echo "== exec echo"; out=$(glove exec -- sh -c 'echo inside $(id -u)') || exit 14
 [ "$out" = "inside 0" ] || { echo "glove exec printed '$out'"; exit 14; }
-echo "== man"; [ -s /usr/share/man/man1/glove.1.gz ] || [ -s /usr/share/man/man1/glove.1 ] || exit 15
+echo "== man"; for m in man1/glove.1 man1/gloved.1 man5/glove-policy.5; do gzip -t "/usr/share/man/$m.gz" || exit 15; done
 echo "== dpkg -r"; dpkg -r glove || exit 16
 exit 0
 INNER
@@ -81,6 +81,12 @@ mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
+# the root shares the host's uids, so it shares the host's uid locks too:
+# a root run inside takes a host uid of its own under /run/glove/uid, and
+# with a lock directory of its own it could pick one a run outside holds
+install -d -m 0755 /run/glove && install -d -m 0700 /run/glove/uid
+mkdir -p "$root/run/glove/uid"
+mount --bind /run/glove/uid "$root/run/glove/uid"
 mkdir -p "$root/.oldroot"
 cd "$root"
 pivot_root . .oldroot
