@@ -573,7 +573,9 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
 
                 if (session_profile_exists(base, s->dirs.config))
                         (void) snprintf(s->error.message + used, sizeof(s->error.message) - used,
-                                        "; or run it with --profile %s, which finds and grants it", base);
+                                        "; or run it with --profile %s, which looks where its installers put "
+                                        "it and grants it",
+                                        base);
         }
         if (run) {
                 int gw = session_gateway_finish(&rs, &s->warnings);
