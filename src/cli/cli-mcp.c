@@ -108,6 +108,55 @@ static void print_tools(const json_t *rep) {
         }
 }
 
+/* The options both take; 1 after --help, -1 on a bad one (said), 0. */
+static int parse_options(int argc, char **argv, const struct option *options, const char **ret_policy,
+                         bool *ret_json) {
+        int c;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "vh", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return 1;
+                case 'v':
+                        log_set_max_level(LOG_LEVEL_DEBUG);
+                        break;
+                case 'p':
+                        *ret_policy = optarg;
+                        break;
+                case 'j':
+                        *ret_json = true;
+                        break;
+                default:
+                        (void) fprintf(stderr, "Try 'glove mcp --help'.\n");
+                        return -1;
+                }
+        return 0;
+}
+
+/* The session with its policy loaded and sealed; NULL when that failed
+ * (said). */
+static struct glove_session *load_session(const char *policy_path) {
+        struct glove_session *session = NULL;
+
+        if (glove_session_new(&(const struct glove_session_options) {
+                    .command = GLOVE_SESSION_MCP,
+                    .policy_path = policy_path,
+                    .host_env = environ,
+                    .warning = cli_print_warning,
+            }, &session) < 0) {
+                log_error("Out of memory");
+                return NULL;
+        }
+        if (glove_session_load_policy(session) < 0 || glove_session_seal(session) < 0) {
+                cli_print_error(session);
+                glove_session_free(session);
+                return NULL;
+        }
+        return session;
+}
+
 static int mcp_tools(int argc, char **argv) {
         static const struct option options[] = {
                 { "policy", required_argument, NULL, 'p' },
@@ -120,40 +169,17 @@ static int mcp_tools(int argc, char **argv) {
         _cleanup_json_ json_t *rep = NULL;
         const char *policy_path = NULL;
         bool as_json = false;
-        int c;
+        int r;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "vh", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help(stdout);
-                        return 0;
-                case 'v':
-                        log_set_max_level(LOG_LEVEL_DEBUG);
-                        break;
-                case 'p':
-                        policy_path = optarg;
-                        break;
-                case 'j':
-                        as_json = true;
-                        break;
-                default:
-                        (void) fprintf(stderr, "Try 'glove mcp --help'.\n");
-                        return EXIT_FAILED;
-                }
+        r = parse_options(argc, argv, options, &policy_path, &as_json);
+        if (r != 0)
+                return r > 0 ? 0 : EXIT_FAILED;
         if (cli_too_many_operands("glove mcp tools", NULL, argc, argv))
                 return EXIT_FAILED;
-        if (glove_session_new(&(const struct glove_session_options) {
-                    .command = GLOVE_SESSION_MCP,
-                    .policy_path = policy_path,
-                    .host_env = environ,
-                    .warning = cli_print_warning,
-            }, &session) < 0) {
-                log_error("Out of memory");
+        session = load_session(policy_path);
+        if (!session)
                 return EXIT_FAILED;
-        }
-        if (glove_session_load_policy(session) < 0 || glove_session_seal(session) < 0 ||
-            glove_session_mcp_tools(session, &rep) < 0) {
+        if (glove_session_mcp_tools(session, &rep) < 0) {
                 cli_print_error(session);
                 return EXIT_FAILED;
         }
@@ -183,40 +209,20 @@ int cli_mcp(int argc, char **argv) {
         };
         _cleanup_session_ struct glove_session *session = NULL;
         const char *policy_path = NULL;
-        int c;
+        bool as_json = false;
+        int r;
 
         if (argc > 1 && strcmp(argv[1], "tools") == 0)
                 return mcp_tools(argc - 1, argv + 1);
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "vh", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help(stdout);
-                        return 0;
-                case 'v':
-                        log_set_max_level(LOG_LEVEL_DEBUG);
-                        break;
-                case 'p':
-                        policy_path = optarg;
-                        break;
-                default:
-                        (void) fprintf(stderr, "Try 'glove mcp --help'.\n");
-                        return EXIT_FAILED;
-                }
+        r = parse_options(argc, argv, options, &policy_path, &as_json);
+        if (r != 0)
+                return r > 0 ? 0 : EXIT_FAILED;
         if (cli_too_many_operands("glove mcp", NULL, argc, argv))
                 return EXIT_FAILED;
-
-        if (glove_session_new(&(const struct glove_session_options) {
-                    .command = GLOVE_SESSION_MCP,
-                    .policy_path = policy_path,
-                    .host_env = environ,
-                    .warning = cli_print_warning,
-            }, &session) < 0) {
-                log_error("Out of memory");
+        session = load_session(policy_path);
+        if (!session)
                 return EXIT_FAILED;
-        }
-        if (glove_session_load_policy(session) < 0 || glove_session_seal(session) < 0 ||
-            glove_session_serve(session, STDIN_FILENO, STDOUT_FILENO) < 0) {
+        if (glove_session_serve(session, STDIN_FILENO, STDOUT_FILENO) < 0) {
                 cli_print_error(session);
                 return EXIT_FAILED;
         }
