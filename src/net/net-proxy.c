@@ -546,6 +546,25 @@ static void connect_failed(struct proxy *px, struct conn *c, int error) {
         deny(px, c, "502 Bad Gateway", NULL, msg);
 }
 
+/* The upstream side of c on the socket fd: connecting to sa, its end
+ * awaited in the loop (or taken now: a nearby peer may have answered
+ * already). */
+static void connect_upstream(struct proxy *px, struct conn *c, int fd, const struct sockaddr *sa, socklen_t len) {
+        c->ufd = fd;
+        c->uev = UINT32_MAX;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+        if (connect(fd, sa, len) < 0 && errno != EINPROGRESS) {
+                connect_failed(px, c, errno);
+                return;
+        }
+        c->st = ST_CONNECTING;
+        c->deadline_ms = now_ms() + CONNECT_TIMEOUT_MS;
+        ep_set(px, c->cfd, &c->cs, &c->cev, 0);
+        ep_set(px, c->ufd, &c->us, &c->uev, EPOLLOUT);
+        if (poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, 0) == 1)
+                connected(px, c);
+}
+
 static void start_connect(struct proxy *px, struct conn *c) {
         const struct sockaddr_storage *ss = &c->addrs[c->addr_i];
         int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -555,20 +574,7 @@ static void start_connect(struct proxy *px, struct conn *c) {
                 connect_failed(px, c, errno);
                 return;
         }
-        c->ufd = fd;
-        c->uev = UINT32_MAX;
-        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
-        if (connect(fd, (const struct sockaddr *) ss, c->addr_lens[c->addr_i]) < 0 && errno != EINPROGRESS) {
-                connect_failed(px, c, errno);
-                return;
-        }
-        c->st = ST_CONNECTING;
-        c->deadline_ms = now_ms() + CONNECT_TIMEOUT_MS;
-        ep_set(px, c->cfd, &c->cs, &c->cev, 0);
-        ep_set(px, c->ufd, &c->us, &c->uev, EPOLLOUT);
-        /* a nearby peer has answered already */
-        if (poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, 0) == 1)
-                connected(px, c);
+        connect_upstream(px, c, fd, (const struct sockaddr *) ss, c->addr_lens[c->addr_i]);
 }
 
 static void head_complete(struct proxy *px, struct conn *c) {
@@ -1063,19 +1069,7 @@ static void publish_socket(struct proxy *px, struct conn *c, int fd, int32_t err
                 publish_deny(px, c, "the sandbox's network helper sent something other than a fresh TCP socket");
                 return;
         }
-        c->ufd = fd;
-        c->uev = UINT32_MAX;
-        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
-        if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-                connect_failed(px, c, errno);
-                return;
-        }
-        c->st = ST_CONNECTING;
-        c->deadline_ms = now_ms() + CONNECT_TIMEOUT_MS;
-        ep_set(px, c->cfd, &c->cs, &c->cev, 0);
-        ep_set(px, c->ufd, &c->us, &c->uev, EPOLLOUT);
-        if (poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, 0) == 1)
-                connected(px, c);
+        connect_upstream(px, c, fd, (const struct sockaddr *) &sa, sizeof(sa));
 }
 
 /* Refusals over the cap are recorded at most once a second, with how many
