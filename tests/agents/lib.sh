@@ -1,3 +1,6 @@
+# shellcheck shell=bash
+# Variables set here are read by the test scripts and by strings given to eval.
+# shellcheck disable=SC2016,SC2034
 # Shared helpers for tests/agents/test-agent-*.sh: the three real agents,
 # as pinned by tests/agents/package-lock.json, run under their profiles
 # against tests/agents/standin-api.py (docs/agents.md). Source it first:
@@ -67,6 +70,7 @@ NM=$AGENTS_DIR/node_modules
 # A Gemini turn takes a few seconds; an agent starting under the ASan
 # build's glove more.
 GLOVE_TEST_TIMEOUT=${GLOVE_TEST_TIMEOUT:-90}
+# shellcheck source=../integration/lib.sh
 . "$AGENTS_DIR/../integration/lib.sh"
 
 DRIVE=$AGENTS_DIR/../integration/pty-drive.py

@@ -31,7 +31,7 @@ TUI_STEPS=(--step "expect:Gemini CLI" --step "expect:v$(pinned_version gemini)" 
 # file read-only inside, so it is written before the first run.
 for id in $IDS; do
     h=$(home_of "$id")
-    mkdir -p -m 700 "$h/.gemini"
+    mkdir -m 700 "$h/.gemini"
     printf '%s\n' '{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}}}' \
         >"$h/.gemini/settings.json"
     [ "$id" = nobody ] && chown -R 65534:65534 "$h/.gemini"
