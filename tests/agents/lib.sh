@@ -8,8 +8,8 @@
 #   . "$(dirname "$0")/lib.sh"
 #
 # Before anything else it runs the test again in a network namespace of its
-# own with only `lo` up (as root `unshare --net`, otherwise with a user
-# namespace mapping the caller to itself): the stand-in listens on its
+# own with only `lo` up (as root `unshare --net`; otherwise as root of a
+# user namespace, and back to the caller's ids in a second one): the stand-in listens on its
 # 127.0.0.2 and Glove's proxy, a host process of the test, connects from
 # there, so nothing an agent tries (its API host, which the profile allows,
 # telemetry, update checks) can leave the machine, whatever the profiles
@@ -46,14 +46,18 @@
 
 if [ "${GLOVE_AGENTS_NETNS:-}" != 1 ]; then
     export GLOVE_AGENTS_NETNS=1
-    up='ip link set lo up && exec bash "$0" "$@"'
     if [ "$(id -u)" = 0 ]; then
         netns=(unshare --net)
+        back=()
     else
-        netns=(unshare --user --map-current-user --net)
+        # root in a user namespace of its own to bring lo up, then back to
+        # the caller's ids in a second one, so that the test runs as the
+        # unprivileged user it was started as
+        netns=(unshare --map-root-user --net)
+        back=(unshare --user "--map-user=$(id -u)" "--map-group=$(id -g)" --)
     fi
-    if "${netns[@]}" -- bash -c 'ip link set lo up' 2>/dev/null; then
-        exec "${netns[@]}" -- bash -c "$up" "$0" "$@"
+    if "${netns[@]}" -- sh -c 'ip link set lo up' 2>/dev/null; then
+        exec "${netns[@]}" -- bash -c 'ip link set lo up && exec "$@"' sh "${back[@]}" bash "$0" "$@"
     fi
     reason="cannot make a network namespace of its own (${netns[*]}), without which an agent could reach the internet"
     if [ "${GLOVE_TESTS_MUST_WORK:-0}" = 1 ]; then
@@ -75,6 +79,13 @@ GLOVE_TEST_TIMEOUT=${GLOVE_TEST_TIMEOUT:-90}
 
 DRIVE=$AGENTS_DIR/../integration/pty-drive.py
 require_kernel
+
+# No agent runs unless the namespace above is what it must be.
+if [ "$(ip -o link show | awk -F': ' '{print $2}')" != lo ] || ! ip -o addr show lo | grep -q ' 127\.0\.0\.1/8 '; then
+    not_ok "the test's network namespace has an up lo and no other link: $(ip -o link show | cut -c1-200)"
+    RC=
+    finish
+fi
 
 # package NAME: the npm package of each agent
 package_of() {
@@ -296,9 +307,14 @@ agent_checks() {
         check "$id: $AGENT --version under --profile $AGENT prints the pinned version" \
             eval 'rc_is 0 && out_has "$version"'
 
-        # --- a prompt, its tool run inside, through the proxy to the stand-in ---
+        # --- a prompt through the proxy to the stand-in, whose one tool turn
+        # proves where it ran, tries the hooks/MCP file and asks the proxy
+        # for a destination not allowed (one turn: an agent's start is the
+        # slow part) ---
+        before=$(sha256sum <"$conf")
         ws=$(new_ws "$id" "$AGENT-prompt-$id")
-        tool_does "$(proof_cmd "proof-$MARK"); echo TOOL_OK-$MARK"
+        attempt_script "$ws" "$conf"
+        tool_does "$(proof_cmd "proof-$MARK"); sh attempt.sh; curl -sS --max-time 10 -o /dev/null http://127.0.0.3:9/; echo TOOL_OK-$MARK"
         run "$id" "$ws" --profile "$AGENT" --allow "$API" -- "${PROMPT[@]}"
         check "$id: a non-interactive prompt succeeds and answers with what its shell tool printed" \
             eval 'rc_is 0 && out_has "FINAL-$MARK" && out_has "TOOL_OK-$MARK"'
@@ -306,21 +322,12 @@ agent_checks() {
             eval 'standin_saw_result "TOOL_OK-$MARK" || { standin_log; false; }'
         check "$id: the shell tool ran inside the sandbox (its own namespaces, no_new_privs) and wrote to the workspace" \
             proof_inside "$ws/proof-$MARK"
-
-        # --- the hooks/MCP file, and a destination the proxy refuses, in one
-        # turn of the agent's tool; then the file plainly ---
-        before=$(sha256sum <"$conf")
-        ws=$(new_ws "$id" "$AGENT-config-$id")
-        attempt_script "$ws" "$conf"
-        tool_does "sh attempt.sh; curl -sS --max-time 10 -o /dev/null http://127.0.0.3:9/; echo DENIED_TRIED-$MARK"
-        run "$id" "$ws" --profile "$AGENT" --allow "$API" -- "${PROMPT[@]}"
         check "$id: the agent's shell tool cannot write, remove or replace ~/$CONFIG" \
-            eval 'rc_is 0 && attempt_refused && [ "$(sha256sum <"$conf")" = "$before" ] || { standin_log; false; }'
+            eval 'attempt_refused && [ "$(sha256sum <"$conf")" = "$before" ] || { standin_log; false; }'
         # (said at once only when it is the run's first refusal: Codex and
         # Gemini try their telemetry hosts before)
         check "$id: the destination the tool tried is refused and listed in the run's summary" \
-            eval 'standin_saw_result "DENIED_TRIED-$MARK" && err_has "glove: refused during this run:" &&
-                  err_has "network destinations: " && err_has "127.0.0.3:9 x1"'
+            eval 'err_has "glove: refused during this run:" && err_has "network destinations: " && err_has "127.0.0.3:9 x1"'
         show_denied "$id"
         check "$id: glove audit show --last --denied names it" sout_has "127.0.0.3:9"
         run "$id" "$ws" --profile "$AGENT" -- sh -c "
