@@ -107,7 +107,7 @@ require_agent() {
     local name=$1 pkg
     pkg=$(package_of "$name")
     if [ ! -e "$NM/$pkg/package.json" ] || [ ! -e "$NM/.bin/$name" ]; then
-        skip_test "$pkg is not in tests/agents/node_modules: scripts/install-deps could not reach the npm registry (it said so); run it again with the registry reachable"
+        skip_test "$pkg is not in tests/agents/node_modules: scripts/install-deps installs it from the npm registry and leaves it out, saying so, when the registry cannot be reached; run it with the registry reachable"
     fi
     if ! "$NM/.bin/$name" --version >/dev/null 2>&1; then
         not_ok "$pkg is installed but '$name --version' fails on the host (scripts/install-deps installs it whole)"
