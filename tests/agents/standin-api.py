@@ -4,7 +4,7 @@
 # the Gemini API (Gemini CLI) for one scripted turn. Python's standard
 # library only; it listens on loopback and nothing else.
 #
-#   standin-api.py --host 127.0.0.2 --port-file FILE --log FILE --command-file FILE --marker M
+#   standin-api.py --host 127.0.0.2 --port-file FILE --log FILE --command-file FILE --marker M [--dump]
 #
 # It picks a free port, writes it to --port-file once it listens, and then
 # answers until killed. A conversation's first request that offers the
@@ -15,10 +15,11 @@
 # (a title, a classifier, a quota check) gets plain text. Each request is
 # one JSON line in --log: api, path, model, the tool names offered, whether
 # a tool result was present, and the result's text. Unknown paths get 404
-# and are logged too.
+# and are logged too. --dump adds each request's body to its line, which is
+# how the shapes above were learnt from the agents.
 import argparse
-import os
 import json
+import os
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -301,7 +302,7 @@ def main():
     srv.daemon_threads = True
     with open(ARGS.port_file + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])
-
+    # whole or not at all: the test polls for the file
     os.rename(ARGS.port_file + ".tmp", ARGS.port_file)
     srv.serve_forever()
 
