@@ -1,0 +1,42 @@
+#!/bin/bash
+# Codex CLI (npm @openai/codex and its platform binary package, pinned)
+# under `--profile codex`, end to end against the stand-in API
+# (docs/agents.md, and agent_checks in lib.sh for the list): `codex
+# --version`; `codex exec` reaching the stand-in through Glove's proxy and
+# its exec_command tool running inside; its config.toml (MCP servers,
+# notify) not writable; a refused destination named; the TUI on a real
+# pty; offline, the user told why.
+# Checks are strings given to eval, so shellcheck sees unused variables.
+# shellcheck disable=SC2016,SC2034,SC2317
+set -u
+. "$(dirname "$0")/lib.sh"
+require_agent codex
+start_standin
+
+export OPENAI_API_KEY=sk-glove-test-0123456789abcdefghij
+
+AGENT=codex
+CONFIG=.codex/config.toml
+READONLY_DIR=
+# Codex 0.171 does not take OPENAI_BASE_URL for its built-in provider (it
+# went to api.openai.com), and that provider tries a WebSocket first, which
+# the proxy refuses over plain HTTP: the stand-in is a provider of its own,
+# as Codex documents for other endpoints, with the key from OPENAI_API_KEY.
+# A model named here: for its default model Codex offers its tools only
+# inside a JavaScript "code mode" tool, which a scripted stand-in cannot
+# drive; for others, exec_command directly.
+PROVIDER=(-m gpt-5.1-codex
+    -c 'model_provider="standin"' -c 'model_providers.standin.name="standin"'
+    -c "model_providers.standin.base_url=\"http://$API/v1\""
+    -c 'model_providers.standin.env_key="OPENAI_API_KEY"' -c 'model_providers.standin.wire_api="responses"')
+PROMPT_ARGS=(codex exec --skip-git-repo-check "${PROVIDER[@]}" PROMPT)
+TUI_ARGS=(codex "${PROVIDER[@]}")
+# Ctrl-C with nothing typed quits at once
+TUI_STEPS=(--step "expect:OpenAI Codex" --step "expect:v$(pinned_version codex)" --step "expect:Ask Codex"
+    --step 'send:\x03')
+
+# The workspace is no git repository, so Codex asks no trust question.
+seed_state() { return 0; }
+
+agent_checks
+finish
