@@ -38,5 +38,19 @@ TUI_STEPS=(--step "expect:OpenAI Codex" --step "expect:v$(pinned_version codex)"
 # The workspace is no git repository, so Codex asks no trust question.
 seed_state() { return 0; }
 
+# The recipe: ~/.codex/config.toml, as docs/mcp.md prints it. The profile
+# keeps the file read-only inside, so it is written on the host before the
+# run, as a user edits it.
+install_recipe() {
+    local h
+    h=$(home_of "$1")
+    mkdir -p "$h/.codex"
+    { echo; recipe codex-config-toml; } >>"$h/.codex/config.toml"
+    [ "$1" = nobody ] && chown -R 65534:65534 "$h/.codex"
+    return 0
+}
+MCP_PROMPT_ARGS=(codex exec --skip-git-repo-check "${PROVIDER[@]}" PROMPT)
+
 agent_checks
+mcp_checks
 finish
