@@ -456,14 +456,19 @@ mcp_log() { sed 's/^/#   record: /' "$T/mcp-records" | cut -c1-400 | head -n 20;
 #                    ("PROMPT" in it is replaced by the prompt)
 #   install_recipe ID DIR  (a function) the recipe where the agent reads it
 #                    (DIR: the run's workspace)
+#   MCP_SHELL_CMD    (optional; Codex only) a command the agent's shell tool
+#                    runs after the MCP calls, in the same conversation
+#   mcp_more_checks ID DIR  (an optional function) checks of its own after
+#                    the run (DIR: its workspace)
 mcp_checks() {
     local id ws pol a prompt=() ok=Echo:\ ok-$MARK long
     long="refused-$MARK-$(printf '%040d' 0)"
     for a in "${MCP_PROMPT_ARGS[@]}"; do
         if [ "$a" = PROMPT ]; then prompt+=("echo twice through the glove MCP server"); else prompt+=("$a"); fi
     done
-    printf '{"tool": "everything_echo", "calls": [{"message": "ok-%s"}, {"message": "%s"}]}\n' "$MARK" "$long" \
-        >"$T/standin.mcp"
+    printf '{"tool": "everything_echo", "calls": [{"message": "ok-%s"}, {"message": "%s"}]%s}\n' "$MARK" "$long" \
+        "${MCP_SHELL_CMD:+, \"shell\": true}" >"$T/standin.mcp"
+    [ -z "${MCP_SHELL_CMD:-}" ] || tool_does "$MCP_SHELL_CMD"
     for id in $AGENT_IDS; do
         install_agent "$id" "$AGENT"
         ws=$(new_ws "$id" "$AGENT-mcp-$id")
@@ -476,6 +481,7 @@ mcp_checks() {
             eval 'rc_is 0 && out_has "FINAL-$MARK" && out_has "$ok" || { standin_log; false; }'
         check "$id: the stand-in got the upstream's answer back as the tool's result, and for the refused call the gateway's refusal, not an echo" \
             eval 'standin_saw_result "$ok" && standin_saw_result "longer than 40 characters" && ! standin_saw_result "Echo: $long" || { standin_log; false; }'
+        if declare -F mcp_more_checks >/dev/null; then mcp_more_checks "$id" "$ws"; fi
         check "$id: the agent started glove mcp-connect and listed the tools: it offered the model the gateway's echo, not everything_get-env, which the gateway hid" \
             eval 'standin_offered everything_echo && ! standin_offered everything_get-env &&
                   records_have "r[\"event\"] == \"tool_hidden\" and r[\"subject\"] == \"get-env\"" || { standin_log; mcp_log; false; }'

@@ -24,7 +24,9 @@
 # T in its namespace "mcp__glove", logged "mcp__glove.T") gets a call
 # of it with the next ARGS, one per round, before any shell tool; once the
 # conversation holds a result for each, the final text carries all of
-# them, in order, joined by " | ". The line logs the name as "mcp_tool" and
+# them, in order, joined by " | ". With "shell": true (the Responses API
+# only) a call of the shell tool running the --command-file's command comes
+# after the last call, in the same conversation. The line logs the name as "mcp_tool" and
 # every tool result so far as "results". --dump adds each request's body to its line, which is
 # how the shapes above were learnt from the agents.
 import argparse
@@ -213,7 +215,13 @@ def openai(req):
     mcp, mcp_args = mcp_step(tools, results)
     mcp_entry(entry, mcp, results)
     name, arguments = shell_call(req.get("tools") or [])
-    if mcp and mcp_args is not None:
+    if mcp and mcp_args is None and name and (mcp_script() or {}).get("shell") and \
+            len(results) == len(mcp_script()["calls"]):
+        # then the shell tool, in the same conversation
+        mcp_args = arguments
+        item = {"type": "function_call", "id": "fc_glove_mcp_%d" % len(results), "call_id": "call_glove_mcp_%d" % len(results),
+                "name": name, "arguments": json.dumps(arguments), "status": "completed"}
+    elif mcp and mcp_args is not None:
         item = {"type": "function_call", "id": "fc_glove_mcp_%d" % len(results), "call_id": "call_glove_mcp_%d" % len(results),
                 "name": mcp, "arguments": json.dumps(mcp_args), "status": "completed"}
         if "." in mcp:

@@ -50,6 +50,16 @@ install_recipe() {
     return 0
 }
 MCP_PROMPT_ARGS=(codex exec --skip-git-repo-check "${PROVIDER[@]}" PROMPT)
+# Codex starts its MCP servers with an emptied environment: after the MCP
+# calls, while the shim still runs, the shell tool writes the shim's
+# environment and its own to the workspace
+MCP_SHELL_CMD="for p in /proc/[0-9]*; do tr '\\0' ' ' <\$p/cmdline 2>/dev/null | grep -q 'glove mcp-connect \$' && tr '\\0' '\\n' <\$p/environ >shim-env-$MARK; done; env >agent-env-$MARK; echo SHELL_OK-$MARK"
+mcp_more_checks() {
+    local d=$2
+    check "$1: Codex started glove mcp-connect without GLOVE_MCP_SOCKET, which its shell tool has: the shim found the gateway at /run/glove/mcp.sock" \
+        eval '[ -s "$d/shim-env-$MARK" ] && ! grep -q "^GLOVE_MCP_SOCKET=" "$d/shim-env-$MARK" && grep -q "^HOME=" "$d/shim-env-$MARK" &&
+              grep -q "^GLOVE_MCP_SOCKET=" "$d/agent-env-$MARK" || { ls "$d"; standin_log; false; }'
+}
 
 agent_checks
 mcp_checks
