@@ -384,16 +384,6 @@ agent_checks() {
 
 # --- the MCP recipes of docs/mcp.md, with the real agents ---------------------
 
-# recipe NAME: the text of docs/mcp.md's block after "<!-- recipe: NAME -->",
-# as the page prints it (the test installs what the page says, so the two
-# cannot drift)
-recipe() {
-    "$PY" -c '
-import re, sys
-blocks = dict(re.findall(r"<!-- recipe: ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", open(sys.argv[1]).read(), re.S))
-print(blocks[sys.argv[2]])' "$AGENTS_DIR/../../docs/mcp.md" "$1"
-}
-
 # mcp_policy ID: a policy whose one MCP server is server-everything
 # (tests/mcp), of which only `echo` is allowed, with a message of at most 40
 # characters. Glove's directory on the sandbox's PATH (path_prepend, beside
@@ -454,8 +444,9 @@ mcp_log() { sed 's/^/#   record: /' "$T/mcp-records" | cut -c1-400 | head -n 20;
 #   MCP_PROMPT_ARGS  the command line of a non-interactive prompt in which
 #                    the agent may call the gateway's echo without asking
 #                    ("PROMPT" in it is replaced by the prompt)
-#   install_recipe ID DIR  (a function) the recipe where the agent reads it
-#                    (DIR: the run's workspace)
+#   install_recipe ID DIR  (a function) the recipe (mcp_recipe NAME, read
+#                    from docs/mcp.md) where the agent reads it (DIR: the
+#                    run's workspace)
 #   MCP_SHELL_CMD    (optional; Codex only) a command the agent's shell tool
 #                    runs after the MCP calls, in the same conversation
 #   mcp_more_checks ID DIR  (an optional function) checks of its own after

@@ -20,15 +20,19 @@
 #
 # --mcp-file (read on every request; empty: off) holds {"tool": T, "calls":
 # [ARGS, ...]}: a request offering a tool named T or ending in "_T" or ".T"
-# (the gateway's tool as the agent names it: Claude "mcp__glove__T", Codex
-# T in its namespace "mcp__glove", logged "mcp__glove.T") gets a call
-# of it with the next ARGS, one per round, before any shell tool; once the
-# conversation holds a result for each, the final text carries all of
-# them, in order, joined by " | ". With "shell": true (the Responses API
-# only) a call of the shell tool running the --command-file's command comes
-# after the last call, in the same conversation. The line logs the name as "mcp_tool" and
-# every tool result so far as "results". --dump adds each request's body to its line, which is
-# how the shapes above were learnt from the agents.
+# (the gateway's tool as the agent names it: Claude "mcp__glove__T", first
+# loaded by its ToolSearch as it defers MCP tools; Codex T in its namespace
+# "mcp__glove", logged "mcp__glove.T"; Gemini "mcp_glove_T") gets a call of
+# it with the next ARGS, one per round, before any shell tool; once the
+# conversation holds a result for each, the final text carries all of them,
+# in order, joined by " | ". With "shell": true (the Responses API only) a
+# call of the shell tool running the --command-file's command comes after
+# the last call, in the same conversation. The line logs the name as
+# "mcp_tool" (Claude's deferred names as "deferred") and every tool result
+# so far as "results".
+#
+# --dump adds each request's body to its line, which is how the shapes
+# above were learnt from the agents.
 import argparse
 import json
 import os
@@ -218,7 +222,6 @@ def openai(req):
     if mcp and mcp_args is None and name and (mcp_script() or {}).get("shell") and \
             len(results) == len(mcp_script()["calls"]):
         # then the shell tool, in the same conversation
-        mcp_args = arguments
         item = {"type": "function_call", "id": "fc_glove_mcp_%d" % len(results), "call_id": "call_glove_mcp_%d" % len(results),
                 "name": name, "arguments": json.dumps(arguments), "status": "completed"}
     elif mcp and mcp_args is not None:

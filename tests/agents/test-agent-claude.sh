@@ -51,7 +51,7 @@ json.dump(d, open(path, "w"))' "$h/.claude/.claude.json" "$2" "$KEY" "$(pinned_v
 # The recipe: the project's .mcp.json, in the workspace, as docs/mcp.md
 # prints it
 install_recipe() {
-    recipe claude-mcp-json >"$2/.mcp.json"
+    mcp_recipe claude-mcp-json >"$2/.mcp.json"
     [ "$1" = nobody ] && chown 65534:65534 "$2/.mcp.json"
     return 0
 }

@@ -45,7 +45,7 @@ install_recipe() {
     local h
     h=$(home_of "$1")
     mkdir -p "$h/.codex"
-    { echo; recipe codex-config-toml; } >>"$h/.codex/config.toml"
+    { echo; mcp_recipe codex-config-toml; } >>"$h/.codex/config.toml"
     [ "$1" = nobody ] && chown -R 65534:65534 "$h/.codex"
     return 0
 }

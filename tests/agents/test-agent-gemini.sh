@@ -43,7 +43,7 @@ seed_state() { return 0; }
 install_recipe() {
     local f
     f=$(home_of "$1")/.gemini/settings.json
-    recipe gemini-settings-json | "$PY" -c '
+    mcp_recipe gemini-settings-json | "$PY" -c '
 import json, sys
 f = sys.argv[1]
 d = json.load(open(f))

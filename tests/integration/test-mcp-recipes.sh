@@ -14,15 +14,13 @@ set -u
 . "$TESTS_DIR/mcp/lib.sh"
 require_kernel
 
-DOC="$TESTS_DIR/../docs/mcp.md"
 E="$MCP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 GLOVE_DIR=$(dirname "$GLOVE")
 
 # recipes: "NAME<TAB>[argv as JSON]" for each recipe block of the page
-"$PY" - "$DOC" >"$T/recipes" 2>"$T/recipes.err" <<'PY'
-import json, re, shlex, sys, tomllib
-text = open(sys.argv[1]).read()
-blocks = dict(re.findall(r"<!-- recipe: ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", text, re.S))
+"$PY" - "$(mcp_recipes)" >"$T/recipes" 2>"$T/recipes.err" <<'PY'
+import json, shlex, sys, tomllib
+blocks = json.loads(sys.argv[1])
 def server(cfg):
     return [cfg["command"]] + cfg.get("args", [])
 out = {}
