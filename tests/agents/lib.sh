@@ -43,6 +43,9 @@
 #   offline_args ID ARGS...  the flags a `--profile` run of ARGS would have,
 #                         from its --dry-run, with --net offline instead of
 #                         proxy; sets OFFLINE_ARGS
+#   agent_checks          every check of one agent (see there)
+#   mcp_checks            the agent's MCP recipe of docs/mcp.md under glove
+#                         run (see there)
 
 if [ "${GLOVE_AGENTS_NETNS:-}" != 1 ]; then
     export GLOVE_AGENTS_NETNS=1
@@ -76,6 +79,8 @@ NM=$AGENTS_DIR/node_modules
 GLOVE_TEST_TIMEOUT=${GLOVE_TEST_TIMEOUT:-90}
 # shellcheck source=../integration/lib.sh
 . "$AGENTS_DIR/../integration/lib.sh"
+# shellcheck source=../mcp/lib.sh
+. "$AGENTS_DIR/../mcp/lib.sh"
 
 DRIVE=$AGENTS_DIR/../integration/pty-drive.py
 require_kernel
@@ -140,8 +145,9 @@ start_standin() {
     MARK="g$$x$RANDOM"
     : >"$T/standin.cmd"
     : >"$T/standin.log"
+    : >"$T/standin.mcp"
     "$PY" "$AGENTS_DIR/standin-api.py" --host 127.0.0.2 --port-file "$T/standin.port" --log "$T/standin.log" \
-        --command-file "$T/standin.cmd" --marker "$MARK" 2>"$T/standin.err" &
+        --command-file "$T/standin.cmd" --mcp-file "$T/standin.mcp" --marker "$MARK" 2>"$T/standin.err" &
     track_pid $!
     if ! wait_for test -s "$T/standin.port"; then
         not_ok "the stand-in API started: $(cat "$T/standin.err")"
@@ -165,6 +171,20 @@ import json, sys
 for line in open(sys.argv[1]):
     e = json.loads(line)
     if e.get("tool_result") and sys.argv[2] in (e.get("result") or ""):
+        sys.exit(0)
+sys.exit(1)' "$T/standin.log" "$1"
+}
+# standin_offered TOOL: a request offered the model a tool named TOOL or
+# ending in "_TOOL" or ".TOOL" (a tool of the gateway, as the agent names
+# it; the stand-in logs Codex's namespaced tools as NAMESPACE.TOOL), among
+# its tools or, deferred, by name (Claude's ToolSearch)
+standin_offered() {
+    "$PY" -c '
+import json, sys
+t = sys.argv[2]
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if any(n == t or str(n).endswith(("_" + t, "." + t)) for n in (e.get("tools") or []) + (e.get("deferred") or [])):
         sys.exit(0)
 sys.exit(1)' "$T/standin.log" "$1"
 }
@@ -360,4 +380,107 @@ agent_checks() {
     check "offline: the prompt is not met with silence: Glove says the network is off when the agent tries, and sums up" \
         eval '! rc_is 0 && err_has "glove: the network is off (offline): an inet socket was refused" &&
               err_has "glove: refused during this run:" && err_has "inet sockets (offline)"'
+}
+
+# --- the MCP recipes of docs/mcp.md, with the real agents ---------------------
+
+# mcp_policy ID: a policy whose one MCP server is server-everything
+# (tests/mcp), of which only `echo` is allowed, with a message of at most 40
+# characters. Glove's directory on the sandbox's PATH (path_prepend, beside
+# the profile's agent directory: a PATH in environment.set would replace
+# both) stands for an installed glove (docs/mcp.md: "glove must be on the
+# sandbox's PATH", as /usr/bin is). Prints the file's path.
+# (mcp_fs without arguments: the test peers only)
+# shellcheck disable=SC2119
+mcp_policy() {
+    local id=$1 pol g=$GLOVE
+    pol=$T/mcp-policy-$id.json
+    [ "$id" = nobody ] && g=$GLOVE_NOBODY
+    cat >"$pol" <<JSON
+{"version": 1, "base": "default",
+ "environment": {"path_prepend": ["$(dirname "$g")"]},
+ "mcp": {"servers": {"everything": {"command": ["$NODE", "$MCP_EVERYTHING", "stdio"], $(mcp_fs)}},
+         "tools": {"everything_echo": {"arguments": {"message": {"type": "string", "max_len": 40}}, "required": ["message"]}}}}
+JSON
+    chmod 644 "$pol"
+    echo "$pol"
+}
+
+# mcp_records ID: the tool records (tools/call, tool_hidden) of the gateway
+# of ID's last session, one JSON line each: the gateway is the run whose
+# gateway_start names the last receipt's run as session_run
+mcp_records() {
+    "$PY" -c '
+import json, sys
+state = sys.argv[1]
+session = json.loads(open(state + "/receipts.jsonl").read().splitlines()[-1])["run"]
+recs = [json.loads(l) for l in open(state + "/audit.jsonl")]
+gw = {r["run"] for r in recs if r.get("event") == "gateway_start" and r.get("session_run") == session}
+for r in recs:
+    if r.get("run") in gw and r.get("event") in ("tools/call", "tool_hidden"):
+        print(json.dumps(r, sort_keys=True))' "$(state_of "$1")" >"$T/mcp-records" 2>&1
+}
+# records_have EXPR...: for each python EXPR over r, some record of
+# mcp_records satisfies it
+records_have() {
+    "$PY" -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(not all(any(eval(e, {"r": r}) for r in recs) for e in sys.argv[2:]))' "$T/mcp-records" "$@"
+}
+# records_count EXPR: how many records satisfy EXPR
+records_count() {
+    "$PY" -c '
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) if l.strip() and eval(sys.argv[2], {"r": json.loads(l)})))' "$T/mcp-records" "$1"
+}
+mcp_log() { sed 's/^/#   record: /' "$T/mcp-records" | cut -c1-400 | head -n 20; }
+
+# mcp_checks: the agent's MCP recipe from docs/mcp.md, installed as a user
+# would, with the real agent under `glove run --profile AGENT --policy P`
+# (mcp_policy). The stand-in asks the gateway's echo for a message the rule
+# allows, then for one it refuses (too long), then answers with both
+# results. The test script sets, before calling it:
+#   MCP_PROMPT_ARGS  the command line of a non-interactive prompt in which
+#                    the agent may call the gateway's echo without asking
+#                    ("PROMPT" in it is replaced by the prompt)
+#   install_recipe ID DIR  (a function) the recipe (mcp_recipe NAME, read
+#                    from docs/mcp.md) where the agent reads it (DIR: the
+#                    run's workspace)
+#   MCP_SHELL_CMD    (optional; Codex only) a command the agent's shell tool
+#                    runs after the MCP calls, in the same conversation
+#   mcp_more_checks ID DIR  (an optional function) checks of its own after
+#                    the run (DIR: its workspace)
+mcp_checks() {
+    local id ws pol a prompt=() ok=Echo:\ ok-$MARK long
+    long="refused-$MARK-$(printf '%040d' 0)"
+    for a in "${MCP_PROMPT_ARGS[@]}"; do
+        if [ "$a" = PROMPT ]; then prompt+=("echo twice through the glove MCP server"); else prompt+=("$a"); fi
+    done
+    printf '{"tool": "everything_echo", "calls": [{"message": "ok-%s"}, {"message": "%s"}]%s}\n' "$MARK" "$long" \
+        "${MCP_SHELL_CMD:+, \"shell\": true}" >"$T/standin.mcp"
+    [ -z "${MCP_SHELL_CMD:-}" ] || tool_does "$MCP_SHELL_CMD"
+    for id in $AGENT_IDS; do
+        install_agent "$id" "$AGENT"
+        ws=$(new_ws "$id" "$AGENT-mcp-$id")
+        pol=$(mcp_policy "$id")
+        install_recipe "$id" "$ws"
+        : >"$T/standin.log"
+        grun "$id" "$ws" --profile "$AGENT" --policy "$pol" --allow "$API" -- "${prompt[@]}"
+        mcp_records "$id"
+        check "$id: with docs/mcp.md's recipe, $AGENT under glove run answers with the gateway's echo, the upstream's real answer" \
+            eval 'rc_is 0 && out_has "FINAL-$MARK" && out_has "$ok" || { standin_log; false; }'
+        check "$id: the stand-in got the upstream's answer back as the tool's result, and for the refused call the gateway's refusal, not an echo" \
+            eval 'standin_saw_result "$ok" && standin_saw_result "longer than 40 characters" && ! standin_saw_result "Echo: $long" || { standin_log; false; }'
+        if declare -F mcp_more_checks >/dev/null; then mcp_more_checks "$id" "$ws"; fi
+        check "$id: the agent started glove mcp-connect and listed the tools: it offered the model the gateway's echo, not everything_get-env, which the gateway hid" \
+            eval 'standin_offered everything_echo && ! standin_offered everything_get-env &&
+                  records_have "r[\"event\"] == \"tool_hidden\" and r[\"subject\"] == \"get-env\"" || { standin_log; mcp_log; false; }'
+        check "$id: the gateway allowed the echo (server everything, upstream tool echo) and the upstream answered (outcome result)" \
+            eval 'records_have "r[\"event\"] == \"tools/call\" and r[\"decision\"] == \"allow\" and r.get(\"server\") == \"everything\" and r.get(\"upstream_tool\") == \"echo\"" \
+                               "r[\"event\"] == \"tools/call\" and r[\"decision\"] == \"info\" and r.get(\"outcome\") == \"result\"" || { mcp_log; false; }'
+        check "$id: the gateway refused the echo its rule does not allow (deny, by the message's max_len), which never reached the upstream (one call, one outcome)" \
+            eval 'records_have "r[\"event\"] == \"tools/call\" and r[\"decision\"] == \"deny\" and r[\"rule\"].endswith(\"/message/max_len\")" &&
+                  [ "$(records_count "r[\"event\"] == \"tools/call\" and r[\"decision\"] != \"deny\"")" = 2 ] || { mcp_log; false; }'
+    done
 }

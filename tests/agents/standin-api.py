@@ -4,7 +4,8 @@
 # the Gemini API (Gemini CLI) for one scripted turn. Python's standard
 # library only; it listens on loopback and nothing else.
 #
-#   standin-api.py --host 127.0.0.2 --port-file FILE --log FILE --command-file FILE --marker M [--dump]
+#   standin-api.py --host 127.0.0.2 --port-file FILE --log FILE --command-file FILE --marker M
+#                  [--mcp-file FILE] [--dump]
 #
 # It picks a free port, writes it to --port-file once it listens, and then
 # answers until killed. A conversation's first request that offers the
@@ -15,11 +16,27 @@
 # (a title, a classifier, a quota check) gets plain text. Each request is
 # one JSON line in --log: api, path, model, the tool names offered, whether
 # a tool result was present, and the result's text. Unknown paths get 404
-# and are logged too. --dump adds each request's body to its line, which is
-# how the shapes above were learnt from the agents.
+# and are logged too.
+#
+# --mcp-file (read on every request; empty: off) holds {"tool": T, "calls":
+# [ARGS, ...]}: a request offering a tool named T or ending in "_T" or ".T"
+# (the gateway's tool as the agent names it: Claude "mcp__glove__T", first
+# loaded by its ToolSearch as it defers MCP tools; Codex T in its namespace
+# "mcp__glove", logged "mcp__glove.T"; Gemini "mcp_glove_T") gets a call of
+# it with the next ARGS, one per round, before any shell tool; once the
+# conversation holds a result for each, the final text carries all of them,
+# in order, joined by " | ". With "shell": true (the Responses API only) a
+# call of the shell tool running the --command-file's command comes after
+# the last call, in the same conversation. The line logs the name as
+# "mcp_tool" (Claude's deferred names as "deferred") and every tool result
+# so far as "results".
+#
+# --dump adds each request's body to its line, which is how the shapes
+# above were learnt from the agents.
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +59,34 @@ def command():
 
 def final_text(result):
     return "FINAL-%s tool said: %s" % (ARGS.marker, result.strip()[:2000])
+
+
+def mcp_script():
+    """The --mcp-file's {"tool", "calls"}, or None when it is off."""
+    if not ARGS.mcp_file:
+        return None
+    with open(ARGS.mcp_file) as f:
+        text = f.read().strip()
+    return json.loads(text) if text else None
+
+
+def mcp_step(names, results):
+    """(name, ARGS) of the gateway's tool to call next, (None, None) when the
+    request does not offer it or --mcp-file is off, (name, None) when every
+    call has its result."""
+    script = mcp_script()
+    if not script:
+        return None, None
+    for name in names:
+        if name and (name == script["tool"] or name.endswith(("_" + script["tool"], "." + script["tool"]))):
+            calls = script["calls"]
+            return name, (calls[len(results)] if len(results) < len(calls) else None)
+    return None, None
+
+
+def mcp_entry(entry, name, results):
+    if name:
+        entry.update(mcp_tool=name, results=results)
 
 
 def text_of(content):
@@ -71,9 +116,33 @@ def anthropic(req):
         for block in msgs[-1]["content"]:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 result = text_of(block.get("content"))
+    # the results of the gateway's tool's calls (their ids are ours)
+    results = [text_of(b.get("content")) for m in msgs if m.get("role") == "user" and isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
+               and str(b.get("tool_use_id", "")).startswith("toolu_glove_mcp_")]
     entry = {"api": "anthropic", "model": req.get("model"), "tools": tools,
              "tool_result": result is not None, "result": result, "stream": bool(req.get("stream"))}
-    if result is not None:
+    # Claude defers MCP tools: only their names, in a system reminder, until
+    # its ToolSearch loads them, as a model does ("select:NAME")
+    deferred = sorted(set(re.findall(r"mcp__[A-Za-z0-9_-]+", json.dumps(msgs)))) if "ToolSearch" in tools else []
+    if deferred:
+        entry.update(deferred=deferred)
+    mcp, arguments = mcp_step(tools, results)
+    if not mcp:
+        mcp, arguments = mcp_step(deferred, results)
+        if mcp and arguments is not None:
+            mcp, arguments = "ToolSearch", {"query": "select:" + mcp}
+    mcp_entry(entry, mcp, results)
+    if mcp == "ToolSearch":
+        blocks = [{"type": "tool_use", "id": "toolu_glove_search_%d" % len(results), "name": mcp, "input": arguments}]
+        stop = "tool_use"
+    elif mcp and arguments is not None:
+        blocks = [{"type": "tool_use", "id": "toolu_glove_mcp_%d" % len(results), "name": mcp, "input": arguments}]
+        stop = "tool_use"
+    elif mcp:
+        blocks = [{"type": "text", "text": final_text(" | ".join(results))}]
+        stop = "end_turn"
+    elif result is not None:
         blocks = [{"type": "text", "text": final_text(result)}]
         stop = "end_turn"
     elif "Bash" in tools:
@@ -135,15 +204,35 @@ def shell_call(tools):
 
 def openai(req):
     tools = [t.get("name") or t.get("type") for t in req.get("tools") or [] if isinstance(t, dict)]
+    # Codex offers an MCP server's tools in a namespace of their own
+    tools += ["%s.%s" % (t.get("name"), u.get("name")) for t in req.get("tools") or []
+              if isinstance(t, dict) and t.get("type") == "namespace" for u in t.get("tools") or [] if isinstance(u, dict)]
     result = None
+    results = []
     for item in req.get("input") or []:
         if isinstance(item, dict) and item.get("type") in ("function_call_output", "local_shell_call_output",
                                                            "custom_tool_call_output"):
             result = text_of(item.get("output"))
+            results.append(result)
     entry = {"api": "openai", "model": req.get("model"), "tools": tools,
              "tool_result": result is not None, "result": result, "stream": bool(req.get("stream"))}
+    mcp, mcp_args = mcp_step(tools, results)
+    mcp_entry(entry, mcp, results)
     name, arguments = shell_call(req.get("tools") or [])
-    if result is not None:
+    if mcp and mcp_args is None and name and (mcp_script() or {}).get("shell") and \
+            len(results) == len(mcp_script()["calls"]):
+        # then the shell tool, in the same conversation
+        item = {"type": "function_call", "id": "fc_glove_mcp_%d" % len(results), "call_id": "call_glove_mcp_%d" % len(results),
+                "name": name, "arguments": json.dumps(arguments), "status": "completed"}
+    elif mcp and mcp_args is not None:
+        item = {"type": "function_call", "id": "fc_glove_mcp_%d" % len(results), "call_id": "call_glove_mcp_%d" % len(results),
+                "name": mcp, "arguments": json.dumps(mcp_args), "status": "completed"}
+        if "." in mcp:
+            item.update(namespace=mcp.split(".", 1)[0], name=mcp.split(".", 1)[1])
+    elif mcp:
+        item = {"type": "message", "role": "assistant", "id": "msg_glove_2", "status": "completed",
+                "content": [{"type": "output_text", "text": final_text(" | ".join(results)), "annotations": []}]}
+    elif result is not None:
         item = {"type": "message", "role": "assistant", "id": "msg_glove_2", "status": "completed",
                 "content": [{"type": "output_text", "text": final_text(result), "annotations": []}]}
     elif name == "local_shell":
@@ -202,10 +291,18 @@ def gemini(req, path):
         for part in contents[-1].get("parts") or []:
             if isinstance(part, dict) and "functionResponse" in part:
                 result = text_of(part["functionResponse"].get("response"))
+    results = [text_of(p["functionResponse"].get("response")) for c in contents for p in c.get("parts") or []
+               if isinstance(p, dict) and "functionResponse" in p]
     model = path.split("/models/", 1)[-1].split(":", 1)[0]
     entry = {"api": "gemini", "model": model, "tools": tools, "tool_result": result is not None,
              "result": result, "stream": ":streamGenerateContent" in path}
-    if result is not None:
+    mcp, arguments = mcp_step(tools, results)
+    mcp_entry(entry, mcp, results)
+    if mcp and arguments is not None:
+        parts = [{"functionCall": {"name": mcp, "args": arguments}}]
+    elif mcp:
+        parts = [{"text": final_text(" | ".join(results))}]
+    elif result is not None:
         parts = [{"text": final_text(result)}]
     elif "run_shell_command" in tools:
         parts = [{"functionCall": {"name": "run_shell_command",
@@ -294,6 +391,7 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--command-file", required=True)
     ap.add_argument("--marker", required=True)
+    ap.add_argument("--mcp-file", help="the gateway's tool to call and its calls' arguments (JSON)")
     ap.add_argument("--dump", action="store_true", help="log each request's body too")
     ARGS = ap.parse_args()
     if not ARGS.host.startswith("127."):

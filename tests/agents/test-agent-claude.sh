@@ -48,5 +48,15 @@ json.dump(d, open(path, "w"))' "$h/.claude/.claude.json" "$2" "$KEY" "$(pinned_v
     return 0
 }
 
+# The recipe: the project's .mcp.json, in the workspace, as docs/mcp.md
+# prints it
+install_recipe() {
+    mcp_recipe claude-mcp-json >"$2/.mcp.json"
+    [ "$1" = nobody ] && chown 65534:65534 "$2/.mcp.json"
+    return 0
+}
+MCP_PROMPT_ARGS=(claude -p PROMPT --allowedTools mcp__glove__everything_echo)
+
 agent_checks
+mcp_checks
 finish

@@ -38,5 +38,29 @@ TUI_STEPS=(--step "expect:OpenAI Codex" --step "expect:v$(pinned_version codex)"
 # The workspace is no git repository, so Codex asks no trust question.
 seed_state() { return 0; }
 
+# The recipe: ~/.codex/config.toml, as docs/mcp.md prints it. The profile
+# keeps the file read-only inside, so it is written on the host before the
+# run, as a user edits it.
+install_recipe() {
+    local h
+    h=$(home_of "$1")
+    mkdir -p "$h/.codex"
+    { echo; mcp_recipe codex-config-toml; } >>"$h/.codex/config.toml"
+    [ "$1" = nobody ] && chown -R 65534:65534 "$h/.codex"
+    return 0
+}
+MCP_PROMPT_ARGS=(codex exec --skip-git-repo-check "${PROVIDER[@]}" PROMPT)
+# Codex starts its MCP servers with an emptied environment: after the MCP
+# calls, while the shim still runs, the shell tool writes the shim's
+# environment and its own to the workspace
+MCP_SHELL_CMD="for p in /proc/[0-9]*; do tr '\\0' ' ' <\$p/cmdline 2>/dev/null | grep -q 'glove mcp-connect \$' && tr '\\0' '\\n' <\$p/environ >shim-env-$MARK; done; env >agent-env-$MARK; echo SHELL_OK-$MARK"
+mcp_more_checks() {
+    local d=$2
+    check "$1: Codex started glove mcp-connect without GLOVE_MCP_SOCKET, which its shell tool has: the shim found the gateway at /run/glove/mcp.sock" \
+        eval '[ -s "$d/shim-env-$MARK" ] && ! grep -q "^GLOVE_MCP_SOCKET=" "$d/shim-env-$MARK" && grep -q "^HOME=" "$d/shim-env-$MARK" &&
+              grep -q "^GLOVE_MCP_SOCKET=" "$d/agent-env-$MARK" || { ls "$d"; standin_log; false; }'
+}
+
 agent_checks
+mcp_checks
 finish

@@ -38,5 +38,21 @@ for id in $IDS; do
 done
 seed_state() { return 0; }
 
+# The recipe: its "mcpServers" merged into ~/.gemini/settings.json beside
+# what is there, as a user edits the file (on the host: read-only inside)
+install_recipe() {
+    local f
+    f=$(home_of "$1")/.gemini/settings.json
+    mcp_recipe gemini-settings-json | "$PY" -c '
+import json, sys
+f = sys.argv[1]
+d = json.load(open(f))
+d.setdefault("mcpServers", {}).update(json.load(sys.stdin)["mcpServers"])
+json.dump(d, open(f, "w"), indent=2)' "$f"
+}
+# --yolo: nor can -p ask before an MCP tool runs
+MCP_PROMPT_ARGS=(gemini --yolo -p PROMPT)
+
 agent_checks
+mcp_checks
 finish

@@ -24,6 +24,7 @@
 #   new_ws ID NAME        make $T/NAME owned by ID and print its path
 #   run ID DIR ARGS...    cd DIR, `glove exec ARGS...` as ID, stdin /dev/null;
 #                         sets RC, OUT, ERR
+#   grun ID DIR ARGS...   the same with `glove run` (and GLOVE_INSIDE_OPTS)
 #   start_bg ID DIR FILE ARGS...  the same in the background, output to FILE;
 #                         BG_PID is the glove process itself
 #   wait_bg SECONDS       wait for it (SIGKILL after SECONDS); returns its status
@@ -155,6 +156,17 @@ run() {
     local id=$1 dir=$2
     shift 2
     (cd "$dir" && as "$id" "$GLOVE" exec "$@") >"$T/.out" 2>"$T/.err" </dev/null
+    RC=$?
+    OUT=$(cat "$T/.out")
+    ERR=$(cat "$T/.err")
+}
+
+# grun ID DIR ARGS...: `glove run ARGS...` as ID in DIR, with
+# GLOVE_INSIDE_OPTS (the shim, glove itself, runs inside); sets RC, OUT, ERR
+grun() {
+    local id=$1 dir=$2
+    shift 2
+    (cd "$dir" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" "$@") >"$T/.out" 2>"$T/.err" </dev/null
     RC=$?
     OUT=$(cat "$T/.out")
     ERR=$(cat "$T/.err")

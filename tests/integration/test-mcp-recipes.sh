@@ -14,15 +14,13 @@ set -u
 . "$TESTS_DIR/mcp/lib.sh"
 require_kernel
 
-DOC="$TESTS_DIR/../docs/mcp.md"
 E="$MCP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 GLOVE_DIR=$(dirname "$GLOVE")
 
 # recipes: "NAME<TAB>[argv as JSON]" for each recipe block of the page
-"$PY" - "$DOC" >"$T/recipes" 2>"$T/recipes.err" <<'PY'
-import json, re, shlex, sys, tomllib
-text = open(sys.argv[1]).read()
-blocks = dict(re.findall(r"<!-- recipe: ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", text, re.S))
+"$PY" - "$(mcp_recipes)" >"$T/recipes" 2>"$T/recipes.err" <<'PY'
+import json, shlex, sys, tomllib
+blocks = json.loads(sys.argv[1])
 def server(cfg):
     return [cfg["command"]] + cfg.get("args", [])
 out = {}
@@ -45,15 +43,6 @@ argv_of() { awk -F'\t' -v n="$1" '$1 == n { print $2 }' "$T/recipes"; }
 check "claude mcp add writes the same command as the .mcp.json recipe" \
     eval '[ -n "$(argv_of claude-mcp-add)" ] && [ "$(argv_of claude-mcp-add)" = "$(argv_of claude-mcp-json)" ]'
 
-# grun ID DIR ARGS...: `glove run ARGS...` as ID in DIR; sets RC, OUT, ERR
-grun() {
-    local id=$1 dir=$2
-    shift 2
-    (cd "$dir" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" "$@") >"$T/.out" 2>"$T/.err" </dev/null
-    RC=$?
-    OUT=$(cat "$T/.out")
-    ERR=$(cat "$T/.err")
-}
 script='[{"op":"list"},{"op":"call","tool":"everything_echo","arguments":{"message":"through the recipe"}},{"op":"call","tool":"everything_get-env","arguments":{}}]'
 # what every recipe must give: only the allowed tool, its real answer, and
 # the refusal of a tool the policy does not allow

@@ -25,15 +25,6 @@ F="$MCP_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 E="$MCP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 MARK="glove-run-$$-$RANDOM"
 
-# grun ID DIR ARGS...: `glove run ARGS...` as ID in DIR; sets RC, OUT, ERR
-grun() {
-    local id=$1 dir=$2
-    shift 2
-    (cd "$dir" && as "$id" "$GLOVE" run "${GLOVE_INSIDE_OPTS[@]}" "$@") >"$T/.out" 2>"$T/.err" </dev/null
-    RC=$?
-    OUT=$(cat "$T/.out")
-    ERR=$(cat "$T/.err")
-}
 # the agent: client.mjs inside the sandbox, through the shim
 agent() { echo /bin/sh -c '"exec /usr/bin/node '"$MCP_DIR"'/client.mjs --json \"\$0\" -- \"\$GLOVE_MCP_CONNECT\" mcp-connect"'; }
 receipt_field() { tail -n 1 "$(state_of "$1")/receipts.jsonl" | "$PY" -c 'import json, sys; r = json.load(sys.stdin); print(r.get(sys.argv[1]))' "$2"; }

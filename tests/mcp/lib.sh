@@ -16,6 +16,9 @@
 #   step N EXPR           EXPR (python, over s: the Nth JSON line of $OUT,
 #                         from 1) is true
 #   out_lacks TEXT        TEXT is nowhere in $OUT
+#   mcp_recipes           the recipe blocks of docs/mcp.md, as a JSON object:
+#                         each "<!-- recipe: NAME -->" to its block's text
+#   mcp_recipe NAME       the text of one of them, as the page prints it
 
 MCP_DIR=${TESTS_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}/mcp
 MCP_MODULES=$MCP_DIR/node_modules/@modelcontextprotocol
@@ -73,3 +76,15 @@ a = sys.argv[1:]
 ro, rw = (a[:a.index("--")], a[a.index("--") + 1:]) if "--" in a else (a, [])
 print("\"filesystem\": " + json.dumps({"read": ro, "write": rw}))' "$MCP_DIR" "$@"
 }
+
+# The recipes of docs/mcp.md ("Recipes: Claude Code, Codex, Gemini CLI"):
+# the tests read them from the page, so the page and the tests cannot drift.
+# (backquotes of Markdown in the pattern, not a command substitution)
+# shellcheck disable=SC2016
+mcp_recipes() {
+    "$PY" -c '
+import json, re, sys
+print(json.dumps(dict(re.findall(r"<!-- recipe: ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", open(sys.argv[1]).read(), re.S))))' \
+        "$MCP_DIR/../../docs/mcp.md"
+}
+mcp_recipe() { mcp_recipes | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
