@@ -24,6 +24,31 @@ struct glove_audit;
 #define GLOVE_EXIT_TIMEOUT 124
 #define GLOVE_EXIT_OUTPUT_LIMIT 153 /* 128 + SIGXFSZ: the agent went past limits.output */
 
+/* The session channel (docs/control.md, "The session channel"): a
+ * listening SOCK_SEQPACKET socket of the supervisor's, in the managed
+ * session's 0700 directory, that gloved connects to. Each message is one
+ * frame of src/basic/frame-util.h's framing, of these types; the
+ * supervisor takes them only once the agent runs (before that they wait
+ * in the socket), and a peer that sends anything else is closed. */
+#define GLOVE_CHANNEL_NAME "channel"
+enum {
+        GLOVE_CHANNEL_SIGNAL = 0x200, /* gloved -> supervisor: struct glove_channel_signal */
+};
+
+struct glove_channel_signal {
+        int32_t signo; /* one of glove_channel_signal_allowed() */
+};
+
+/* The signals a managed session's agent may be sent (session.signal):
+ * SIGINT, SIGTERM, SIGHUP, SIGKILL, SIGTSTP, SIGCONT, SIGWINCH. */
+bool glove_channel_signal_allowed(int signo);
+
+/* The supervisor's end: |listen_fd| borrowed, polled once the agent
+ * runs. */
+struct glove_sandbox_channel {
+        int listen_fd;
+};
+
 /* A symlink the sandbox makes at |path| (absolute, inside) pointing to
  * |target|, which need not exist on the host: a fixed name for something
  * whose host path varies (glove run's gateway socket). */
@@ -83,6 +108,8 @@ struct glove_sandbox_options {
          * tried), said at once as one line; NULL: kept for the end only.
          * Called from the supervisor and from the proxy's process. */
         void (*notice)(const char *line);
+        /* a managed session's channel (gloved --supervise); NULL: none */
+        const struct glove_sandbox_channel *channel;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of

@@ -13,16 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control-internal.h"
 #include "fd-util.h"
+#include "frame-util.h"
 #include "glove/audit.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
 #include "missing-syscall.h"
@@ -35,6 +39,9 @@
 #define SESSION_EXIT_FAILED 125
 
 extern char **environ;
+
+/* connections gloved has open to one supervisor's channel, at most */
+#define CHANNEL_BACKLOG 8
 
 #ifndef F_SETPIPE_SZ
 #define F_SETPIPE_SZ 1031
@@ -295,6 +302,16 @@ static int read_result(struct glove_control_sessions *s, const char *id, struct 
         return json_is_true(json_object_get(res, "recorded")) && u->receipt_seq > 0 ? 1 : 0;
 }
 
+/* The channel of an ended session: nobody listens on it any more (its
+ * supervisor removes it at its end; one that was killed could not). */
+static void channel_remove(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_CHANNEL_NAME);
+        if (unlinkat(s->dir_fd, name, 0) < 0 && errno != ENOENT)
+                log_warning("gloved: cannot remove the channel of session %s: %m", id);
+}
+
 /* Ends |x| (running or starting) from the best evidence there is:
  * result.json, else its receipt in the journal, else a receipt of
  * gloved's own with |lost_reason|. Nothing is written when the receipt
@@ -338,11 +355,13 @@ static int session_end(struct glove_control_sessions *s, const struct glove_cont
                 }
         }
         r = glove_control_store_session_transition(s->store, x->id, x->state, GLOVE_SESSION_ENDED, &u, u.reason);
-        if (r < 0)
+        if (r < 0) {
                 log_error("gloved: cannot record the end of session %s: %s", x->id, strerror(-r));
-        else
-                log_info("gloved: session %s ended (%s)", x->id, u.reason);
-        return r;
+                return r;
+        }
+        log_info("gloved: session %s ended (%s)", x->id, u.reason);
+        channel_remove(s, x->id);
+        return 0;
 }
 
 static void live_remove(struct glove_control_sessions *s, size_t i) {
@@ -535,7 +554,7 @@ int glove_control_session_method_create(void *userdata, const struct glove_contr
                              ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
 
-        r = glove_control_store_session_create(s->store, &plan, key, &x, &created);
+        r = glove_control_store_session_create(s->store, &plan, key, call->role, &x, &created);
         if (r == -EEXIST)
                 return fail(GLOVE_CONTROL_REQUEST_KEY_CONFLICT, ret_code, reason, reasonlen,
                             "params/request_key: \"%s\" already names a session of another plan: a request key "
@@ -769,11 +788,38 @@ static void spawnattr_donep(posix_spawnattr_t *a) {
  * to be handed to the command, instead of killing the supervisor.
  * posix_spawn (a vfork-style clone) rather than fork: gloved's pages are
  * not copied for a child that only executes. */
-static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id, pid_t *ret_pid) {
+/* The session channel's address in the session directory |dir_fd|
+ * (through /proc: the state directory's path may be longer than
+ * sun_path). */
+static socklen_t channel_address(int dir_fd, struct sockaddr_un *ret) {
+        *ret = (struct sockaddr_un) { .sun_family = AF_UNIX };
+        (void) snprintf(ret->sun_path, sizeof(ret->sun_path), "/proc/self/fd/%d/%s", dir_fd, GLOVE_CHANNEL_NAME);
+        return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(ret->sun_path) + 1);
+}
+
+/* The channel's listening socket, bound in the session directory before
+ * the supervisor exists: a session.signal right after session.start
+ * finds it and waits there until the agent runs. Only this uid reaches
+ * it (the directory is 0700). */
+static int channel_listen(int dir_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        struct sockaddr_un sa;
+        socklen_t len = channel_address(dir_fd, &sa);
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (bind(fd, (const struct sockaddr *) &sa, len) < 0 || fchmodat(dir_fd, GLOVE_CHANNEL_NAME, 0600, 0) < 0 ||
+            listen(fd, CHANNEL_BACKLOG) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd, const char *id, pid_t *ret_pid) {
         char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
         _cleanup_(file_actions_donep) posix_spawn_file_actions_t fa;
         _cleanup_(spawnattr_donep) posix_spawnattr_t attr;
-        _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF;
+        _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF, c = -EBADF;
         sigset_t held, defaults;
         int r;
 
@@ -782,7 +828,8 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
         d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
         o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
         g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
-        if (d < 0 || o < 0 || g < 0)
+        c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 10);
+        if (d < 0 || o < 0 || g < 0 || c < 0)
                 return negative_errno();
         (void) sigemptyset(&held);
         (void) sigaddset(&held, SIGTERM);
@@ -802,7 +849,8 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
             (r = posix_spawn_file_actions_adddup2(&fa, o, 2)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, d, GLOVE_SUPERVISOR_DIR_FD)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, g, GLOVE_SUPERVISOR_GATE_FD)) != 0 ||
-            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_GATE_FD + 1)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, c, GLOVE_SUPERVISOR_CHANNEL_FD)) != 0 ||
+            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_CHANNEL_FD + 1)) != 0 ||
             (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
             (r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                                          POSIX_SPAWN_SETSIGDEF)) != 0 ||
@@ -843,7 +891,8 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
  * directory, removed: a start that could not be recorded leaves nothing
  * that would stop the next one (mkdirat, O_EXCL). */
 static void start_undo(struct glove_control_sessions *s, const char *id) {
-        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME };
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
+                                             GLOVE_CHANNEL_NAME };
         _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
         if (dir_fd < 0)
@@ -918,7 +967,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
-        _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF, channel_fd = -EBADF;
         _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
         _cleanup_free_ char *spec = NULL;
         const struct glove_gloved_template *t = NULL;
@@ -953,8 +1002,13 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                     ret_code, reason, reasonlen);
         out_fd = openat(dir_fd, GLOVE_SESSION_OUTPUT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
                                                                    O_CLOEXEC, 0600);
-        if (out_fd < 0 || pipe2(gate, O_CLOEXEC) < 0) {
-                (void) snprintf(err, sizeof(err), "Cannot make the session's output file or its gate: %s",
+        if (out_fd >= 0) {
+                channel_fd = channel_listen(dir_fd);
+                if (channel_fd < 0)
+                        errno = -channel_fd;
+        }
+        if (out_fd < 0 || channel_fd < 0 || pipe2(gate, O_CLOEXEC) < 0) {
+                (void) snprintf(err, sizeof(err), "Cannot make the session's output file, channel or gate: %s",
                                 strerror(errno));
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
         }
@@ -969,7 +1023,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                                    &u, NULL);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
-        r = supervisor_spawn(dir_fd, out_fd, gate[0], x.id, &pid);
+        r = supervisor_spawn(dir_fd, out_fd, gate[0], channel_fd, x.id, &pid);
         if (r < 0) {
                 (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(-r));
                 return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
@@ -1126,7 +1180,8 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
                                          int *ret_code, char *reason, size_t reasonlen) {
         static const char *const names[] = { "session", NULL };
         static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
-                                             GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp" };
+                                             GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp",
+                                             GLOVE_CHANNEL_NAME };
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
@@ -1159,5 +1214,87 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
                         return store_failed(r, ret_code, reason, reasonlen);
         }
         *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "cleaned");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.signal ---- */
+
+static const struct {
+        const char *name;
+        int signo;
+} signal_names[] = {
+        { "INT", SIGINT }, { "TERM", SIGTERM }, { "HUP", SIGHUP },     { "KILL", SIGKILL },
+        { "TSTP", SIGTSTP }, { "CONT", SIGCONT }, { "WINCH", SIGWINCH },
+};
+
+/* A controller acts on the sessions a controller created; the owner on
+ * every session. */
+static int session_yours(const struct glove_control_call *call, const struct glove_control_session *x, int *ret_code,
+                         char *reason, size_t reasonlen) {
+        if (call->role == GLOVE_CONTROL_ROLE_CONTROLLER && x->creator != GLOVE_CONTROL_ROLE_CONTROLLER)
+                return fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
+                            "session %s was created by the owner: a controller acts only on the sessions it created",
+                            x->id);
+        return 0;
+}
+
+/* One message to the supervisor of session |id| over its channel, sent
+ * without waiting: the socket takes it or refuses at once. */
+static int channel_send(struct glove_control_sessions *s, const char *id, uint32_t type, const void *payload,
+                        size_t len) {
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        struct sockaddr_un sa;
+        socklen_t salen;
+
+        dir_fd = openat(s->dir_fd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd < 0)
+                return negative_errno();
+        salen = channel_address(dir_fd, &sa);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (const struct sockaddr *) &sa, salen) < 0)
+                return negative_errno();
+        return frame_send(fd, type, payload, len, NULL, 0);
+}
+
+int glove_control_session_method_signal(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", "signal", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const char *name = json_string_value(json_object_get(call->params, "signal"));
+        struct glove_channel_signal m = { .signo = 0 };
+        int r;
+
+        if (session_param(s, call->params, names, "session, signal", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        for (size_t i = 0; name && i < ELEMENTSOF(signal_names); i++)
+                if (strcmp(name, signal_names[i].name) == 0)
+                        m.signo = signal_names[i].signo;
+        if (m.signo == 0)
+                return invalid(ret_code, reason, reasonlen,
+                               "params/signal: one of INT, TERM, HUP, KILL, TSTP, CONT, WINCH (a name, without "
+                               "SIG); no other signal reaches a session's agent");
+        if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only a running session is signalled", x.id,
+                            glove_session_state_to_string(x.state));
+        r = channel_send(s, x.id, GLOVE_CHANNEL_SIGNAL, &m, sizeof(m));
+        if (r == -ECONNREFUSED || r == -ENOENT || r == -EPIPE)
+                /* the supervisor is ending: its end comes through its pidfd */
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is ending: its supervisor takes no more signals", x.id);
+        if (r == -EAGAIN)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "the supervisor of session %s has %d signals waiting: retry once it took them", x.id,
+                            CHANNEL_BACKLOG);
+        if (r < 0)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot reach the supervisor of session %s: %s", x.id, strerror(-r));
+        *ret_result = json_pack("{s:s,s:s,s:s}", "session", x.id, "signal", name, "state", "running");
         return *ret_result ? 0 : -ENOMEM;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* gloved --supervise SESSION: one managed session's supervisor
  * (docs/control.md, "Managed sessions"). gloved starts it with
- * descriptor 3 the session's directory and 4 the gate; it waits there for
+ * descriptor 3 the session's directory, 4 the gate and 5 the session
+ * channel's listening socket (session.signal); it waits on the gate for
  * the spec (argv, the template's environment, the session's binding),
  * which gloved writes only once the start is durable, then runs the
  * session through the library as glove exec does (src/session), writing
@@ -106,12 +107,14 @@ int supervisor_main(const char *id) {
 
         /* what gloved hands over, or nothing to do */
         if (fstat(GLOVE_SUPERVISOR_DIR_FD, &st) < 0 || !S_ISDIR(st.st_mode) ||
-            fstat(GLOVE_SUPERVISOR_GATE_FD, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+            fstat(GLOVE_SUPERVISOR_GATE_FD, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+            fstat(GLOVE_SUPERVISOR_CHANNEL_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
                 log_error("gloved --supervise is gloved's own: it starts it for each managed session");
                 return EXIT_FAILURE;
         }
         (void) fcntl(GLOVE_SUPERVISOR_DIR_FD, F_SETFD, FD_CLOEXEC);
         (void) fcntl(GLOVE_SUPERVISOR_GATE_FD, F_SETFD, FD_CLOEXEC);
+        (void) fcntl(GLOVE_SUPERVISOR_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
         r = read_full_fd(GLOVE_SUPERVISOR_GATE_FD, GLOVE_SUPERVISOR_SPEC_MAX, &text, &len);
         (void) close(GLOVE_SUPERVISOR_GATE_FD);
         if (r < 0 || len == 0) {
@@ -154,6 +157,7 @@ int supervisor_main(const char *id) {
                         .argv = argv,
                         .receipt_fd = -1,
                         .managed = managed,
+                        .channel = &(const struct glove_sandbox_channel) { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD },
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved
@@ -161,6 +165,9 @@ int supervisor_main(const char *id) {
                 out.recorded = false;
                 out.reason = "setup_failed";
         }
+        /* nothing takes what comes on the channel any more */
+        (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, GLOVE_CHANNEL_NAME, 0);
+        (void) close(GLOVE_SUPERVISOR_CHANNEL_FD);
         r = write_result(&out, glove_session_error(s));
         if (r < 0) {
                 log_error("gloved --supervise %s: cannot write %s: %s", id, GLOVE_SESSION_RESULT_NAME, strerror(-r));

@@ -171,8 +171,8 @@ def main():
     check("a controller completes the handshake", r == {"role": "controller"})
     # lifecycle (managed sessions) only where glove exec's sandbox runs:
     # the doctor's readiness, which the test below compares with glove doctor
-    sessions = ["session.cleanup", "session.create", "session.list", "session.start", "session.status",
-                "session.stop"]
+    sessions = ["session.cleanup", "session.create", "session.list", "session.signal", "session.start",
+                "session.status", "session.stop"]
     ready = caps["host"]["exec_ready"]
     built = {"control", "exposures", "plan", "receipts"} | ({"lifecycle"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",

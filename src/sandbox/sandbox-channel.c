@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* A managed session's channel, the supervisor's end (docs/control.md,
+ * "The session channel"). gloved is the only peer that can reach the
+ * socket (it lies in the session's 0700 directory); the uid is checked
+ * all the same, and a peer that sends what the table does not allow is
+ * closed: a malformed message between Glove's own processes ends that
+ * peer, never the session. */
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "frame-util.h"
+#include "glove/sandbox.h"
+#include "macro.h"
+#include "sandbox-channel.h"
+#include "sandbox-internal.h"
+
+static const struct frame_type channel_types[] = {
+        { GLOVE_CHANNEL_SIGNAL, sizeof(struct glove_channel_signal), 0 },
+};
+
+bool glove_channel_signal_allowed(int signo) {
+        switch (signo) {
+        case SIGINT:
+        case SIGTERM:
+        case SIGHUP:
+        case SIGKILL:
+        case SIGTSTP:
+        case SIGCONT:
+        case SIGWINCH:
+                return true;
+        default:
+                return false;
+        }
+}
+
+void channel_init(struct channel *c, int listen_fd) {
+        *c = (struct channel) { .listen_fd = listen_fd, .slot_listen = -1, .slot_peers = -1 };
+}
+
+size_t channel_pollfds(struct channel *c, bool open, struct pollfd *p) {
+        size_t n = 0;
+
+        c->slot_listen = c->slot_peers = -1;
+        if (c->listen_fd < 0 || !open)
+                return 0;
+        if (c->n_peers < CHANNEL_PEERS_MAX) {
+                c->slot_listen = (int) n;
+                p[n++] = (struct pollfd) { .fd = c->listen_fd, .events = POLLIN };
+        }
+        c->slot_peers = (int) n;
+        for (size_t i = 0; i < c->n_peers; i++)
+                p[n++] = (struct pollfd) { .fd = c->peers[i], .events = POLLIN };
+        return n;
+}
+
+static void peer_drop(struct channel *c, size_t i) {
+        safe_close(c->peers[i]);
+        c->peers[i] = c->peers[--c->n_peers];
+}
+
+static void accept_peer(struct channel *c) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        int fd;
+
+        fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+                return;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
+                safe_close(fd);
+                return;
+        }
+        c->peers[c->n_peers++] = fd;
+}
+
+/* Every message waiting on peer |i|: false when it was closed. */
+static bool peer_read(struct channel *c, size_t i, int sync_fd) {
+        for (;;) {
+                struct glove_channel_signal m;
+                int r = frame_recv(c->peers[i], channel_types, ELEMENTSOF(channel_types), &m, sizeof(m), NULL, 0,
+                                   NULL);
+
+                if (r == -EAGAIN)
+                        return true;
+                if (r != GLOVE_CHANNEL_SIGNAL || !glove_channel_signal_allowed(m.signo)) {
+                        peer_drop(c, i);
+                        return false;
+                }
+                /* init hands it to the agent */
+                (void) sync_send(sync_fd, &(const struct sync_msg) { .type = MSG_SIGNAL, .status = m.signo }, NULL,
+                                 0);
+        }
+}
+
+void channel_dispatch(struct channel *c, const struct pollfd *p, int sync_fd) {
+        size_t n = c->n_peers;
+
+        if (c->slot_peers >= 0)
+                /* backwards: a dropped peer's place takes the last one's */
+                for (size_t i = n; i-- > 0;)
+                        if (p[c->slot_peers + (int) i].revents)
+                                (void) peer_read(c, i, sync_fd);
+        if (c->slot_listen >= 0 && (p[c->slot_listen].revents & POLLIN))
+                accept_peer(c);
+}
+
+void channel_done(struct channel *c) {
+        while (c->n_peers > 0)
+                peer_drop(c, c->n_peers - 1);
+}
