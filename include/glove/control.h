@@ -85,6 +85,8 @@ enum {
         GLOVE_CONTROL_SESSION_LIMIT = -32023,        /* GLOVE_SESSIONS_LIVE_MAX are live */
         GLOVE_CONTROL_SESSION_START_FAILED = -32024,
         GLOVE_CONTROL_SESSION_NOT_YOURS = -32025,    /* a controller, on a session the owner created */
+        GLOVE_CONTROL_VIEWER_NOT_FOUND = -32026,     /* no such viewer: detached, or dropped idle */
+        GLOVE_CONTROL_VIEWER_LIMIT = -32027,         /* the session has its most viewers */
         /* receipt delivery (docs/control.md, "Receipt delivery") */
         GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
         GLOVE_CONTROL_ACK_MISMATCH = -32031,
@@ -694,6 +696,21 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
 int glove_control_session_method_cleanup(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                          int *ret_code, char *reason, size_t reasonlen);
 int glove_control_session_method_signal(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+/* Viewers of a session's output (docs/control.md, "session.attach"): at
+ * most GLOVE_VIEWERS_PER_SESSION per session, each dropped after
+ * GLOVE_VIEWER_IDLE_SECONDS without a session.read. */
+#define GLOVE_VIEWERS_PER_SESSION 8
+#define GLOVE_VIEWERS_MAX 64
+#define GLOVE_VIEWER_IDLE_SECONDS 10
+#define GLOVE_VIEWER_REPLAY_MAX ((uint64_t) 1 << 20)
+#define GLOVE_VIEWER_REPLAY_DEFAULT ((uint64_t) 64 << 10)
+#define GLOVE_VIEWER_READ_MAX 32768
+int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_detach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                         int *ret_code, char *reason, size_t reasonlen);
 
 /* What gloved hands a supervisor (docs/control.md, "Managed sessions"):

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <sodium.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,18 @@ struct live {
         bool killed; /* session.stop force: the receipt's reason is "killed" */
 };
 
+/* One viewer of a session's output (session.attach): who may use it and
+ * when it last read. */
+struct viewer {
+        char id[GLOVE_SESSION_ID_CHARS + 1]; /* "v" and 32 hex digits */
+        char session[GLOVE_SESSION_ID_CHARS + 1];
+        enum glove_control_role role;
+        int64_t last; /* CLOCK_MONOTONIC ms */
+};
+
 struct glove_control_sessions {
+        struct viewer viewers[GLOVE_VIEWERS_MAX];
+        size_t n_viewers;
         struct glove_control_store *store;
         struct glove_control_receipts *receipts;
         const struct glove_gloved_policy *policy;
@@ -1296,5 +1308,179 @@ int glove_control_session_method_signal(void *userdata, const struct glove_contr
                 return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
                             "Cannot reach the supervisor of session %s: %s", x.id, strerror(-r));
         *ret_result = json_pack("{s:s,s:s,s:s}", "session", x.id, "signal", name, "state", "running");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.attach, read, detach ---- */
+
+/* Viewers idle past GLOVE_VIEWER_IDLE_SECONDS are dropped: a viewer that
+ * stops reading holds a place for that long, never the session. */
+static void viewers_prune(struct glove_control_sessions *s, int64_t now) {
+        for (size_t i = s->n_viewers; i-- > 0;)
+                if (now - s->viewers[i].last >= (int64_t) GLOVE_VIEWER_IDLE_SECONDS * 1000)
+                        s->viewers[i] = s->viewers[--s->n_viewers];
+}
+
+static struct viewer *viewer_param(struct glove_control_sessions *s, const struct glove_control_call *call,
+                                   const char *const *names, const char *list, int *ret_code, char *reason,
+                                   size_t reasonlen) {
+        const char *id = json_string_value(json_object_get(call->params, "viewer"));
+
+        if (control_members_known(call->params, "params", "params", names, list, reason, reasonlen) < 0) {
+                *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+                return NULL;
+        }
+        if (!id || strlen(id) != GLOVE_SESSION_ID_CHARS || id[0] != 'v' ||
+            strspn(id + 1, "0123456789abcdef") != GLOVE_SESSION_ID_CHARS - 1) {
+                (void) invalid(ret_code, reason, reasonlen,
+                               "params/viewer: missing or not a viewer id (\"v\" and 32 lowercase hex digits)");
+                return NULL;
+        }
+        viewers_prune(s, now_monotonic_ms());
+        for (size_t i = 0; i < s->n_viewers; i++)
+                /* another role's viewer is no viewer of this connection's */
+                if (strcmp(s->viewers[i].id, id) == 0 && s->viewers[i].role == call->role)
+                        return &s->viewers[i];
+        (void) fail(GLOVE_CONTROL_VIEWER_NOT_FOUND, ret_code, reason, reasonlen,
+                    "there is no viewer %s: it detached, or was dropped after %d s without a session.read", id,
+                    GLOVE_VIEWER_IDLE_SECONDS);
+        return NULL;
+}
+
+static int output_open(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_SESSION_OUTPUT_NAME);
+        return openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+}
+
+int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", "replay_bytes", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const json_t *replay = json_object_get(call->params, "replay_bytes");
+        uint64_t want = GLOVE_VIEWER_REPLAY_DEFAULT, size;
+        size_t here = 0;
+        struct viewer *v;
+        uint8_t rnd[16];
+        int64_t now = now_monotonic_ms();
+
+        if (session_param(s, call->params, names, "session, replay_bytes", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (replay) {
+                if (!json_is_integer(replay) || json_integer_value(replay) < 0 ||
+                    (uint64_t) json_integer_value(replay) > GLOVE_VIEWER_REPLAY_MAX)
+                        return invalid(ret_code, reason, reasonlen, "params/replay_bytes: an integer from 0 to %llu",
+                                       (unsigned long long) GLOVE_VIEWER_REPLAY_MAX);
+                want = (uint64_t) json_integer_value(replay);
+        }
+        if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state != GLOVE_SESSION_RUNNING && x.state != GLOVE_SESSION_ENDED)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only a running or ended session has output to attach to", x.id,
+                            glove_session_state_to_string(x.state));
+        viewers_prune(s, now);
+        for (size_t i = 0; i < s->n_viewers; i++)
+                here += strcmp(s->viewers[i].session, x.id) == 0;
+        if (here >= GLOVE_VIEWERS_PER_SESSION || s->n_viewers >= GLOVE_VIEWERS_MAX)
+                return fail(GLOVE_CONTROL_VIEWER_LIMIT, ret_code, reason, reasonlen,
+                            "%s viewers are attached: detach one, or wait %d s for an idle one to be dropped",
+                            here >= GLOVE_VIEWERS_PER_SESSION ? "this session's" : "gloved's",
+                            GLOVE_VIEWER_IDLE_SECONDS);
+        size = output_size(s, x.id);
+        v = &s->viewers[s->n_viewers++];
+        *v = (struct viewer) { .role = call->role, .last = now };
+        randombytes_buf(rnd, sizeof(rnd));
+        v->id[0] = 'v';
+        (void) sodium_bin2hex(v->id + 1, sizeof(v->id) - 1, rnd, sizeof(rnd));
+        memcpy(v->session, x.id, sizeof(v->session));
+        *ret_result = json_pack("{s:s,s:s,s:I,s:I,s:s}", "viewer", v->id, "session", x.id, "cursor",
+                                (json_int_t) (size > want ? size - want : 0), "output_bytes", (json_int_t) size,
+                                "state", glove_session_state_to_string(x.state));
+        if (!*ret_result) {
+                s->n_viewers--;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "cursor", "max_bytes", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const json_t *cursor = json_object_get(call->params, "cursor"), *max = json_object_get(call->params,
+                                                                                                 "max_bytes");
+        _cleanup_free_ char *buf = NULL, *b64 = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t want = GLOVE_VIEWER_READ_MAX;
+        struct viewer *v;
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        v = viewer_param(s, call, names, "viewer, cursor, max_bytes", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_integer(cursor) || json_integer_value(cursor) < 0)
+                return invalid(ret_code, reason, reasonlen, "params/cursor: the cursor of the last answer (an "
+                                                            "integer from 0)");
+        if (max) {
+                if (!json_is_integer(max) || json_integer_value(max) < 1 ||
+                    json_integer_value(max) > GLOVE_VIEWER_READ_MAX)
+                        return invalid(ret_code, reason, reasonlen, "params/max_bytes: an integer from 1 to %d",
+                                       GLOVE_VIEWER_READ_MAX);
+                want = (size_t) json_integer_value(max);
+        }
+        v->last = now_monotonic_ms();
+        /* the state first: an ended session's output is whole by then */
+        r = glove_control_store_session_get(s->store, v->session, &x);
+        if (r < 0)
+                return store_failed(r == -ENOENT ? -EIO : r, ret_code, reason, reasonlen);
+        fd = output_open(s, v->session);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s has no output any more (%s)", v->session,
+                            glove_session_state_to_string(x.state));
+        if ((uint64_t) json_integer_value(cursor) > (uint64_t) st.st_size)
+                return invalid(ret_code, reason, reasonlen, "params/cursor: %lld is past the output's %lld bytes",
+                               (long long) json_integer_value(cursor), (long long) st.st_size);
+        buf = malloc(want);
+        b64 = malloc(sodium_base64_ENCODED_LEN(GLOVE_VIEWER_READ_MAX, sodium_base64_VARIANT_ORIGINAL));
+        if (!buf || !b64)
+                return -ENOMEM;
+        n = pread(fd, buf, want, (off_t) json_integer_value(cursor));
+        if (n < 0)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot read the output of session %s: %s", v->session, strerror(errno));
+        (void) sodium_bin2base64(b64, sodium_base64_ENCODED_LEN(GLOVE_VIEWER_READ_MAX, sodium_base64_VARIANT_ORIGINAL),
+                                 (const unsigned char *) buf, (size_t) n, sodium_base64_VARIANT_ORIGINAL);
+        /* eof: nothing more will come (the session ended and all of it was read) */
+        *ret_result = json_pack("{s:s,s:I,s:s,s:b}", "data", b64, "cursor",
+                                (json_int_t) (json_integer_value(cursor) + n), "state",
+                                glove_session_state_to_string(x.state), "eof",
+                                (int) (x.state != GLOVE_SESSION_RUNNING &&
+                                       (uint64_t) (json_integer_value(cursor) + n) >= (uint64_t) st.st_size));
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_detach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        char id[GLOVE_SESSION_ID_CHARS + 1];
+        struct viewer *v;
+
+        v = viewer_param(s, call, names, "viewer", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        memcpy(id, v->id, sizeof(id));
+        *v = s->viewers[--s->n_viewers];
+        *ret_result = json_pack("{s:s,s:b}", "viewer", id, "detached", 1);
         return *ret_result ? 0 : -ENOMEM;
 }

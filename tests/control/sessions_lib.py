@@ -34,7 +34,7 @@ GLOVE, GLOVED, T = tg.GLOVE, tg.GLOVED, tg.T
 MUST_WORK = os.environ.get("GLOVE_TESTS_MUST_WORK") == "1"
 
 SESSION_METHODS = {"session.create", "session.start", "session.status", "session.list", "session.stop",
-                   "session.cleanup", "session.signal"}
+                   "session.cleanup", "session.signal", "session.attach", "session.read", "session.detach"}
 RECEIPT_METHODS = {"receipts.page", "receipts.ack", "receipts.part"}
 STATES = {"created", "starting", "running", "ended", "cleaned"}
 LIVE = {"created", "starting", "running"}
