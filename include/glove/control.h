@@ -87,6 +87,8 @@ enum {
         GLOVE_CONTROL_SESSION_NOT_YOURS = -32025,    /* a controller, on a session the owner created */
         GLOVE_CONTROL_VIEWER_NOT_FOUND = -32026,     /* no such viewer: detached, or dropped idle */
         GLOVE_CONTROL_VIEWER_LIMIT = -32027,         /* the session has its most viewers */
+        GLOVE_CONTROL_NOT_WRITER = -32028,           /* input or resize from a viewer that is not the writer */
+        GLOVE_CONTROL_WRITER_TAKEN = -32029,         /* attach with write: another viewer writes */
         /* receipt delivery (docs/control.md, "Receipt delivery") */
         GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
         GLOVE_CONTROL_ACK_MISMATCH = -32031,
@@ -380,7 +382,11 @@ struct glove_gloved_template {
         char **argv;    /* NULL-terminated; argv[0] absolute */
         char **env;     /* NULL-terminated "NAME=value" */
         json_t *policy; /* the base sandbox policy: a Glove policy document, checked at load */
+        /* "terminal": the command gets a terminal of this size (a pty the
+         * supervisor holds: session.input, session.resize); 0: pipes */
+        unsigned rows, cols;
 };
+#define GLOVE_TERMINAL_SIZE_MAX 1000
 
 struct glove_gloved_policy {
         struct glove_gloved_template *templates;
@@ -711,6 +717,14 @@ int glove_control_session_method_attach(void *userdata, const struct glove_contr
 int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                       int *ret_code, char *reason, size_t reasonlen);
 int glove_control_session_method_detach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+/* What the writer types, decoded, at most this many bytes a call: one
+ * message of the session channel (GLOVE_CHANNEL_INPUT_MAX), so a call is
+ * taken whole or not at all */
+#define GLOVE_SESSION_INPUT_MAX 1016
+int glove_control_session_method_input(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_resize(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                         int *ret_code, char *reason, size_t reasonlen);
 
 /* What gloved hands a supervisor (docs/control.md, "Managed sessions"):

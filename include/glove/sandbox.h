@@ -33,10 +33,22 @@ struct glove_audit;
 #define GLOVE_CHANNEL_NAME "channel"
 enum {
         GLOVE_CHANNEL_SIGNAL = 0x200, /* gloved -> supervisor: struct glove_channel_signal */
+        GLOVE_CHANNEL_INPUT,          /* gloved -> supervisor: struct glove_channel_input, for the terminal */
+        GLOVE_CHANNEL_RESIZE,         /* gloved -> supervisor: struct glove_channel_resize */
 };
 
 struct glove_channel_signal {
         int32_t signo; /* one of glove_channel_signal_allowed() */
+};
+
+#define GLOVE_CHANNEL_INPUT_MAX 1016
+struct glove_channel_input {
+        uint32_t len; /* 1 to GLOVE_CHANNEL_INPUT_MAX: the bytes of |data| that count */
+        char data[GLOVE_CHANNEL_INPUT_MAX];
+};
+
+struct glove_channel_resize {
+        uint16_t rows, cols; /* 1 to 1000 each */
 };
 
 /* The signals a managed session's agent may be sent (session.signal):
@@ -44,9 +56,13 @@ struct glove_channel_signal {
 bool glove_channel_signal_allowed(int signo);
 
 /* The supervisor's end: |listen_fd| borrowed, polled once the agent
- * runs. */
+ * runs. With |rows| and |cols| (1 to 1000) the agent gets a terminal of
+ * that size, whose output goes where its stdout would (counted, limited,
+ * filtered as for a user's terminal) and whose input comes only from the
+ * channel; 0: pipes, as without a channel. */
 struct glove_sandbox_channel {
         int listen_fd;
+        unsigned rows, cols;
 };
 
 /* A symlink the sandbox makes at |path| (absolute, inside) pointing to

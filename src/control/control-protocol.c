@@ -38,6 +38,8 @@ static const struct {
         { GLOVE_CONTROL_SESSION_NOT_YOURS, "session-not-yours" },
         { GLOVE_CONTROL_VIEWER_NOT_FOUND, "viewer-not-found" },
         { GLOVE_CONTROL_VIEWER_LIMIT, "viewer-limit" },
+        { GLOVE_CONTROL_NOT_WRITER, "not-writer" },
+        { GLOVE_CONTROL_WRITER_TAKEN, "writer-taken" },
         { GLOVE_CONTROL_RECEIPT_NOT_FOUND, "receipt-not-found" },
         { GLOVE_CONTROL_ACK_MISMATCH, "ack-mismatch" },
         { GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED, "receipt-journal-changed" },

@@ -4,6 +4,7 @@
  * released only once its start is durable), its end, and recovery at
  * gloved's start. Every transition is written to gloved.db before it is
  * acted on. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -63,6 +64,9 @@ struct viewer {
         char session[GLOVE_SESSION_ID_CHARS + 1];
         enum glove_control_role role;
         int64_t last; /* CLOCK_MONOTONIC ms */
+        /* the writer (one a session): its own connection to the session
+         * channel, so what it types arrives in order; -EBADF otherwise */
+        int channel_fd;
 };
 
 struct glove_control_sessions {
@@ -88,6 +92,8 @@ struct glove_control_sessions {
 void glove_control_sessions_free(struct glove_control_sessions *s) {
         if (!s)
                 return;
+        for (size_t i = 0; i < s->n_viewers; i++)
+                safe_close(s->viewers[i].channel_fd);
         for (size_t i = 0; i < s->n_live; i++)
                 safe_close(s->live[i].pidfd);
         safe_close(s->dir_fd);
@@ -888,6 +894,10 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", managed_binding(x));
         if (!spec)
                 return -ENOMEM;
+        if (t->rows > 0 &&
+            json_object_set_new(spec, "terminal", json_pack("{s:i,s:i}", "rows", (int) t->rows, "cols",
+                                                            (int) t->cols)) < 0)
+                return -ENOMEM;
         text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
         if (!text)
                 return -ENOMEM;
@@ -1252,8 +1262,7 @@ static int session_yours(const struct glove_control_call *call, const struct glo
 
 /* One message to the supervisor of session |id| over its channel, sent
  * without waiting: the socket takes it or refuses at once. */
-static int channel_send(struct glove_control_sessions *s, const char *id, uint32_t type, const void *payload,
-                        size_t len) {
+static int channel_connect(struct glove_control_sessions *s, const char *id) {
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
         struct sockaddr_un sa;
         socklen_t salen;
@@ -1267,6 +1276,15 @@ static int channel_send(struct glove_control_sessions *s, const char *id, uint32
                 return negative_errno();
         if (connect(fd, (const struct sockaddr *) &sa, salen) < 0)
                 return negative_errno();
+        return TAKE_FD(fd);
+}
+
+static int channel_send(struct glove_control_sessions *s, const char *id, uint32_t type, const void *payload,
+                        size_t len) {
+        _cleanup_close_ int fd = channel_connect(s, id);
+
+        if (fd < 0)
+                return fd;
         return frame_send(fd, type, payload, len, NULL, 0);
 }
 
@@ -1315,10 +1333,15 @@ int glove_control_session_method_signal(void *userdata, const struct glove_contr
 
 /* Viewers idle past GLOVE_VIEWER_IDLE_SECONDS are dropped: a viewer that
  * stops reading holds a place for that long, never the session. */
+static void viewer_remove(struct glove_control_sessions *s, struct viewer *v) {
+        safe_close(v->channel_fd);
+        *v = s->viewers[--s->n_viewers];
+}
+
 static void viewers_prune(struct glove_control_sessions *s, int64_t now) {
         for (size_t i = s->n_viewers; i-- > 0;)
                 if (now - s->viewers[i].last >= (int64_t) GLOVE_VIEWER_IDLE_SECONDS * 1000)
-                        s->viewers[i] = s->viewers[--s->n_viewers];
+                        viewer_remove(s, &s->viewers[i]);
 }
 
 static struct viewer *viewer_param(struct glove_control_sessions *s, const struct glove_control_call *call,
@@ -1356,19 +1379,24 @@ static int output_open(struct glove_control_sessions *s, const char *id) {
 
 int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                         int *ret_code, char *reason, size_t reasonlen) {
-        static const char *const names[] = { "session", "replay_bytes", NULL };
+        static const char *const names[] = { "session", "replay_bytes", "write", NULL };
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
-        const json_t *replay = json_object_get(call->params, "replay_bytes");
+        _cleanup_close_ int channel_fd = -EBADF;
+        const json_t *replay = json_object_get(call->params, "replay_bytes"),
+                     *write = json_object_get(call->params, "write");
         uint64_t want = GLOVE_VIEWER_REPLAY_DEFAULT, size;
         size_t here = 0;
         struct viewer *v;
         uint8_t rnd[16];
         int64_t now = now_monotonic_ms();
 
-        if (session_param(s, call->params, names, "session, replay_bytes", &x, ret_code, reason, reasonlen) < 0)
+        if (session_param(s, call->params, names, "session, replay_bytes, write", &x, ret_code, reason,
+                          reasonlen) < 0)
                 return -EBADMSG;
+        if (write && !json_is_boolean(write))
+                return invalid(ret_code, reason, reasonlen, "params/write: must be true or false");
         if (replay) {
                 if (!json_is_integer(replay) || json_integer_value(replay) < 0 ||
                     (uint64_t) json_integer_value(replay) > GLOVE_VIEWER_REPLAY_MAX)
@@ -1390,18 +1418,41 @@ int glove_control_session_method_attach(void *userdata, const struct glove_contr
                             "%s viewers are attached: detach one, or wait %d s for an idle one to be dropped",
                             here >= GLOVE_VIEWERS_PER_SESSION ? "this session's" : "gloved's",
                             GLOVE_VIEWER_IDLE_SECONDS);
+        if (json_is_true(write)) {
+                const struct glove_gloved_template *t = glove_gloved_policy_template(s->policy, x.template_id);
+
+                if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only a running session is written to", x.id,
+                                    glove_session_state_to_string(x.state));
+                if (!t || t->rows == 0)
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s has no terminal to write to (its template %s has no \"terminal\" "
+                                    "in gloved.json)", x.id, x.template_id);
+                for (size_t i = 0; i < s->n_viewers; i++)
+                        if (strcmp(s->viewers[i].session, x.id) == 0 && s->viewers[i].channel_fd >= 0)
+                                return fail(GLOVE_CONTROL_WRITER_TAKEN, ret_code, reason, reasonlen,
+                                            "session %s has a writer: one viewer writes at a time (it detaches, or "
+                                            "is dropped after %d s without a read)", x.id,
+                                            GLOVE_VIEWER_IDLE_SECONDS);
+                channel_fd = channel_connect(s, x.id);
+                if (channel_fd < 0)
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is ending: its supervisor takes no input (%s)", x.id,
+                                    strerror(-channel_fd));
+        }
         size = output_size(s, x.id);
         v = &s->viewers[s->n_viewers++];
-        *v = (struct viewer) { .role = call->role, .last = now };
+        *v = (struct viewer) { .role = call->role, .last = now, .channel_fd = TAKE_FD(channel_fd) };
         randombytes_buf(rnd, sizeof(rnd));
         v->id[0] = 'v';
         (void) sodium_bin2hex(v->id + 1, sizeof(v->id) - 1, rnd, sizeof(rnd));
         memcpy(v->session, x.id, sizeof(v->session));
-        *ret_result = json_pack("{s:s,s:s,s:I,s:I,s:s}", "viewer", v->id, "session", x.id, "cursor",
+        *ret_result = json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "viewer", v->id, "session", x.id, "cursor",
                                 (json_int_t) (size > want ? size - want : 0), "output_bytes", (json_int_t) size,
-                                "state", glove_session_state_to_string(x.state));
+                                "state", glove_session_state_to_string(x.state), "writer", (int) (v->channel_fd >= 0));
         if (!*ret_result) {
-                s->n_viewers--;
+                viewer_remove(s, v);
                 return -ENOMEM;
         }
         return 0;
@@ -1480,7 +1531,99 @@ int glove_control_session_method_detach(void *userdata, const struct glove_contr
         if (!v)
                 return -EBADMSG;
         memcpy(id, v->id, sizeof(id));
-        *v = s->viewers[--s->n_viewers];
+        viewer_remove(s, v);
         *ret_result = json_pack("{s:s,s:b}", "viewer", id, "detached", 1);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.input, resize ---- */
+
+static_assert(GLOVE_SESSION_INPUT_MAX == GLOVE_CHANNEL_INPUT_MAX, "a session.input is one channel message");
+
+/* The writer of |call|'s params, or NULL with the error. */
+static struct viewer *writer_param(struct glove_control_sessions *s, const struct glove_control_call *call,
+                                   const char *const *names, const char *list, int *ret_code, char *reason,
+                                   size_t reasonlen) {
+        struct viewer *v = viewer_param(s, call, names, list, ret_code, reason, reasonlen);
+
+        if (!v)
+                return NULL;
+        if (v->channel_fd < 0) {
+                (void) fail(GLOVE_CONTROL_NOT_WRITER, ret_code, reason, reasonlen,
+                            "viewer %s only reads: attach with \"write\": true to type into session %s", v->id,
+                            v->session);
+                return NULL;
+        }
+        return v;
+}
+
+/* One message to the writer's session; the viewer stays the writer. */
+static int writer_send(struct glove_control_sessions *s, struct viewer *v, uint32_t type, const void *payload,
+                       size_t len, int *ret_code, char *reason, size_t reasonlen) {
+        int r = frame_send(v->channel_fd, type, payload, len, NULL, 0);
+
+        if (r == -EAGAIN)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "session %s is not taking input as fast as it comes: retry", v->session);
+        if (r < 0) {
+                char id[GLOVE_SESSION_ID_CHARS + 1];
+
+                memcpy(id, v->session, sizeof(id));
+                viewer_remove(s, v);
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s has ended (its supervisor took no more input): the viewer is detached", id);
+        }
+        v->last = now_monotonic_ms();
+        return 0;
+}
+
+int glove_control_session_method_input(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "data", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        const json_t *data = json_object_get(call->params, "data");
+        struct glove_channel_input m = {};
+        size_t n = 0;
+        struct viewer *v;
+
+        v = writer_param(s, call, names, "viewer, data", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_string(data) ||
+            sodium_base642bin((unsigned char *) m.data, sizeof(m.data), json_string_value(data),
+                              json_string_length(data), NULL, &n, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+            n == 0)
+                return invalid(ret_code, reason, reasonlen,
+                               "params/data: 1 to %d bytes in standard base64 with padding", GLOVE_SESSION_INPUT_MAX);
+        m.len = (uint32_t) n;
+        if (writer_send(s, v, GLOVE_CHANNEL_INPUT, &m, sizeof(m), ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        *ret_result = json_pack("{s:s,s:I}", "viewer", v->id, "bytes", (json_int_t) n);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_resize(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "rows", "cols", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        const json_t *rows = json_object_get(call->params, "rows"), *cols = json_object_get(call->params, "cols");
+        struct glove_channel_resize m;
+        struct viewer *v;
+
+        v = writer_param(s, call, names, "viewer, rows, cols", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_integer(rows) || json_integer_value(rows) < 1 ||
+            json_integer_value(rows) > GLOVE_TERMINAL_SIZE_MAX || !json_is_integer(cols) ||
+            json_integer_value(cols) < 1 || json_integer_value(cols) > GLOVE_TERMINAL_SIZE_MAX)
+                return invalid(ret_code, reason, reasonlen, "params/rows, params/cols: integers from 1 to %d",
+                               GLOVE_TERMINAL_SIZE_MAX);
+        m = (struct glove_channel_resize) { .rows = (uint16_t) json_integer_value(rows),
+                                            .cols = (uint16_t) json_integer_value(cols) };
+        if (writer_send(s, v, GLOVE_CHANNEL_RESIZE, &m, sizeof(m), ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        *ret_result = json_pack("{s:s,s:i,s:i}", "viewer", v->id, "rows", (int) m.rows, "cols", (int) m.cols);
         return *ret_result ? 0 : -ENOMEM;
 }

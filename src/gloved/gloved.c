@@ -41,7 +41,7 @@ static void help(FILE *f) {
                 "you enrol with 'glove init'), plan.validate (a controller's plan against\n"
                 "$XDG_CONFIG_HOME/glove/gloved.json, read at start; an invalid one stops it),\n"
                 "managed sessions (session.create, start, status, list, stop, signal, attach,\n"
-                "read, detach, cleanup; each run by a supervisor process of its own, which\n"
+                "read, input, resize, detach, cleanup; each run by a supervisor process of its own, which\n"
                 "outlives gloved) and receipt delivery (receipts.page, receipts.ack).\n"
                 "'glove ctl' is its client. SIGTERM or SIGINT stop it (running sessions go\n"
                 "on; the next gloved adopts them); it removes the socket and the secret.\n"
@@ -141,6 +141,8 @@ static const struct glove_control_method methods[] = {
         { "session.attach", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_attach },
         { "session.read", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_read },
         { "session.detach", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_detach },
+        { "session.input", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_input },
+        { "session.resize", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_resize },
 };
 #define N_SESSION_METHODS 6
 

@@ -99,7 +99,8 @@ int supervisor_main(const char *id) {
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_session_ struct glove_session *s = NULL;
         struct glove_session_outcome out = { .status = GLOVE_EXIT_FAILED, .exit_code = -1 };
-        const json_t *managed;
+        const json_t *managed, *terminal;
+        struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD };
         struct stat st;
         char err[1024] = "", name[64];
         size_t len = 0;
@@ -128,6 +129,16 @@ int supervisor_main(const char *id) {
         r = glove_json_parse(text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_SUPERVISOR_SPEC_MAX }, &spec,
                              NULL, 0);
         managed = json_object_get(spec, "managed");
+        terminal = json_object_get(spec, "terminal");
+        if (terminal) {
+                json_int_t rows = json_integer_value(json_object_get(terminal, "rows")),
+                           cols = json_integer_value(json_object_get(terminal, "cols"));
+
+                if (rows < 1 || rows > GLOVE_TERMINAL_SIZE_MAX || cols < 1 || cols > GLOVE_TERMINAL_SIZE_MAX)
+                        r = -EBADMSG;
+                channel.rows = (unsigned) rows;
+                channel.cols = (unsigned) cols;
+        }
         if (r < 0 || strv_from_json(json_object_get(spec, "argv"), true, &argv) < 0 ||
             strv_from_json(json_object_get(spec, "env"), false, &env) < 0 || !json_is_object(managed) ||
             strcmp(json_string_value(json_object_get(managed, "session")) ?: "", id) != 0) {
@@ -157,7 +168,7 @@ int supervisor_main(const char *id) {
                         .argv = argv,
                         .receipt_fd = -1,
                         .managed = managed,
-                        .channel = &(const struct glove_sandbox_channel) { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD },
+                        .channel = &channel,
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved

@@ -16,9 +16,18 @@
 #include "macro.h"
 #include "sandbox-channel.h"
 #include "sandbox-internal.h"
+#include "sandbox-relay.h"
+
+union channel_msg {
+        struct glove_channel_signal signal;
+        struct glove_channel_input input;
+        struct glove_channel_resize resize;
+};
 
 static const struct frame_type channel_types[] = {
         { GLOVE_CHANNEL_SIGNAL, sizeof(struct glove_channel_signal), 0 },
+        { GLOVE_CHANNEL_INPUT, sizeof(struct glove_channel_input), 0 },
+        { GLOVE_CHANNEL_RESIZE, sizeof(struct glove_channel_resize), 0 },
 };
 
 bool glove_channel_signal_allowed(int signo) {
@@ -40,7 +49,9 @@ void channel_init(struct channel *c, int listen_fd) {
         *c = (struct channel) { .listen_fd = listen_fd, .slot_listen = -1, .slot_peers = -1 };
 }
 
-size_t channel_pollfds(struct channel *c, bool open, struct pollfd *p) {
+size_t channel_pollfds(struct channel *c, bool open, const struct relay *relay, struct pollfd *p) {
+        bool room = !relay->headless || relay_input_room(relay) >= GLOVE_CHANNEL_INPUT_MAX;
+
         size_t n = 0;
 
         c->slot_listen = c->slot_peers = -1;
@@ -52,7 +63,9 @@ size_t channel_pollfds(struct channel *c, bool open, struct pollfd *p) {
         }
         c->slot_peers = (int) n;
         for (size_t i = 0; i < c->n_peers; i++)
-                p[n++] = (struct pollfd) { .fd = c->peers[i], .events = POLLIN };
+                /* not at all without room: a peer that hung up with
+                 * messages unread would wake the loop for nothing */
+                p[n++] = (struct pollfd) { .fd = room ? c->peers[i] : -1, .events = POLLIN };
         return n;
 }
 
@@ -76,33 +89,60 @@ static void accept_peer(struct channel *c) {
         c->peers[c->n_peers++] = fd;
 }
 
-/* Every message waiting on peer |i|: false when it was closed. */
-static bool peer_read(struct channel *c, size_t i, int sync_fd) {
-        for (;;) {
-                struct glove_channel_signal m;
+/* One message of a peer, acted on: false when it is not one the
+ * session takes. */
+static bool peer_message(int type, const union channel_msg *m, int sync_fd, struct relay *relay) {
+        switch (type) {
+        case GLOVE_CHANNEL_SIGNAL:
+                if (!glove_channel_signal_allowed(m->signal.signo))
+                        return false;
+                /* init hands it to the agent */
+                (void) sync_send(sync_fd, &(const struct sync_msg) { .type = MSG_SIGNAL, .status = m->signal.signo },
+                                 NULL, 0);
+                return true;
+        case GLOVE_CHANNEL_INPUT:
+                if (!relay->headless || m->input.len < 1 || m->input.len > GLOVE_CHANNEL_INPUT_MAX)
+                        return false;
+                /* read only with room for it (channel_pollfds()) */
+                relay_input(relay, m->input.data, m->input.len);
+                return true;
+        case GLOVE_CHANNEL_RESIZE:
+                if (!relay->headless || m->resize.rows < 1 || m->resize.rows > 1000 || m->resize.cols < 1 ||
+                    m->resize.cols > 1000)
+                        return false;
+                relay_set_size(relay, m->resize.rows, m->resize.cols);
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The messages waiting on peer |i| while there is room for input: false
+ * when it was closed. */
+static bool peer_read(struct channel *c, size_t i, int sync_fd, struct relay *relay) {
+        while (!relay->headless || relay_input_room(relay) >= GLOVE_CHANNEL_INPUT_MAX) {
+                union channel_msg m;
                 int r = frame_recv(c->peers[i], channel_types, ELEMENTSOF(channel_types), &m, sizeof(m), NULL, 0,
                                    NULL);
 
                 if (r == -EAGAIN)
                         return true;
-                if (r != GLOVE_CHANNEL_SIGNAL || !glove_channel_signal_allowed(m.signo)) {
+                if (r < 0 || !peer_message(r, &m, sync_fd, relay)) {
                         peer_drop(c, i);
                         return false;
                 }
-                /* init hands it to the agent */
-                (void) sync_send(sync_fd, &(const struct sync_msg) { .type = MSG_SIGNAL, .status = m.signo }, NULL,
-                                 0);
         }
+        return true;
 }
 
-void channel_dispatch(struct channel *c, const struct pollfd *p, int sync_fd) {
+void channel_dispatch(struct channel *c, const struct pollfd *p, int sync_fd, struct relay *relay) {
         size_t n = c->n_peers;
 
         if (c->slot_peers >= 0)
                 /* backwards: a dropped peer's place takes the last one's */
                 for (size_t i = n; i-- > 0;)
                         if (p[c->slot_peers + (int) i].revents)
-                                (void) peer_read(c, i, sync_fd);
+                                (void) peer_read(c, i, sync_fd, relay);
         if (c->slot_listen >= 0 && (p[c->slot_listen].revents & POLLIN))
                 accept_peer(c);
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct relay;
+
 #define CHANNEL_PEERS_MAX 8
 #define CHANNEL_MAX_POLLFDS (1 + CHANNEL_PEERS_MAX)
 
@@ -21,10 +23,13 @@ struct channel {
 
 void channel_init(struct channel *c, int listen_fd);
 /* Fills |p| (at most CHANNEL_MAX_POLLFDS) with what the channel waits
- * for once |open| (the agent runs; before, peers wait in the socket). */
-size_t channel_pollfds(struct channel *c, bool open, struct pollfd *p);
-/* After poll(): accepts peers of our own uid, and hands each signal a
- * peer asks for to init over |sync_fd| (MSG_SIGNAL). A peer that sends
- * anything else, or goes away, is closed. */
-void channel_dispatch(struct channel *c, const struct pollfd *p, int sync_fd);
+ * for once |open| (the agent runs; before, peers wait in the socket).
+ * Peers are read only while |relay| has room for a whole input message:
+ * input waits in the socket, never dropped. */
+size_t channel_pollfds(struct channel *c, bool open, const struct relay *relay, struct pollfd *p);
+/* After poll(): accepts peers of our own uid; hands each signal a peer
+ * asks for to init over |sync_fd| (MSG_SIGNAL), and input and a size to
+ * |relay|'s terminal (a headless one; else the peer is closed). A peer
+ * that sends anything else, or goes away, is closed. */
+void channel_dispatch(struct channel *c, const struct pollfd *p, int sync_fd, struct relay *relay);
 void channel_done(struct channel *c);

@@ -379,7 +379,7 @@ void supervise(struct supervision *s) {
                  * once the agent runs and while it does */
                 size_t n = 5 + n_relay +
                            channel_pollfds(&channel, s->res->started && !agent_gone(s) && s->sync_fd >= 0,
-                                           p + 5 + n_relay);
+                                           s->relay, p + 5 + n_relay);
                 int timeout = s->relay->deferred ? RELAY_DEFERRED_POLL_MS : -1;
 
                 if (agent_gone(s) && relay_drained(s->relay))
@@ -416,7 +416,7 @@ void supervise(struct supervision *s) {
                 if (s->notify_fd >= 0 && p[4].revents)
                         on_notify(s, p[4].revents);
                 relay_dispatch(s->relay, p + 5);
-                channel_dispatch(&channel, p + 5 + n_relay, s->sync_fd);
+                channel_dispatch(&channel, p + 5 + n_relay, s->sync_fd, s->relay);
                 if (s->relay->limit_hit && !s->limit_killed && !agent_gone(s)) {
                         s->limit_killed = true;
                         kill_init(s);

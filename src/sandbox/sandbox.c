@@ -300,7 +300,7 @@ static int run_channels(struct run *run) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->pair) < 0)
                 return glove_error_set(run->o.error, negative_errno(), "setup", "socketpair: %m");
         return relay_prepare(&run->relay, &run->plan, p->output_limit, p->transcript_tail, p->terminal_clipboard,
-                             run->o.stdio);
+                             run->o.stdio, run->o.channel);
 }
 
 /* Glove's signals as a descriptor the wait reads, and the watchdog's

@@ -171,8 +171,9 @@ def main():
     check("a controller completes the handshake", r == {"role": "controller"})
     # lifecycle (managed sessions) only where glove exec's sandbox runs:
     # the doctor's readiness, which the test below compares with glove doctor
-    sessions = ["session.attach", "session.cleanup", "session.create", "session.detach", "session.list",
-                "session.read", "session.signal", "session.start", "session.status", "session.stop"]
+    sessions = ["session.attach", "session.cleanup", "session.create", "session.detach", "session.input",
+                "session.list", "session.read", "session.resize", "session.signal", "session.start",
+                "session.status", "session.stop"]
     ready = caps["host"]["exec_ready"]
     built = {"control", "exposures", "plan", "receipts"} | ({"lifecycle"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",

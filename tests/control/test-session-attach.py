@@ -144,7 +144,7 @@ def refusals():
     for bad in (-1, (1 << 20) + 1, "64", 1.5, True):
         e = remote_error(X.c, "session.attach", {"session": sid, "replay_bytes": bad})
         check(f"replay_bytes {bad!r}: invalid-params", e is not None and e[0] == "invalid-params", e)
-    e = remote_error(X.c, "session.attach", {"session": sid, "write": True})
+    e = remote_error(X.c, "session.attach", {"session": sid, "follow": True})
     check("another member: invalid-params", e is not None and e[0] == "invalid-params", e)
     v = X.c.call("session.attach", {"session": sid})
     size = len(output(sid))

@@ -3,7 +3,8 @@
  * the named set reaches init as MSG_SIGNAL, in order; a peer that sends a
  * signal outside the set, another type or a cut message is closed and
  * nothing of it reaches init; nothing is taken before the agent runs; and
- * the set is exactly INT, TERM, HUP, KILL, TSTP, CONT, WINCH. */
+ * the set is exactly INT, TERM, HUP, KILL, TSTP, CONT, WINCH; input for a
+ * session without a terminal closes its peer too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -24,6 +25,7 @@
 #include "glove/sandbox.h"
 #include "sandbox-channel.h"
 #include "sandbox-internal.h"
+#include "sandbox-relay.h"
 
 struct fixture {
         char dir[64];
@@ -31,6 +33,7 @@ struct fixture {
         int listen_fd;
         int sync[2]; /* [0] the supervisor's end, [1] init's */
         struct channel c;
+        struct relay relay; /* pipes, not a terminal: no input taken */
 };
 
 static int setup(void **state) {
@@ -47,6 +50,7 @@ static int setup(void **state) {
         assert_int_equal(listen(f->listen_fd, 8), 0);
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, f->sync), 0);
         channel_init(&f->c, f->listen_fd);
+        relay_init(&f->relay);
         *state = f;
         return 0;
 }
@@ -76,11 +80,11 @@ static int peer(struct fixture *f) {
  * supervise() says (the agent runs). */
 static void round_of(struct fixture *f, bool open) {
         struct pollfd p[CHANNEL_MAX_POLLFDS];
-        size_t n = channel_pollfds(&f->c, open, p);
+        size_t n = channel_pollfds(&f->c, open, &f->relay, p);
 
         if (n > 0)
                 assert_true(poll(p, n, 0) >= 0);
-        channel_dispatch(&f->c, p, f->sync[0]);
+        channel_dispatch(&f->c, p, f->sync[0], &f->relay);
 }
 
 /* What init got: the signals of the MSG_SIGNALs waiting, in order. */
@@ -162,9 +166,10 @@ static void test_bad_peers_closed(void **state) {
                 uint32_t type;
                 int32_t signo;
         } wrong_type = { GLOVE_CHANNEL_SIGNAL + 1, SIGINT };
-        int bad[4];
+        struct glove_channel_input input = { .len = 1, .data = "x" };
+        int bad[5];
 
-        for (size_t i = 0; i < 4; i++)
+        for (size_t i = 0; i < 5; i++)
                 bad[i] = peer(f);
         send_signal(bad[0], SIGQUIT);
         send_signal(bad[1], SIGSTOP);
@@ -174,11 +179,13 @@ static void test_bad_peers_closed(void **state) {
         assert_int_equal(send(bad[3], &(struct frame_header) { GLOVE_CHANNEL_SIGNAL, 4 }, sizeof(struct frame_header),
                               0),
                          (ssize_t) sizeof(struct frame_header));
+        /* input for a session without a terminal */
+        assert_int_equal(frame_send(bad[4], GLOVE_CHANNEL_INPUT, &input, sizeof(input), NULL, 0), 0);
         for (int i = 0; i < 6; i++)
                 round_of(f, true);
         assert_int_equal(init_got(f, got, 8), 0);
         assert_int_equal(f->c.n_peers, 0);
-        for (size_t i = 0; i < 4; i++) {
+        for (size_t i = 0; i < 5; i++) {
                 char x;
 
                 /* our end sees the close */
