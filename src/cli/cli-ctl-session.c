@@ -240,6 +240,7 @@ static int session_call(const struct cli_ctl_options *o, const char *method, con
         return 0;
 }
 
+/* --attach: cli_ctl_session() attaches once the start is answered */
 static int ctl_session_start(const struct cli_ctl_options *o, char **args) {
         return session_call(o, "session.start", args[0], false);
 }
@@ -520,7 +521,7 @@ static const struct ctl_command {
 } commands[] = {
         { "plan", "validate", "FILE", 1, 0, ctl_plan_validate },
         { "session", "create", "KEY FILE", 2, 0, ctl_session_create },
-        { "session", "start", "ID", 1, 0, ctl_session_start },
+        { "session", "start", "ID", 1, CLI_CTL_ATTACH, ctl_session_start },
         { "session", "status", "ID", 1, 0, ctl_session_status },
         { "session", "list", "", 0, CLI_CTL_STATE, ctl_session_list },
         { "session", "stop", "ID", 1, CLI_CTL_FORCE, ctl_session_stop },
@@ -578,5 +579,7 @@ int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words) {
                 (void) log_error_errno(negative_errno(), "Failed to write the answer: %m");
                 return GLOVE_EXIT_FAILED;
         }
+        if (cmd->run == ctl_session_start && (o->given & CLI_CTL_ATTACH))
+                return cli_ctl_attach(words[2]);
         return 0;
 }
