@@ -33,7 +33,8 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 /* how long to wait for output before asking again when there was none */
 #define READ_PAUSE_MS 20
-/* the replay when attaching: the screen's worth, and more */
+/* the replay when attaching: the screen's worth, and more; right after
+ * the start, all there is (up to the most gloved replays) */
 #define ATTACH_REPLAY_BYTES 65536
 
 struct attach {
@@ -42,6 +43,7 @@ struct attach {
         char viewer[GLOVE_SESSION_ID_CHARS + 1];
         json_int_t cursor;
         bool writer;
+        json_int_t replay;
         struct termios saved;
         bool raw;
         int status; /* the session's, once it ended */
@@ -66,8 +68,7 @@ static int attach_start(struct attach *a, bool write) {
         char err[1024] = "";
         int r, code = 0;
 
-        params = json_pack("{s:s,s:I,s:b}", "session", a->session, "replay_bytes", (json_int_t) ATTACH_REPLAY_BYTES,
-                           "write", (int) write);
+        params = json_pack("{s:s,s:I,s:b}", "session", a->session, "replay_bytes", a->replay, "write", (int) write);
         if (!params)
                 return log_error_errno(-ENOMEM, "Out of memory");
         r = glove_control_client_call(a->client, "session.attach", params, &result, &code, err, sizeof(err));
@@ -232,10 +233,13 @@ static int attach_loop(struct attach *a, int sfd) {
         }
 }
 
-int cli_ctl_attach(const char *session) {
+int cli_ctl_attach(const char *session, bool from_start) {
         _cleanup_(glove_control_client_close) struct glove_control_client client = GLOVE_CONTROL_CLIENT_INIT;
         _cleanup_close_ int sfd = -EBADF;
-        struct attach a = { .client = &client, .session = session, .status = -1 };
+        struct attach a = { .client = &client,
+                            .session = session,
+                            .status = -1,
+                            .replay = from_start ? (json_int_t) GLOVE_VIEWER_REPLAY_MAX : ATTACH_REPLAY_BYTES };
         bool tty = isatty(STDIN_FILENO) == 1;
         sigset_t mask;
         int r;

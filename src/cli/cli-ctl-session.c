@@ -580,6 +580,6 @@ int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words) {
                 return GLOVE_EXIT_FAILED;
         }
         if (cmd->run == ctl_session_start && (o->given & CLI_CTL_ATTACH))
-                return cli_ctl_attach(words[2]);
+                return cli_ctl_attach(words[2], true);
         return 0;
 }

@@ -316,7 +316,7 @@ int cli_ctl(int argc, char **argv) {
                                 log_error("ctl: attach takes one session id. Try 'glove ctl --help'.");
                         return GLOVE_EXIT_FAILED;
                 }
-                return cli_ctl_attach(argv[optind + 1]);
+                return cli_ctl_attach(argv[optind + 1], false);
         }
         if (cli_ctl_session_has(argv[optind]))
                 return cli_ctl_session(&o, argc - optind, argv + optind);

@@ -59,9 +59,10 @@ bool cli_ctl_options_fit(const struct cli_ctl_options *o, unsigned takes, const 
 int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words);
 /* Whether |noun| is one of cli_ctl_session's. */
 bool cli_ctl_session_has(const char *noun);
-/* cli-ctl-attach.c: glove ctl attach ID; returns the exit status (the
+/* cli-ctl-attach.c: glove ctl attach ID (|from_start|: just started, so
+ * replay all there is, not only the tail); returns the exit status (the
  * session's when it ended while attached, 0 when detached). */
-int cli_ctl_attach(const char *session);
+int cli_ctl_attach(const char *session, bool from_start);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);
