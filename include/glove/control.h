@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/sandbox.h"
+
 #define GLOVE_CONTROL_PROTOCOL 1
 #define GLOVE_CONTROL_SOCKET_NAME "gloved.sock"
 #define GLOVE_CONTROL_SECRET_NAME "bootstrap-secret"
@@ -386,7 +388,7 @@ struct glove_gloved_template {
          * supervisor holds: session.input, session.resize); 0: pipes */
         unsigned rows, cols;
 };
-#define GLOVE_TERMINAL_SIZE_MAX 1000
+#define GLOVE_TERMINAL_SIZE_MAX GLOVE_CHANNEL_SIZE_MAX /* glove/sandbox.h: what a session channel carries */
 
 struct glove_gloved_policy {
         struct glove_gloved_template *templates;

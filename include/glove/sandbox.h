@@ -47,8 +47,9 @@ struct glove_channel_input {
         char data[GLOVE_CHANNEL_INPUT_MAX];
 };
 
+#define GLOVE_CHANNEL_SIZE_MAX 1000
 struct glove_channel_resize {
-        uint16_t rows, cols; /* 1 to 1000 each */
+        uint16_t rows, cols; /* 1 to GLOVE_CHANNEL_SIZE_MAX each */
 };
 
 /* The signals a managed session's agent may be sent (session.signal):

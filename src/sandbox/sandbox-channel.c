@@ -107,8 +107,8 @@ static bool peer_message(int type, const union channel_msg *m, int sync_fd, stru
                 relay_input(relay, m->input.data, m->input.len);
                 return true;
         case GLOVE_CHANNEL_RESIZE:
-                if (!relay->headless || m->resize.rows < 1 || m->resize.rows > 1000 || m->resize.cols < 1 ||
-                    m->resize.cols > 1000)
+                if (!relay->headless || m->resize.rows < 1 || m->resize.rows > GLOVE_CHANNEL_SIZE_MAX ||
+                    m->resize.cols < 1 || m->resize.cols > GLOVE_CHANNEL_SIZE_MAX)
                         return false;
                 relay_set_size(relay, m->resize.rows, m->resize.cols);
                 return true;
