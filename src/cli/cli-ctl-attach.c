@@ -7,7 +7,9 @@
  * terminal turns into SIGINT for its foreground job); a resize of the
  * terminal is session.resize; the session's output, from the tail
  * replayed on, comes from session.read. Ctrl-] detaches and leaves the
- * session running. Without a terminal on stdin it only reads. */
+ * session running; so does a signal to glove ctl itself (SIGTERM, SIGHUP:
+ * its terminal went away; it exits 128+N), since the session is not glove
+ * ctl's to end. Without a terminal on stdin it only reads. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -47,6 +49,7 @@ struct attach {
         struct termios saved;
         bool raw;
         int status; /* the session's, once it ended */
+        int signal; /* SIGTERM, SIGHUP, SIGINT, SIGQUIT to glove ctl: detach, then exit 128+N */
 };
 
 static void terminal_restore(struct attach *a) {
@@ -218,10 +221,20 @@ static int attach_loop(struct attach *a, int sfd) {
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
+                        bool winch = false;
 
-                        while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
-                                ;
-                        r = resize(a);
+                        while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                                if (si.ssi_signo == SIGWINCH)
+                                        winch = true;
+                                else
+                                        a->signal = (int) si.ssi_signo;
+                        }
+                        /* a signal to glove ctl is not the session's: it
+                         * detaches (the terminal restored), the session
+                         * goes on */
+                        if (a->signal)
+                                return 1;
+                        r = winch ? resize(a) : 0;
                         if (r < 0)
                                 return r;
                 }
@@ -252,9 +265,13 @@ int cli_ctl_attach(const char *session, bool from_start) {
                 return GLOVE_EXIT_FAILED;
         sigemptyset(&mask);
         sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGQUIT);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
             (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-                log_error_errno(negative_errno(), "Cannot watch the terminal's size: %m");
+                log_error_errno(negative_errno(), "Cannot watch the terminal's size and glove's signals: %m");
                 return GLOVE_EXIT_FAILED;
         }
         if (a.writer) {
@@ -283,7 +300,7 @@ int cli_ctl_attach(const char *session, bool from_start) {
                 if (params)
                         (void) call(&a, "session.detach", params, &result);
         }
-        (void) fprintf(stderr, "\r\nglove: detached from session %s (it goes on; 'glove ctl attach %s' again)\n",
-                       session, session);
-        return 0;
+        (void) fprintf(stderr, "\r\nglove: %s%sdetached from session %s (it goes on; 'glove ctl attach %s' again)\n",
+                       a.signal ? sigabbrev_np(a.signal) ?: "signal" : "", a.signal ? ": " : "", session, session);
+        return a.signal ? 128 + a.signal : 0;
 }

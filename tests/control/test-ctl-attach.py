@@ -5,7 +5,9 @@ gives them the session's interactive bash in raw mode at their terminal's
 size (not the template's), a resize of their terminal reaches it, Ctrl-C
 interrupts a foreground sleep, Ctrl-] detaches with the terminal's modes
 restored and the session going on; `glove ctl attach ID` again replays the
-tail, and the session's exit ends it with the session's status.
+tail, and the session's exit ends it with the session's status; SIGHUP or
+SIGTERM to glove ctl detaches it the same way (128+N) and the session goes
+on.
 
 Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory),
 DRIVE (pty-drive.py). Prints "ok - ..." / "not ok - ..." lines; exits 1
@@ -90,6 +92,20 @@ def attach():
           r.get("rc") == 7 and r.get("modes_restored"), (r.get("rc"), r.get("modes_restored")))
     st = L.wait_state(c, sid)
     check("the session ended exit 7", st.get("reason") == "exit" and st.get("exit_code") == 7, st)
+
+    # a signal to glove ctl (its terminal closed): it detaches, the session goes on
+    sid2 = None
+    p = subprocess.run([L.GLOVE, "ctl", "session", "create", "hup", plan, "--json"], env=X.g.env(),
+                       capture_output=True, text=True, timeout=60)
+    sid2 = json.loads(p.stdout)["session"] if p.returncode == 0 else None
+    for sig, code in (("HUP", 129), ("TERM", 143)):
+        steps = ["expect:prompt> ", "modes:changed", f"signal:{sig}", "expect:detached from session"]
+        r = drive(["session", "start", sid2, "--attach"] if sig == "HUP" else ["attach", sid2], steps)
+        check(f"SIG{sig} to glove ctl: it detaches ({code}), the terminal's modes restored",
+              r.get("failed") is None and r.get("rc") == code and r.get("modes_restored"),
+              {k: r.get(k) for k in ("failed", "rc", "modes_restored")} | {"tail": r.get("output", "")[-300:]})
+        check(f"... and after SIG{sig} the session goes on", L.status(c, sid2)["state"] == "running")
+    c.call("session.stop", {"session": sid2, "force": True})
 
     r = drive(["attach", "s" + "0" * 32], [])
     check("attach to an unknown session: 125 with gloved's reason", r.get("rc") == 125 and
