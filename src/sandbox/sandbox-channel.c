@@ -49,8 +49,16 @@ void channel_init(struct channel *c, int listen_fd) {
         *c = (struct channel) { .listen_fd = listen_fd, .slot_listen = -1, .slot_peers = -1 };
 }
 
+/* Whether a peer's next message may be read: input must fit whole in the
+ * terminal's buffer, unless there is no terminal to write to (pipes, or
+ * its master gone: input is refused or has nowhere to go, and must not
+ * hold up a signal behind it). */
+static bool room_for_input(const struct relay *relay) {
+        return !relay->headless || relay->in.dst < 0 || relay_input_room(relay) >= GLOVE_CHANNEL_INPUT_MAX;
+}
+
 size_t channel_pollfds(struct channel *c, bool open, const struct relay *relay, struct pollfd *p) {
-        bool room = !relay->headless || relay_input_room(relay) >= GLOVE_CHANNEL_INPUT_MAX;
+        bool room = room_for_input(relay);
 
         size_t n = 0;
 
@@ -103,7 +111,8 @@ static bool peer_message(int type, const union channel_msg *m, int sync_fd, stru
         case GLOVE_CHANNEL_INPUT:
                 if (!relay->headless || m->input.len < 1 || m->input.len > GLOVE_CHANNEL_INPUT_MAX)
                         return false;
-                /* read only with room for it (channel_pollfds()) */
+                /* read only with room for it (room_for_input()); with the
+                 * terminal's master gone it has nowhere to go */
                 relay_input(relay, m->input.data, m->input.len);
                 return true;
         case GLOVE_CHANNEL_RESIZE:
@@ -120,7 +129,7 @@ static bool peer_message(int type, const union channel_msg *m, int sync_fd, stru
 /* The messages waiting on peer |i| while there is room for input: false
  * when it was closed. */
 static bool peer_read(struct channel *c, size_t i, int sync_fd, struct relay *relay) {
-        while (!relay->headless || relay_input_room(relay) >= GLOVE_CHANNEL_INPUT_MAX) {
+        while (room_for_input(relay)) {
                 union channel_msg m;
                 int r = frame_recv(c->peers[i], channel_types, ELEMENTSOF(channel_types), &m, sizeof(m), NULL, 0,
                                    NULL);

@@ -194,11 +194,32 @@ static void test_bad_peers_closed(void **state) {
         }
 }
 
+/* A session whose terminal's master is gone (the agent closed it, or the
+ * relay dropped it): input has nowhere to go, and a signal behind it
+ * still reaches init. */
+static void test_signal_behind_input_without_master(void **state) {
+        struct fixture *f = *state;
+        struct glove_channel_input input = { .len = 2, .data = "ab" };
+        int got[8], a = peer(f);
+
+        f->relay.headless = true; /* and in.dst -EBADF, as relay_init() left it */
+        assert_int_equal(relay_input_room(&f->relay), 0);
+        assert_int_equal(frame_send(a, GLOVE_CHANNEL_INPUT, &input, sizeof(input), NULL, 0), 0);
+        send_signal(a, SIGTERM);
+        for (int i = 0; i < 3; i++)
+                round_of(f, true);
+        assert_int_equal(init_got(f, got, 8), 1);
+        assert_int_equal(got[0], SIGTERM);
+        assert_int_equal(f->c.n_peers, 1);
+        close(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_the_set),
                 cmocka_unit_test_setup_teardown(test_signals_reach_init, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_peers_closed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_signal_behind_input_without_master, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
