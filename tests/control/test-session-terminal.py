@@ -7,7 +7,9 @@ says the new size); a Ctrl-C typed through session.input (byte 0x03)
 interrupts a foreground sleep and the shell goes on; one viewer writes,
 a second writer is refused, a reader cannot type; every bad input and
 size refused; a template without a terminal takes no writer; the
-receipt says it was a terminal and counts the bytes typed.
+receipt says it was a terminal and counts the bytes typed; across a
+restart of gloved the shell and its output stay (the terminal is the
+supervisor's), and the next gloved's writer types into the same shell.
 
 Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory).
 Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed, 77 when
@@ -152,6 +154,35 @@ def pipes():
     X.c.call("session.stop", {"session": sid, "force": True})
 
 
+def restart():
+    """The terminal lives in the supervisor: a gloved restart loses the
+    viewers (gloved's memory), not the shell nor what it showed."""
+    sid = create(X.c, "kept", {"template": "bash", "ttl_seconds": 600})["session"]
+    X.c.call("session.start", {"session": sid})
+    w = Viewer(X.c, sid, write=True)
+    check("restart: the shell prompts", w.wait_for(b"prompt> "), w.data)
+    w.type(b"x=kept-$((20+1)); echo $x\n")
+    check("restart: the shell ran a line", w.wait_for(b"kept-21\r\n"), w.data)
+    X.c.close()
+    X.o.close()
+    check("gloved stops with the session running", X.g.stop() == 0)
+    X.g.start()
+    check("gloved starts again", X.g.serving, X.g.log_text())
+    X.c, X.o = X.g.conn("controller"), X.g.conn("owner")
+    e = remote_error(X.c, "session.read", {"viewer": w.id, "cursor": 0})
+    check("the old viewer is gone with the old gloved: viewer-not-found", e is not None and e[0] == "viewer-not-found",
+          e)
+    w2 = Viewer(X.c, sid, write=True)
+    check("the next gloved's viewer replays what the shell showed before", w2.wait_for(b"kept-21\r\n"), w2.data)
+    w2.type(b"echo $x-again\n")
+    check("... and types into the same shell (its variable is still set)", w2.wait_for(b"kept-21-again\r\n"),
+          w2.data[-300:])
+    w2.type(b"exit 3\n")
+    st = L.wait_state(X.c, sid)
+    check("the adopted session ends with the shell (exit 3)", st.get("reason") == "exit" and st.get("exit_code") == 3,
+          st)
+
+
 def journal():
     code, out = X.g.audit_verify()
     check("glove audit verify passes on the journal the supervisors wrote", code == 0, out)
@@ -168,7 +199,8 @@ def main():
     if not X.c.call("capabilities")["host"]["exec_ready"]:
         print("# SKIP this host cannot run glove exec (glove doctor says why)")
         return 1 if L.MUST_WORK else 77
-    rc = L.run_sections([("a terminal", terminal), ("pipes", pipes), ("the journal", journal)])
+    rc = L.run_sections([("a terminal", terminal), ("pipes", pipes), ("a gloved restart", restart),
+                         ("the journal", journal)])
     X.g.stop()
     return rc
 
