@@ -14,6 +14,7 @@ Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed, 77 when
 this host cannot run a sandbox or the controller has no BLAKE3 (a failure
 with GLOVE_TESTS_MUST_WORK=1)."""
 import os
+import subprocess
 import sys
 import time
 
@@ -192,6 +193,18 @@ def roles():
     check("another controller connection signals a controller's session (TERM: exit 13)",
           st.get("reason") == "exit" and st.get("exit_code") == 13, st)
     c2.close()
+    # the owner's glove ctl
+    sid = started(X.c, "by-ctl")
+    p = subprocess.run([L.GLOVE, "ctl", "session", "signal", sid, "QUIT"], env=X.g.env(), capture_output=True,
+                       text=True, timeout=60)
+    check("glove ctl session signal ID QUIT: refused (125) with gloved's reason naming the set",
+          p.returncode == 125 and "invalid-params" in p.stderr and "INT, TERM, HUP" in p.stderr, p.stderr)
+    p = subprocess.run([L.GLOVE, "ctl", "session", "signal", sid, "HUP"], env=X.g.env(), capture_output=True,
+                       text=True, timeout=60)
+    check("glove ctl session signal ID HUP: the session, its state and the signal",
+          p.returncode == 0 and p.stdout.split() == [sid, "running", "signal=HUP"], (p.stdout, p.stderr))
+    st = L.wait_state(X.c, sid)
+    check("... which the agent got (HUP: exit 12)", st.get("reason") == "exit" and st.get("exit_code") == 12, st)
 
 
 def restart():
