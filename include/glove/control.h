@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/sandbox.h"
+
 #define GLOVE_CONTROL_PROTOCOL 1
 #define GLOVE_CONTROL_SOCKET_NAME "gloved.sock"
 #define GLOVE_CONTROL_SECRET_NAME "bootstrap-secret"
@@ -84,6 +86,11 @@ enum {
         GLOVE_CONTROL_REQUEST_KEY_CONFLICT = -32022, /* the key already names another plan's session */
         GLOVE_CONTROL_SESSION_LIMIT = -32023,        /* GLOVE_SESSIONS_LIVE_MAX are live */
         GLOVE_CONTROL_SESSION_START_FAILED = -32024,
+        GLOVE_CONTROL_SESSION_NOT_YOURS = -32025,    /* a controller, on a session the owner created */
+        GLOVE_CONTROL_VIEWER_NOT_FOUND = -32026,     /* no such viewer: detached, or dropped idle */
+        GLOVE_CONTROL_VIEWER_LIMIT = -32027,         /* the session has its most viewers */
+        GLOVE_CONTROL_NOT_WRITER = -32028,           /* input or resize from a viewer that is not the writer */
+        GLOVE_CONTROL_WRITER_TAKEN = -32029,         /* attach with write: another viewer writes */
         /* receipt delivery (docs/control.md, "Receipt delivery") */
         GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
         GLOVE_CONTROL_ACK_MISMATCH = -32031,
@@ -283,7 +290,7 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
  * 0600 (docs/control.md, "The store"). */
 #define GLOVE_CONTROL_STORE_NAME "gloved.db"
 /* the schema this build writes and reads; a newer one is refused */
-#define GLOVE_CONTROL_STORE_SCHEMA 2
+#define GLOVE_CONTROL_STORE_SCHEMA 3
 /* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
 #define GLOVE_CONTROL_ALIAS_MAX 64
 
@@ -377,7 +384,11 @@ struct glove_gloved_template {
         char **argv;    /* NULL-terminated; argv[0] absolute */
         char **env;     /* NULL-terminated "NAME=value" */
         json_t *policy; /* the base sandbox policy: a Glove policy document, checked at load */
+        /* "terminal": the command gets a terminal of this size (a pty the
+         * supervisor holds: session.input, session.resize); 0: pipes */
+        unsigned rows, cols;
 };
+#define GLOVE_TERMINAL_SIZE_MAX GLOVE_CHANNEL_SIZE_MAX /* glove/sandbox.h: what a session channel carries */
 
 struct glove_gloved_policy {
         struct glove_gloved_template *templates;
@@ -593,6 +604,9 @@ struct glove_control_session {
         int64_t status;
         char *error;        /* owned; NULL for none */
         uint64_t receipt_seq;
+        /* the role whose connection created it: a controller acts only on
+         * the sessions a controller created (session.signal) */
+        enum glove_control_role creator;
 };
 void glove_control_session_done(struct glove_control_session *s);
 void glove_control_session_array_free(struct glove_control_session *v, size_t n);
@@ -603,8 +617,8 @@ void glove_control_session_array_free(struct glove_control_session *v, size_t n)
  * of another, -EEXIST. -EUSERS when GLOVE_SESSIONS_LIVE_MAX sessions are
  * live; -ENOSPC when the disk is full; -EIO. */
 int glove_control_store_session_create(struct glove_control_store *s, const struct glove_plan *plan,
-                                       const char *request_key, struct glove_control_session *ret,
-                                       bool *ret_created);
+                                       const char *request_key, enum glove_control_role creator,
+                                       struct glove_control_session *ret, bool *ret_created);
 /* -ENOENT when there is none */
 int glove_control_store_session_get(struct glove_control_store *s, const char *id, struct glove_control_session *ret);
 /* The plan's canonical bytes (malloc'd, NUL-terminated). */
@@ -689,12 +703,40 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
                                       int *ret_code, char *reason, size_t reasonlen);
 int glove_control_session_method_cleanup(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                          int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_signal(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+/* Viewers of a session's output (docs/control.md, "session.attach"): at
+ * most GLOVE_VIEWERS_PER_SESSION per session, each dropped after
+ * GLOVE_VIEWER_IDLE_SECONDS without a session.read. */
+#define GLOVE_VIEWERS_PER_SESSION 8
+#define GLOVE_VIEWERS_MAX 64
+#define GLOVE_VIEWER_IDLE_SECONDS 10
+#define GLOVE_VIEWER_REPLAY_MAX ((uint64_t) 1 << 20)
+#define GLOVE_VIEWER_REPLAY_DEFAULT ((uint64_t) 64 << 10)
+#define GLOVE_VIEWER_READ_MAX 32768
+int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_detach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
+/* What the writer types, decoded, at most this many bytes a call: one
+ * message of the session channel (GLOVE_CHANNEL_INPUT_MAX), so a call is
+ * taken whole or not at all */
+#define GLOVE_SESSION_INPUT_MAX 1016
+int glove_control_session_method_input(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen);
+int glove_control_session_method_resize(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen);
 
 /* What gloved hands a supervisor (docs/control.md, "Managed sessions"):
  * descriptor 3 is the session's directory, 4 the gate, on which gloved
  * writes the spec and closes. */
 #define GLOVE_SUPERVISOR_DIR_FD 3
 #define GLOVE_SUPERVISOR_GATE_FD 4
+/* 5: the session channel's listening socket (glove/sandbox.h), bound by
+ * gloved in the session's directory before the supervisor exists */
+#define GLOVE_SUPERVISOR_CHANNEL_FD 5
 #define GLOVE_SUPERVISOR_SPEC_MAX ((size_t) 512 << 10)
 #define GLOVE_SESSION_POLICY_NAME "policy.json"
 #define GLOVE_SESSION_OUTPUT_NAME "output"

@@ -24,6 +24,48 @@ struct glove_audit;
 #define GLOVE_EXIT_TIMEOUT 124
 #define GLOVE_EXIT_OUTPUT_LIMIT 153 /* 128 + SIGXFSZ: the agent went past limits.output */
 
+/* The session channel (docs/control.md, "The session channel"): a
+ * listening SOCK_SEQPACKET socket of the supervisor's, in the managed
+ * session's 0700 directory, that gloved connects to. Each message is one
+ * frame of src/basic/frame-util.h's framing, of these types; the
+ * supervisor takes them only once the agent runs (before that they wait
+ * in the socket), and a peer that sends anything else is closed. */
+#define GLOVE_CHANNEL_NAME "channel"
+enum {
+        GLOVE_CHANNEL_SIGNAL = 0x200, /* gloved -> supervisor: struct glove_channel_signal */
+        GLOVE_CHANNEL_INPUT,          /* gloved -> supervisor: struct glove_channel_input, for the terminal */
+        GLOVE_CHANNEL_RESIZE,         /* gloved -> supervisor: struct glove_channel_resize */
+};
+
+struct glove_channel_signal {
+        int32_t signo; /* one of glove_channel_signal_allowed() */
+};
+
+#define GLOVE_CHANNEL_INPUT_MAX 1016
+struct glove_channel_input {
+        uint32_t len; /* 1 to GLOVE_CHANNEL_INPUT_MAX: the bytes of |data| that count */
+        char data[GLOVE_CHANNEL_INPUT_MAX];
+};
+
+#define GLOVE_CHANNEL_SIZE_MAX 1000
+struct glove_channel_resize {
+        uint16_t rows, cols; /* 1 to GLOVE_CHANNEL_SIZE_MAX each */
+};
+
+/* The signals a managed session's agent may be sent (session.signal):
+ * SIGINT, SIGTERM, SIGHUP, SIGKILL, SIGTSTP, SIGCONT, SIGWINCH. */
+bool glove_channel_signal_allowed(int signo);
+
+/* The supervisor's end: |listen_fd| borrowed, polled once the agent
+ * runs. With |rows| and |cols| (1 to 1000) the agent gets a terminal of
+ * that size, whose output goes where its stdout would (counted, limited,
+ * filtered as for a user's terminal) and whose input comes only from the
+ * channel; 0: pipes, as without a channel. */
+struct glove_sandbox_channel {
+        int listen_fd;
+        unsigned rows, cols;
+};
+
 /* A symlink the sandbox makes at |path| (absolute, inside) pointing to
  * |target|, which need not exist on the host: a fixed name for something
  * whose host path varies (glove run's gateway socket). */
@@ -83,6 +125,8 @@ struct glove_sandbox_options {
          * tried), said at once as one line; NULL: kept for the end only.
          * Called from the supervisor and from the proxy's process. */
         void (*notice)(const char *line);
+        /* a managed session's channel (gloved --supervise); NULL: none */
+        const struct glove_sandbox_channel *channel;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of

@@ -69,6 +69,8 @@ const char *glove_session_policy_text(const struct glove_session *s);
  * set. An optional grant found missing is a warning. */
 int glove_session_check(struct glove_session *s);
 
+struct glove_sandbox_channel;
+
 struct glove_session_run_options {
         char *const *argv;        /* the command; borrowed */
         int receipt_fd;           /* also write the receipt here; -1: not */
@@ -80,6 +82,9 @@ struct glove_session_run_options {
         /* the first refusal of each kind, said as it happens (one line;
          * glove_sandbox_options.notice); NULL: only at the end */
         void (*notice)(const char *line);
+        /* gloved's supervisor: the session channel (glove/sandbox.h);
+         * borrowed; NULL: none */
+        const struct glove_sandbox_channel *channel;
 };
 
 struct glove_session_outcome {

@@ -240,12 +240,29 @@ static int session_call(const struct cli_ctl_options *o, const char *method, con
         return 0;
 }
 
+/* --attach: cli_ctl_session() attaches once the start is answered */
 static int ctl_session_start(const struct cli_ctl_options *o, char **args) {
         return session_call(o, "session.start", args[0], false);
 }
 
 static int ctl_session_stop(const struct cli_ctl_options *o, char **args) {
         return session_call(o, "session.stop", args[0], o->given & CLI_CTL_FORCE);
+}
+
+/* gloved checks the name against the set (docs/control.md, "session.signal") */
+static int ctl_session_signal(const struct cli_ctl_options *o, char **args) {
+        _cleanup_json_ json_t *params = NULL, *result = NULL;
+        int r;
+
+        params = json_pack("{s:s,s:s}", "session", args[0], "signal", args[1]);
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        r = call(o, "session.signal", params, &result);
+        if (r < 0 || o->json)
+                return r;
+        print_session(result, args[0]);
+        (void) printf("  signal=%s\n", word(result, "signal"));
+        return 0;
 }
 
 static int ctl_session_cleanup(const struct cli_ctl_options *o, char **args) {
@@ -520,10 +537,11 @@ static const struct ctl_command {
 } commands[] = {
         { "plan", "validate", "FILE", 1, 0, ctl_plan_validate },
         { "session", "create", "KEY FILE", 2, 0, ctl_session_create },
-        { "session", "start", "ID", 1, 0, ctl_session_start },
+        { "session", "start", "ID", 1, CLI_CTL_ATTACH, ctl_session_start },
         { "session", "status", "ID", 1, 0, ctl_session_status },
         { "session", "list", "", 0, CLI_CTL_STATE, ctl_session_list },
         { "session", "stop", "ID", 1, CLI_CTL_FORCE, ctl_session_stop },
+        { "session", "signal", "ID NAME", 2, 0, ctl_session_signal },
         { "session", "cleanup", "ID", 1, 0, ctl_session_cleanup },
         { "receipts", "page", "", 0, CLI_CTL_AFTER | CLI_CTL_MAX_COUNT, ctl_receipts_page },
         { "receipts", "ack", "SEQ SHA256", 2, 0, ctl_receipts_ack },
@@ -578,5 +596,7 @@ int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words) {
                 (void) log_error_errno(negative_errno(), "Failed to write the answer: %m");
                 return GLOVE_EXIT_FAILED;
         }
+        if (cmd->run == ctl_session_start && (o->given & CLI_CTL_ATTACH))
+                return cli_ctl_attach(words[2], true);
         return 0;
 }

@@ -23,8 +23,11 @@ static void help(FILE *f) {
                 "       glove ctl exposure revoke ALIAS [--json]\n"
                 "       glove ctl plan validate FILE [--json]\n"
                 "       glove ctl session create KEY FILE [--json]\n"
-                "       glove ctl session start|status|cleanup ID [--json]\n"
+                "       glove ctl session start ID [--attach] [--json]\n"
+                "       glove ctl session status|cleanup ID [--json]\n"
+                "       glove ctl attach ID\n"
                 "       glove ctl session stop ID [--force] [--json]\n"
+                "       glove ctl session signal ID NAME [--json]\n"
                 "       glove ctl session list [--state STATE] [--json]\n"
                 "       glove ctl receipts page [--after SEQ] [--max-count N] [--json]\n"
                 "       glove ctl receipts ack SEQ SHA256 [--json]\n"
@@ -54,6 +57,13 @@ static void help(FILE *f) {
                 "                answers the session made the first time\n"
                 "  session start ID\n"
                 "                run it: gloved starts its supervisor and the sandbox\n"
+                "                (--attach: then attach to it, as below)\n"
+                "  attach ID     the session's terminal here, as glove exec gives it: its\n"
+                "                output from the last 64 KiB on, what you type (Ctrl-C\n"
+                "                reaches its foreground job), your terminal's size; Ctrl-]\n"
+                "                detaches (it goes on). The session's exit status when it\n"
+                "                ends while attached; without a terminal on stdin, or a\n"
+                "                session without one, its output only\n"
                 "  session status ID\n"
                 "                its state, how it ended, its receipt's seq, its output's size\n"
                 "  session list  every session, oldest first: id, state, request key\n"
@@ -61,6 +71,9 @@ static void help(FILE *f) {
                 "  session stop ID\n"
                 "                end it: SIGTERM to a running one (--force: SIGKILL, and\n"
                 "                gloved writes the receipt, reason killed)\n"
+                "  session signal ID NAME\n"
+                "                send its command signal NAME: INT, TERM, HUP, KILL, TSTP,\n"
+                "                CONT or WINCH (nothing else)\n"
                 "  session cleanup ID\n"
                 "                remove an ended session's files; its record and receipt stay\n"
                 "  receipts page the journal's records not yet acknowledged, oldest first:\n"
@@ -250,6 +263,7 @@ int cli_ctl(int argc, char **argv) {
                 { "state", required_argument, NULL, 's' },
                 { "after", required_argument, NULL, 'a' },
                 { "max-count", required_argument, NULL, 'n' },
+                { "attach", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -284,6 +298,9 @@ int cli_ctl(int argc, char **argv) {
                         o.given |= CLI_CTL_MAX_COUNT;
                         o.max_count = optarg;
                         break;
+                case 'A':
+                        o.given |= CLI_CTL_ATTACH;
+                        break;
                 case '?':
                         cli_unknown_option("ctl", argv);
                         return GLOVE_EXIT_FAILED;
@@ -297,6 +314,14 @@ int cli_ctl(int argc, char **argv) {
         }
         if (strcmp(argv[optind], "capabilities") == 0 || strcmp(argv[optind], "exposure") == 0)
                 return ctl_catalog(&o, argc - optind, argv + optind);
+        if (strcmp(argv[optind], "attach") == 0) {
+                if (argc - optind != 2 || !cli_ctl_options_fit(&o, 0, "attach")) {
+                        if (argc - optind != 2)
+                                log_error("ctl: attach takes one session id. Try 'glove ctl --help'.");
+                        return GLOVE_EXIT_FAILED;
+                }
+                return cli_ctl_attach(argv[optind + 1], false);
+        }
         if (cli_ctl_session_has(argv[optind]))
                 return cli_ctl_session(&o, argc - optind, argv + optind);
         log_error("ctl: no method '%s' in glove ctl; it has: capabilities, exposure, plan, session, receipts. Try "

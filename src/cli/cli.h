@@ -43,6 +43,7 @@ enum {
         CLI_CTL_STATE = 1 << 2,
         CLI_CTL_AFTER = 1 << 3,
         CLI_CTL_MAX_COUNT = 1 << 4,
+        CLI_CTL_ATTACH = 1 << 5,
 };
 struct cli_ctl_options {
         unsigned given; /* CLI_CTL_* */
@@ -58,6 +59,10 @@ bool cli_ctl_options_fit(const struct cli_ctl_options *o, unsigned takes, const 
 int cli_ctl_session(const struct cli_ctl_options *o, int n, char **words);
 /* Whether |noun| is one of cli_ctl_session's. */
 bool cli_ctl_session_has(const char *noun);
+/* cli-ctl-attach.c: glove ctl attach ID (|from_start|: just started, so
+ * replay all there is, not only the tail); returns the exit status (the
+ * session's when it ended while attached, 0 when detached). */
+int cli_ctl_attach(const char *session, bool from_start);
 
 /* cli-exec.c: exec and run share everything but the gateway. */
 int cli_exec_main(int argc, char **argv, bool run);

@@ -100,7 +100,8 @@ static bool env_name_valid(const char *s) {
 
 static int template_parse(const char *id, const json_t *t, const char *origin, const char *home,
                           struct glove_gloved_template *ret, char *err, size_t errlen) {
-        static const char *const names[] = { "argv", "env", "policy", NULL };
+        static const char *const names[] = { "argv", "env", "policy", "terminal", NULL };
+        static const char *const size_names[] = { "rows", "cols", NULL };
         struct glove_policy_context ctx = { .home = home, .pwd = NULL };
         _cleanup_policy_ struct glove_policy *policy = NULL;
         char field[256], perr[1024], q[128];
@@ -112,9 +113,30 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
         (void) snprintf(field, sizeof(field), "/templates/%s", id);
         if (!json_is_object(t))
                 return error_format(err, errlen, -EINVAL, "%s: %s: must be an object", origin, field);
-        r = members_known(t, origin, field, names, "argv, env, policy", err, errlen);
+        r = members_known(t, origin, field, names, "argv, env, policy, terminal", err, errlen);
         if (r < 0)
                 return r;
+
+        v = json_object_get(t, "terminal");
+        if (v) {
+                const json_t *rows = json_object_get(v, "rows"), *cols = json_object_get(v, "cols");
+
+                (void) snprintf(field, sizeof(field), "/templates/%s/terminal", id);
+                if (!json_is_object(v))
+                        return error_format(err, errlen, -EINVAL, "%s: %s: must be an object {\"rows\": R, "
+                                            "\"cols\": C}", origin, field);
+                r = members_known(v, origin, field, size_names, "rows, cols", err, errlen);
+                if (r < 0)
+                        return r;
+                if (!json_is_integer(rows) || json_integer_value(rows) < 1 ||
+                    json_integer_value(rows) > GLOVE_TERMINAL_SIZE_MAX || !json_is_integer(cols) ||
+                    json_integer_value(cols) < 1 || json_integer_value(cols) > GLOVE_TERMINAL_SIZE_MAX)
+                        return error_format(err, errlen, -EINVAL,
+                                            "%s: %s: rows and cols are both required, integers from 1 to %d",
+                                            origin, field, GLOVE_TERMINAL_SIZE_MAX);
+                ret->rows = (unsigned) json_integer_value(rows);
+                ret->cols = (unsigned) json_integer_value(cols);
+        }
 
         argv = json_object_get(t, "argv");
         (void) snprintf(field, sizeof(field), "/templates/%s/argv", id);

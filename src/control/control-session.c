@@ -4,25 +4,31 @@
  * released only once its start is durable), its end, and recovery at
  * gloved's start. Every transition is written to gloved.db before it is
  * acted on. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <sodium.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control-internal.h"
 #include "fd-util.h"
+#include "frame-util.h"
 #include "glove/audit.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
 #include "missing-syscall.h"
@@ -36,6 +42,9 @@
 
 extern char **environ;
 
+/* connections gloved has open to one supervisor's channel, at most */
+#define CHANNEL_BACKLOG 8
+
 #ifndef F_SETPIPE_SZ
 #define F_SETPIPE_SZ 1031
 #endif
@@ -48,7 +57,21 @@ struct live {
         bool killed; /* session.stop force: the receipt's reason is "killed" */
 };
 
+/* One viewer of a session's output (session.attach): who may use it and
+ * when it last read. */
+struct viewer {
+        char id[GLOVE_SESSION_ID_CHARS + 1]; /* "v" and 32 hex digits */
+        char session[GLOVE_SESSION_ID_CHARS + 1];
+        enum glove_control_role role;
+        int64_t last; /* CLOCK_MONOTONIC ms */
+        /* the writer (one a session): its own connection to the session
+         * channel, so what it types arrives in order; -EBADF otherwise */
+        int channel_fd;
+};
+
 struct glove_control_sessions {
+        struct viewer viewers[GLOVE_VIEWERS_MAX];
+        size_t n_viewers;
         struct glove_control_store *store;
         struct glove_control_receipts *receipts;
         const struct glove_gloved_policy *policy;
@@ -69,6 +92,8 @@ struct glove_control_sessions {
 void glove_control_sessions_free(struct glove_control_sessions *s) {
         if (!s)
                 return;
+        for (size_t i = 0; i < s->n_viewers; i++)
+                safe_close(s->viewers[i].channel_fd);
         for (size_t i = 0; i < s->n_live; i++)
                 safe_close(s->live[i].pidfd);
         safe_close(s->dir_fd);
@@ -295,6 +320,16 @@ static int read_result(struct glove_control_sessions *s, const char *id, struct 
         return json_is_true(json_object_get(res, "recorded")) && u->receipt_seq > 0 ? 1 : 0;
 }
 
+/* The channel of an ended session: nobody listens on it any more (its
+ * supervisor removes it at its end; one that was killed could not). */
+static void channel_remove(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_CHANNEL_NAME);
+        if (unlinkat(s->dir_fd, name, 0) < 0 && errno != ENOENT)
+                log_warning("gloved: cannot remove the channel of session %s: %m", id);
+}
+
 /* Ends |x| (running or starting) from the best evidence there is:
  * result.json, else its receipt in the journal, else a receipt of
  * gloved's own with |lost_reason|. Nothing is written when the receipt
@@ -338,11 +373,13 @@ static int session_end(struct glove_control_sessions *s, const struct glove_cont
                 }
         }
         r = glove_control_store_session_transition(s->store, x->id, x->state, GLOVE_SESSION_ENDED, &u, u.reason);
-        if (r < 0)
+        if (r < 0) {
                 log_error("gloved: cannot record the end of session %s: %s", x->id, strerror(-r));
-        else
-                log_info("gloved: session %s ended (%s)", x->id, u.reason);
-        return r;
+                return r;
+        }
+        log_info("gloved: session %s ended (%s)", x->id, u.reason);
+        channel_remove(s, x->id);
+        return 0;
 }
 
 static void live_remove(struct glove_control_sessions *s, size_t i) {
@@ -535,7 +572,7 @@ int glove_control_session_method_create(void *userdata, const struct glove_contr
                              ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
 
-        r = glove_control_store_session_create(s->store, &plan, key, &x, &created);
+        r = glove_control_store_session_create(s->store, &plan, key, call->role, &x, &created);
         if (r == -EEXIST)
                 return fail(GLOVE_CONTROL_REQUEST_KEY_CONFLICT, ret_code, reason, reasonlen,
                             "params/request_key: \"%s\" already names a session of another plan: a request key "
@@ -769,11 +806,38 @@ static void spawnattr_donep(posix_spawnattr_t *a) {
  * to be handed to the command, instead of killing the supervisor.
  * posix_spawn (a vfork-style clone) rather than fork: gloved's pages are
  * not copied for a child that only executes. */
-static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id, pid_t *ret_pid) {
+/* The session channel's address in the session directory |dir_fd|
+ * (through /proc: the state directory's path may be longer than
+ * sun_path). */
+static socklen_t channel_address(int dir_fd, struct sockaddr_un *ret) {
+        *ret = (struct sockaddr_un) { .sun_family = AF_UNIX };
+        (void) snprintf(ret->sun_path, sizeof(ret->sun_path), "/proc/self/fd/%d/%s", dir_fd, GLOVE_CHANNEL_NAME);
+        return (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(ret->sun_path) + 1);
+}
+
+/* The channel's listening socket, bound in the session directory before
+ * the supervisor exists: a session.signal right after session.start
+ * finds it and waits there until the agent runs. Only this uid reaches
+ * it (the directory is 0700). */
+static int channel_listen(int dir_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        struct sockaddr_un sa;
+        socklen_t len = channel_address(dir_fd, &sa);
+
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (bind(fd, (const struct sockaddr *) &sa, len) < 0 || fchmodat(dir_fd, GLOVE_CHANNEL_NAME, 0600, 0) < 0 ||
+            listen(fd, CHANNEL_BACKLOG) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd, const char *id, pid_t *ret_pid) {
         char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
         _cleanup_(file_actions_donep) posix_spawn_file_actions_t fa;
         _cleanup_(spawnattr_donep) posix_spawnattr_t attr;
-        _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF;
+        _cleanup_close_ int d = -EBADF, o = -EBADF, g = -EBADF, c = -EBADF;
         sigset_t held, defaults;
         int r;
 
@@ -782,7 +846,8 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
         d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
         o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
         g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
-        if (d < 0 || o < 0 || g < 0)
+        c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 10);
+        if (d < 0 || o < 0 || g < 0 || c < 0)
                 return negative_errno();
         (void) sigemptyset(&held);
         (void) sigaddset(&held, SIGTERM);
@@ -802,7 +867,8 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, const char *id,
             (r = posix_spawn_file_actions_adddup2(&fa, o, 2)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, d, GLOVE_SUPERVISOR_DIR_FD)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, g, GLOVE_SUPERVISOR_GATE_FD)) != 0 ||
-            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_GATE_FD + 1)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(&fa, c, GLOVE_SUPERVISOR_CHANNEL_FD)) != 0 ||
+            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_CHANNEL_FD + 1)) != 0 ||
             (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
             (r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                                          POSIX_SPAWN_SETSIGDEF)) != 0 ||
@@ -828,6 +894,10 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", managed_binding(x));
         if (!spec)
                 return -ENOMEM;
+        if (t->rows > 0 &&
+            json_object_set_new(spec, "terminal", json_pack("{s:i,s:i}", "rows", (int) t->rows, "cols",
+                                                            (int) t->cols)) < 0)
+                return -ENOMEM;
         text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
         if (!text)
                 return -ENOMEM;
@@ -843,7 +913,8 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
  * directory, removed: a start that could not be recorded leaves nothing
  * that would stop the next one (mkdirat, O_EXCL). */
 static void start_undo(struct glove_control_sessions *s, const char *id) {
-        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME };
+        static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
+                                             GLOVE_CHANNEL_NAME };
         _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
         if (dir_fd < 0)
@@ -918,7 +989,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
-        _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF, channel_fd = -EBADF;
         _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
         _cleanup_free_ char *spec = NULL;
         const struct glove_gloved_template *t = NULL;
@@ -953,8 +1024,13 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                     ret_code, reason, reasonlen);
         out_fd = openat(dir_fd, GLOVE_SESSION_OUTPUT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
                                                                    O_CLOEXEC, 0600);
-        if (out_fd < 0 || pipe2(gate, O_CLOEXEC) < 0) {
-                (void) snprintf(err, sizeof(err), "Cannot make the session's output file or its gate: %s",
+        if (out_fd >= 0) {
+                channel_fd = channel_listen(dir_fd);
+                if (channel_fd < 0)
+                        errno = -channel_fd;
+        }
+        if (out_fd < 0 || channel_fd < 0 || pipe2(gate, O_CLOEXEC) < 0) {
+                (void) snprintf(err, sizeof(err), "Cannot make the session's output file, channel or gate: %s",
                                 strerror(errno));
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
         }
@@ -969,7 +1045,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                                    &u, NULL);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
-        r = supervisor_spawn(dir_fd, out_fd, gate[0], x.id, &pid);
+        r = supervisor_spawn(dir_fd, out_fd, gate[0], channel_fd, x.id, &pid);
         if (r < 0) {
                 (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(-r));
                 return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);
@@ -1126,7 +1202,8 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
                                          int *ret_code, char *reason, size_t reasonlen) {
         static const char *const names[] = { "session", NULL };
         static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
-                                             GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp" };
+                                             GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp",
+                                             GLOVE_CHANNEL_NAME };
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
@@ -1159,5 +1236,394 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
                         return store_failed(r, ret_code, reason, reasonlen);
         }
         *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "cleaned");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.signal ---- */
+
+static const struct {
+        const char *name;
+        int signo;
+} signal_names[] = {
+        { "INT", SIGINT }, { "TERM", SIGTERM }, { "HUP", SIGHUP },     { "KILL", SIGKILL },
+        { "TSTP", SIGTSTP }, { "CONT", SIGCONT }, { "WINCH", SIGWINCH },
+};
+
+/* A controller acts on the sessions a controller created; the owner on
+ * every session. */
+static int session_yours(const struct glove_control_call *call, const struct glove_control_session *x, int *ret_code,
+                         char *reason, size_t reasonlen) {
+        if (call->role == GLOVE_CONTROL_ROLE_CONTROLLER && x->creator != GLOVE_CONTROL_ROLE_CONTROLLER)
+                return fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
+                            "session %s was created by the owner: a controller acts only on the sessions it created",
+                            x->id);
+        return 0;
+}
+
+/* One message to the supervisor of session |id| over its channel, sent
+ * without waiting: the socket takes it or refuses at once. */
+static int channel_connect(struct glove_control_sessions *s, const char *id) {
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        struct sockaddr_un sa;
+        socklen_t salen;
+
+        dir_fd = openat(s->dir_fd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd < 0)
+                return negative_errno();
+        salen = channel_address(dir_fd, &sa);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (const struct sockaddr *) &sa, salen) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+static int channel_send(struct glove_control_sessions *s, const char *id, uint32_t type, const void *payload,
+                        size_t len) {
+        _cleanup_close_ int fd = channel_connect(s, id);
+
+        if (fd < 0)
+                return fd;
+        return frame_send(fd, type, payload, len, NULL, 0);
+}
+
+int glove_control_session_method_signal(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", "signal", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const char *name = json_string_value(json_object_get(call->params, "signal"));
+        struct glove_channel_signal m = { .signo = 0 };
+        int r;
+
+        if (session_param(s, call->params, names, "session, signal", &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        for (size_t i = 0; name && i < ELEMENTSOF(signal_names); i++)
+                if (strcmp(name, signal_names[i].name) == 0)
+                        m.signo = signal_names[i].signo;
+        if (m.signo == 0)
+                return invalid(ret_code, reason, reasonlen,
+                               "params/signal: one of INT, TERM, HUP, KILL, TSTP, CONT, WINCH (a name, without "
+                               "SIG); no other signal reaches a session's agent");
+        if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only a running session is signalled", x.id,
+                            glove_session_state_to_string(x.state));
+        r = channel_send(s, x.id, GLOVE_CHANNEL_SIGNAL, &m, sizeof(m));
+        if (r == -ECONNREFUSED || r == -ENOENT || r == -EPIPE)
+                /* the supervisor is ending: its end comes through its pidfd */
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is ending: its supervisor takes no more signals", x.id);
+        if (r == -EAGAIN)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "the supervisor of session %s has %d signals waiting: retry once it took them", x.id,
+                            CHANNEL_BACKLOG);
+        if (r < 0)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot reach the supervisor of session %s: %s", x.id, strerror(-r));
+        *ret_result = json_pack("{s:s,s:s,s:s}", "session", x.id, "signal", name, "state", "running");
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.attach, read, detach ---- */
+
+/* Viewers idle past GLOVE_VIEWER_IDLE_SECONDS are dropped: a viewer that
+ * stops reading holds a place for that long, never the session. */
+static void viewer_remove(struct glove_control_sessions *s, struct viewer *v) {
+        safe_close(v->channel_fd);
+        *v = s->viewers[--s->n_viewers];
+}
+
+static void viewers_prune(struct glove_control_sessions *s, int64_t now) {
+        for (size_t i = s->n_viewers; i-- > 0;)
+                if (now - s->viewers[i].last >= (int64_t) GLOVE_VIEWER_IDLE_SECONDS * 1000)
+                        viewer_remove(s, &s->viewers[i]);
+}
+
+static struct viewer *viewer_param(struct glove_control_sessions *s, const struct glove_control_call *call,
+                                   const char *const *names, const char *list, int *ret_code, char *reason,
+                                   size_t reasonlen) {
+        const char *id = json_string_value(json_object_get(call->params, "viewer"));
+
+        if (control_members_known(call->params, "params", "params", names, list, reason, reasonlen) < 0) {
+                *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
+                return NULL;
+        }
+        if (!id || strlen(id) != GLOVE_SESSION_ID_CHARS || id[0] != 'v' ||
+            strspn(id + 1, "0123456789abcdef") != GLOVE_SESSION_ID_CHARS - 1) {
+                (void) invalid(ret_code, reason, reasonlen,
+                               "params/viewer: missing or not a viewer id (\"v\" and 32 lowercase hex digits)");
+                return NULL;
+        }
+        viewers_prune(s, now_monotonic_ms());
+        for (size_t i = 0; i < s->n_viewers; i++)
+                /* another role's viewer is no viewer of this connection's */
+                if (strcmp(s->viewers[i].id, id) == 0 && s->viewers[i].role == call->role)
+                        return &s->viewers[i];
+        (void) fail(GLOVE_CONTROL_VIEWER_NOT_FOUND, ret_code, reason, reasonlen,
+                    "there is no viewer %s: it detached, or was dropped after %d s without a session.read", id,
+                    GLOVE_VIEWER_IDLE_SECONDS);
+        return NULL;
+}
+
+static int output_open(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32];
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_SESSION_OUTPUT_NAME);
+        return openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+}
+
+int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "session", "replay_bytes", "write", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        _cleanup_close_ int channel_fd = -EBADF;
+        const json_t *replay = json_object_get(call->params, "replay_bytes"),
+                     *write = json_object_get(call->params, "write");
+        uint64_t want = GLOVE_VIEWER_REPLAY_DEFAULT, size;
+        size_t here = 0;
+        struct viewer *v;
+        uint8_t rnd[16];
+        int64_t now = now_monotonic_ms();
+
+        if (session_param(s, call->params, names, "session, replay_bytes, write", &x, ret_code, reason,
+                          reasonlen) < 0)
+                return -EBADMSG;
+        if (write && !json_is_boolean(write))
+                return invalid(ret_code, reason, reasonlen, "params/write: must be true or false");
+        if (replay) {
+                if (!json_is_integer(replay) || json_integer_value(replay) < 0 ||
+                    (uint64_t) json_integer_value(replay) > GLOVE_VIEWER_REPLAY_MAX)
+                        return invalid(ret_code, reason, reasonlen, "params/replay_bytes: an integer from 0 to %llu",
+                                       (unsigned long long) GLOVE_VIEWER_REPLAY_MAX);
+                want = (uint64_t) json_integer_value(replay);
+        }
+        if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        if (x.state != GLOVE_SESSION_RUNNING && x.state != GLOVE_SESSION_ENDED)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s is %s: only a running or ended session has output to attach to", x.id,
+                            glove_session_state_to_string(x.state));
+        viewers_prune(s, now);
+        for (size_t i = 0; i < s->n_viewers; i++)
+                here += strcmp(s->viewers[i].session, x.id) == 0;
+        if (here >= GLOVE_VIEWERS_PER_SESSION || s->n_viewers >= GLOVE_VIEWERS_MAX)
+                return fail(GLOVE_CONTROL_VIEWER_LIMIT, ret_code, reason, reasonlen,
+                            "%s viewers are attached: detach one, or wait %d s for an idle one to be dropped",
+                            here >= GLOVE_VIEWERS_PER_SESSION ? "this session's" : "gloved's",
+                            GLOVE_VIEWER_IDLE_SECONDS);
+        if (json_is_true(write)) {
+                const struct glove_gloved_template *t = glove_gloved_policy_template(s->policy, x.template_id);
+
+                if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only a running session is written to", x.id,
+                                    glove_session_state_to_string(x.state));
+                if (!t || t->rows == 0)
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s has no terminal to write to (its template %s has no \"terminal\" "
+                                    "in gloved.json)", x.id, x.template_id);
+                for (size_t i = 0; i < s->n_viewers; i++)
+                        if (strcmp(s->viewers[i].session, x.id) == 0 && s->viewers[i].channel_fd >= 0)
+                                return fail(GLOVE_CONTROL_WRITER_TAKEN, ret_code, reason, reasonlen,
+                                            "session %s has a writer: one viewer writes at a time (it detaches, or "
+                                            "is dropped after %d s without a read)", x.id,
+                                            GLOVE_VIEWER_IDLE_SECONDS);
+                channel_fd = channel_connect(s, x.id);
+                if (channel_fd < 0)
+                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is ending: its supervisor takes no input (%s)", x.id,
+                                    strerror(-channel_fd));
+        }
+        size = output_size(s, x.id);
+        v = &s->viewers[s->n_viewers++];
+        *v = (struct viewer) { .role = call->role, .last = now, .channel_fd = TAKE_FD(channel_fd) };
+        randombytes_buf(rnd, sizeof(rnd));
+        v->id[0] = 'v';
+        (void) sodium_bin2hex(v->id + 1, sizeof(v->id) - 1, rnd, sizeof(rnd));
+        memcpy(v->session, x.id, sizeof(v->session));
+        *ret_result = json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "viewer", v->id, "session", x.id, "cursor",
+                                (json_int_t) (size > want ? size - want : 0), "output_bytes", (json_int_t) size,
+                                "state", glove_session_state_to_string(x.state), "writer", (int) (v->channel_fd >= 0));
+        if (!*ret_result) {
+                viewer_remove(s, v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "cursor", "max_bytes", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        _cleanup_(session_donep) struct glove_control_session x = {};
+        const json_t *cursor = json_object_get(call->params, "cursor"), *max = json_object_get(call->params,
+                                                                                                 "max_bytes");
+        _cleanup_free_ char *buf = NULL, *b64 = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t want = GLOVE_VIEWER_READ_MAX;
+        struct viewer *v;
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        v = viewer_param(s, call, names, "viewer, cursor, max_bytes", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_integer(cursor) || json_integer_value(cursor) < 0)
+                return invalid(ret_code, reason, reasonlen, "params/cursor: the cursor of the last answer (an "
+                                                            "integer from 0)");
+        if (max) {
+                if (!json_is_integer(max) || json_integer_value(max) < 1 ||
+                    json_integer_value(max) > GLOVE_VIEWER_READ_MAX)
+                        return invalid(ret_code, reason, reasonlen, "params/max_bytes: an integer from 1 to %d",
+                                       GLOVE_VIEWER_READ_MAX);
+                want = (size_t) json_integer_value(max);
+        }
+        v->last = now_monotonic_ms();
+        /* the state first: an ended session's output is whole by then */
+        r = glove_control_store_session_get(s->store, v->session, &x);
+        if (r < 0)
+                return store_failed(r == -ENOENT ? -EIO : r, ret_code, reason, reasonlen);
+        fd = output_open(s, v->session);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s has no output any more (%s)", v->session,
+                            glove_session_state_to_string(x.state));
+        if ((uint64_t) json_integer_value(cursor) > (uint64_t) st.st_size)
+                return invalid(ret_code, reason, reasonlen, "params/cursor: %lld is past the output's %lld bytes",
+                               (long long) json_integer_value(cursor), (long long) st.st_size);
+        buf = malloc(want);
+        b64 = malloc(sodium_base64_ENCODED_LEN(GLOVE_VIEWER_READ_MAX, sodium_base64_VARIANT_ORIGINAL));
+        if (!buf || !b64)
+                return -ENOMEM;
+        n = pread(fd, buf, want, (off_t) json_integer_value(cursor));
+        if (n < 0)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "Cannot read the output of session %s: %s", v->session, strerror(errno));
+        (void) sodium_bin2base64(b64, sodium_base64_ENCODED_LEN(GLOVE_VIEWER_READ_MAX, sodium_base64_VARIANT_ORIGINAL),
+                                 (const unsigned char *) buf, (size_t) n, sodium_base64_VARIANT_ORIGINAL);
+        /* eof: nothing more will come (the session ended and all of it was read) */
+        *ret_result = json_pack("{s:s,s:I,s:s,s:b}", "data", b64, "cursor",
+                                (json_int_t) (json_integer_value(cursor) + n), "state",
+                                glove_session_state_to_string(x.state), "eof",
+                                (int) (x.state != GLOVE_SESSION_RUNNING &&
+                                       (uint64_t) (json_integer_value(cursor) + n) >= (uint64_t) st.st_size));
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_detach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        char id[GLOVE_SESSION_ID_CHARS + 1];
+        struct viewer *v;
+
+        v = viewer_param(s, call, names, "viewer", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        memcpy(id, v->id, sizeof(id));
+        viewer_remove(s, v);
+        *ret_result = json_pack("{s:s,s:b}", "viewer", id, "detached", 1);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+/* ---- session.input, resize ---- */
+
+static_assert(GLOVE_SESSION_INPUT_MAX == GLOVE_CHANNEL_INPUT_MAX, "a session.input is one channel message");
+
+/* The writer of |call|'s params, or NULL with the error. */
+static struct viewer *writer_param(struct glove_control_sessions *s, const struct glove_control_call *call,
+                                   const char *const *names, const char *list, int *ret_code, char *reason,
+                                   size_t reasonlen) {
+        struct viewer *v = viewer_param(s, call, names, list, ret_code, reason, reasonlen);
+
+        if (!v)
+                return NULL;
+        if (v->channel_fd < 0) {
+                (void) fail(GLOVE_CONTROL_NOT_WRITER, ret_code, reason, reasonlen,
+                            "viewer %s only reads: attach with \"write\": true to type into session %s", v->id,
+                            v->session);
+                return NULL;
+        }
+        return v;
+}
+
+/* One message to the writer's session; the viewer stays the writer. */
+static int writer_send(struct glove_control_sessions *s, struct viewer *v, uint32_t type, const void *payload,
+                       size_t len, int *ret_code, char *reason, size_t reasonlen) {
+        int r = frame_send(v->channel_fd, type, payload, len, NULL, 0);
+
+        if (r == -EAGAIN)
+                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                            "session %s is not taking input as fast as it comes: retry", v->session);
+        if (r < 0) {
+                char id[GLOVE_SESSION_ID_CHARS + 1];
+
+                memcpy(id, v->session, sizeof(id));
+                viewer_remove(s, v);
+                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                            "session %s has ended (its supervisor took no more input): the viewer is detached", id);
+        }
+        v->last = now_monotonic_ms();
+        return 0;
+}
+
+int glove_control_session_method_input(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                       int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "data", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        const json_t *data = json_object_get(call->params, "data");
+        struct glove_channel_input m = {};
+        size_t n = 0;
+        struct viewer *v;
+
+        v = writer_param(s, call, names, "viewer, data", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_string(data) ||
+            sodium_base642bin((unsigned char *) m.data, sizeof(m.data), json_string_value(data),
+                              json_string_length(data), NULL, &n, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+            n == 0)
+                return invalid(ret_code, reason, reasonlen,
+                               "params/data: 1 to %d bytes in standard base64 with padding", GLOVE_SESSION_INPUT_MAX);
+        m.len = (uint32_t) n;
+        if (writer_send(s, v, GLOVE_CHANNEL_INPUT, &m, sizeof(m), ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        *ret_result = json_pack("{s:s,s:I}", "viewer", v->id, "bytes", (json_int_t) n);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+int glove_control_session_method_resize(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                        int *ret_code, char *reason, size_t reasonlen) {
+        static const char *const names[] = { "viewer", "rows", "cols", NULL };
+        struct glove_control_state *state = userdata;
+        struct glove_control_sessions *s = state->sessions;
+        const json_t *rows = json_object_get(call->params, "rows"), *cols = json_object_get(call->params, "cols");
+        struct glove_channel_resize m;
+        struct viewer *v;
+
+        v = writer_param(s, call, names, "viewer, rows, cols", ret_code, reason, reasonlen);
+        if (!v)
+                return -EBADMSG;
+        if (!json_is_integer(rows) || json_integer_value(rows) < 1 ||
+            json_integer_value(rows) > GLOVE_TERMINAL_SIZE_MAX || !json_is_integer(cols) ||
+            json_integer_value(cols) < 1 || json_integer_value(cols) > GLOVE_TERMINAL_SIZE_MAX)
+                return invalid(ret_code, reason, reasonlen, "params/rows, params/cols: integers from 1 to %d",
+                               GLOVE_TERMINAL_SIZE_MAX);
+        m = (struct glove_channel_resize) { .rows = (uint16_t) json_integer_value(rows),
+                                            .cols = (uint16_t) json_integer_value(cols) };
+        if (writer_send(s, v, GLOVE_CHANNEL_RESIZE, &m, sizeof(m), ret_code, reason, reasonlen) < 0)
+                return -EBADMSG;
+        *ret_result = json_pack("{s:s,s:i,s:i}", "viewer", v->id, "rows", (int) m.rows, "cols", (int) m.cols);
         return *ret_result ? 0 : -ENOMEM;
 }

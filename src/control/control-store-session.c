@@ -50,7 +50,7 @@ void glove_control_session_array_free(struct glove_control_session *v, size_t n)
 #define SESSION_COLUMNS                                                                                  \
         "s.id, s.request_key, s.plan_sha256, p.blake3, p.template, s.state, s.created, s.expires, "     \
         "s.started, s.ended, s.pid, s.starttime, s.boot_id, s.reason, s.exit_code, s.status, s.error, " \
-        "s.receipt_seq"
+        "s.receipt_seq, s.creator"
 #define SESSION_FROM " FROM sessions s JOIN plans p ON p.sha256 = s.plan_sha256 "
 
 static int copy_text(sqlite3_stmt *st, int col, char *buf, size_t size, bool required) {
@@ -77,7 +77,8 @@ static int session_from_row(sqlite3_stmt *st, struct glove_control_session *ret)
             copy_text(st, 4, x.template_id, sizeof(x.template_id), true) < 0 ||
             glove_session_state_from_string((const char *) sqlite3_column_text(st, 5), &x.state) < 0 ||
             copy_text(st, 12, x.boot_id, sizeof(x.boot_id), false) < 0 ||
-            copy_text(st, 13, x.reason, sizeof(x.reason), false) < 0)
+            copy_text(st, 13, x.reason, sizeof(x.reason), false) < 0 ||
+            glove_control_role_from_string((const char *) sqlite3_column_text(st, 18), &x.creator) < 0)
                 return -EBADMSG;
         x.created = sqlite3_column_int64(st, 6);
         x.expires = sqlite3_column_int64(st, 7);
@@ -206,7 +207,7 @@ static int expire_locked(struct glove_control_store *s, int64_t now) {
 }
 
 static int create_locked(struct glove_control_store *s, const struct glove_plan *plan, const char *request_key,
-                         struct glove_control_session *ret, bool *ret_created) {
+                         enum glove_control_role creator, struct glove_control_session *ret, bool *ret_created) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         char sha[65], b3[65], id[GLOVE_SESSION_ID_CHARS + 1];
         uint8_t rnd[16];
@@ -258,8 +259,8 @@ static int create_locked(struct glove_control_store *s, const struct glove_plan 
         randombytes_buf(rnd, sizeof(rnd));
         id[0] = 's';
         hex_of(rnd, sizeof(rnd), id + 1);
-        rc = sqlite3_prepare_v2(s->db, "INSERT INTO sessions (id, request_key, plan_sha256, state, created, expires) "
-                                       "VALUES (?1, ?2, ?3, 'created', ?4, ?5)", -1, &st, NULL);
+        rc = sqlite3_prepare_v2(s->db, "INSERT INTO sessions (id, request_key, plan_sha256, state, created, expires, "
+                                       "creator) VALUES (?1, ?2, ?3, 'created', ?4, ?5, ?6)", -1, &st, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
         if (rc == SQLITE_OK)
@@ -270,6 +271,8 @@ static int create_locked(struct glove_control_store *s, const struct glove_plan 
                 rc = sqlite3_bind_int64(st, 4, now);
         if (rc == SQLITE_OK)
                 rc = sqlite3_bind_int64(st, 5, now + (int64_t) plan->ttl_seconds);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_text(st, 6, glove_control_role_to_string(creator), -1, SQLITE_STATIC);
         if (rc != SQLITE_OK)
                 return control_sqlite_errno(rc);
         r = exec_bound(st);
@@ -286,14 +289,14 @@ static int create_locked(struct glove_control_store *s, const struct glove_plan 
 }
 
 int glove_control_store_session_create(struct glove_control_store *s, const struct glove_plan *plan,
-                                       const char *request_key, struct glove_control_session *ret,
-                                       bool *ret_created) {
+                                       const char *request_key, enum glove_control_role creator,
+                                       struct glove_control_session *ret, bool *ret_created) {
         int r;
 
         r = control_store_begin(s);
         if (r < 0)
                 return r;
-        r = create_locked(s, plan, request_key, ret, ret_created);
+        r = create_locked(s, plan, request_key, creator, ret, ret_created);
         if (r < 0) {
                 control_store_rollback(s);
                 return r;

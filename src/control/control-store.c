@@ -98,6 +98,15 @@ static const char schema_v2[] =
         "  role TEXT NOT NULL CHECK (role IN ('owner', 'controller')),"
         "  acked INTEGER NOT NULL);";
 
+/* Schema 3 records which role's connection created each session: a
+ * controller acts only on its own (docs/control.md, "session.signal").
+ * Sessions of an older store count as the owner's: no controller gains a
+ * session it cannot be shown to have made. */
+static const char schema_v3[] =
+        "UPDATE schema_version SET version = 3;"
+        "ALTER TABLE sessions ADD COLUMN creator TEXT NOT NULL DEFAULT 'owner' "
+        "  CHECK (creator IN ('owner', 'controller'));";
+
 
 static bool sqlite_corrupt(int rc) {
         rc &= 0xff;
@@ -272,17 +281,21 @@ int glove_control_store_open(int state_fd, const char *state, struct glove_contr
                 if (r >= 0)
                         r = store_exec(s, schema_v2, err, errlen, "creating its schema");
                 if (r >= 0)
+                        r = store_exec(s, schema_v3, err, errlen, "creating its schema");
+                if (r >= 0)
                         r = store_exec(s, "COMMIT", err, errlen, "creating its schema");
                 if (r < 0) {
                         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return r;
                 }
-        } else if (version == 1) {
-                r = store_exec(s, "BEGIN IMMEDIATE", err, errlen, "bringing its schema to version 2");
-                if (r >= 0)
+        } else if (version == 1 || version == 2) {
+                r = store_exec(s, "BEGIN IMMEDIATE", err, errlen, "bringing its schema to version 3");
+                if (r >= 0 && version == 1)
                         r = store_exec(s, schema_v2, err, errlen, "bringing its schema to version 2");
                 if (r >= 0)
-                        r = store_exec(s, "COMMIT", err, errlen, "bringing its schema to version 2");
+                        r = store_exec(s, schema_v3, err, errlen, "bringing its schema to version 3");
+                if (r >= 0)
+                        r = store_exec(s, "COMMIT", err, errlen, "bringing its schema to version 3");
                 if (r < 0) {
                         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return r;

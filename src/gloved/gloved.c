@@ -40,11 +40,11 @@ static void help(FILE *f) {
                 "enforces, as 'glove doctor' probes it at start), exposures (the directories\n"
                 "you enrol with 'glove init'), plan.validate (a controller's plan against\n"
                 "$XDG_CONFIG_HOME/glove/gloved.json, read at start; an invalid one stops it),\n"
-                "managed sessions (session.create, start, status, list, stop, cleanup; each\n"
-                "run by a supervisor process of its own, which outlives gloved) and receipt\n"
-                "delivery (receipts.page, receipts.ack). 'glove ctl' is its client. SIGTERM\n"
-                "or SIGINT stop it (running sessions go on; the next gloved adopts them); it\n"
-                "removes the socket and the secret.\n"
+                "managed sessions (session.create, start, status, list, stop, signal, attach,\n"
+                "read, input, resize, detach, cleanup; each run by a supervisor process of its own, which\n"
+                "outlives gloved) and receipt delivery (receipts.page, receipts.ack).\n"
+                "'glove ctl' is its client. SIGTERM or SIGINT stop it (running sessions go\n"
+                "on; the next gloved adopts them); it removes the socket and the secret.\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
                 "the whole receipt journal (as 'glove audit verify') and its store,\n"
@@ -137,6 +137,12 @@ static const struct glove_control_method methods[] = {
         { "session.list", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_list },
         { "session.stop", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_stop },
         { "session.cleanup", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_cleanup },
+        { "session.signal", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_signal },
+        { "session.attach", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_attach },
+        { "session.read", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_read },
+        { "session.detach", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_detach },
+        { "session.input", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_input },
+        { "session.resize", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_resize },
 };
 #define N_SESSION_METHODS 6
 

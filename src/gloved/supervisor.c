@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* gloved --supervise SESSION: one managed session's supervisor
  * (docs/control.md, "Managed sessions"). gloved starts it with
- * descriptor 3 the session's directory and 4 the gate; it waits there for
+ * descriptor 3 the session's directory, 4 the gate and 5 the session
+ * channel's listening socket (session.signal); it waits on the gate for
  * the spec (argv, the template's environment, the session's binding),
  * which gloved writes only once the start is durable, then runs the
  * session through the library as glove exec does (src/session), writing
@@ -98,7 +99,8 @@ int supervisor_main(const char *id) {
         _cleanup_(dirs_donep) struct glove_dirs dirs = {};
         _cleanup_session_ struct glove_session *s = NULL;
         struct glove_session_outcome out = { .status = GLOVE_EXIT_FAILED, .exit_code = -1 };
-        const json_t *managed;
+        const json_t *managed, *terminal;
+        struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD };
         struct stat st;
         char err[1024] = "", name[64];
         size_t len = 0;
@@ -106,12 +108,14 @@ int supervisor_main(const char *id) {
 
         /* what gloved hands over, or nothing to do */
         if (fstat(GLOVE_SUPERVISOR_DIR_FD, &st) < 0 || !S_ISDIR(st.st_mode) ||
-            fstat(GLOVE_SUPERVISOR_GATE_FD, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+            fstat(GLOVE_SUPERVISOR_GATE_FD, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+            fstat(GLOVE_SUPERVISOR_CHANNEL_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
                 log_error("gloved --supervise is gloved's own: it starts it for each managed session");
                 return EXIT_FAILURE;
         }
         (void) fcntl(GLOVE_SUPERVISOR_DIR_FD, F_SETFD, FD_CLOEXEC);
         (void) fcntl(GLOVE_SUPERVISOR_GATE_FD, F_SETFD, FD_CLOEXEC);
+        (void) fcntl(GLOVE_SUPERVISOR_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
         r = read_full_fd(GLOVE_SUPERVISOR_GATE_FD, GLOVE_SUPERVISOR_SPEC_MAX, &text, &len);
         (void) close(GLOVE_SUPERVISOR_GATE_FD);
         if (r < 0 || len == 0) {
@@ -125,6 +129,16 @@ int supervisor_main(const char *id) {
         r = glove_json_parse(text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_SUPERVISOR_SPEC_MAX }, &spec,
                              NULL, 0);
         managed = json_object_get(spec, "managed");
+        terminal = json_object_get(spec, "terminal");
+        if (terminal) {
+                json_int_t rows = json_integer_value(json_object_get(terminal, "rows")),
+                           cols = json_integer_value(json_object_get(terminal, "cols"));
+
+                if (rows < 1 || rows > GLOVE_TERMINAL_SIZE_MAX || cols < 1 || cols > GLOVE_TERMINAL_SIZE_MAX)
+                        r = -EBADMSG;
+                channel.rows = (unsigned) rows;
+                channel.cols = (unsigned) cols;
+        }
         if (r < 0 || strv_from_json(json_object_get(spec, "argv"), true, &argv) < 0 ||
             strv_from_json(json_object_get(spec, "env"), false, &env) < 0 || !json_is_object(managed) ||
             strcmp(json_string_value(json_object_get(managed, "session")) ?: "", id) != 0) {
@@ -154,6 +168,7 @@ int supervisor_main(const char *id) {
                         .argv = argv,
                         .receipt_fd = -1,
                         .managed = managed,
+                        .channel = &channel,
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved
@@ -161,6 +176,9 @@ int supervisor_main(const char *id) {
                 out.recorded = false;
                 out.reason = "setup_failed";
         }
+        /* nothing takes what comes on the channel any more */
+        (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, GLOVE_CHANNEL_NAME, 0);
+        (void) close(GLOVE_SUPERVISOR_CHANNEL_FD);
         r = write_result(&out, glove_session_error(s));
         if (r < 0) {
                 log_error("gloved --supervise %s: cannot write %s: %s", id, GLOVE_SESSION_RESULT_NAME, strerror(-r));

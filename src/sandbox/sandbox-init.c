@@ -294,10 +294,19 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
                                 continue;
                         _exit(GLOVE_EXIT_FAILED);
                 }
-                /* The supervisor is gone, or sent what it never sends after
-                 * MSG_GO: take everything down (our exit kills the
-                 * namespace). */
-                if (p[1].revents & (POLLHUP | POLLERR | POLLIN))
+                /* A signal for the agent (a managed session's
+                 * session.signal); anything else, or the supervisor gone:
+                 * take everything down (our exit kills the namespace). */
+                if (p[1].revents & POLLIN) {
+                        struct sync_msg m;
+
+                        if (sync_recv(sync_fd, &m, NULL, 0, NULL) < 0 || m.type != MSG_SIGNAL ||
+                            !glove_channel_signal_allowed(m.status))
+                                _exit(GLOVE_EXIT_FAILED);
+                        (void) kill(agent, m.status);
+                        continue;
+                }
+                if (p[1].revents & (POLLHUP | POLLERR))
                         _exit(GLOVE_EXIT_FAILED);
                 if (!(p[0].revents & POLLIN))
                         continue;

@@ -70,13 +70,16 @@ enum msg_type {
         MSG_APPLIED,        /* agent -> supervisor: every protection is in place, execve is next; with the
                              * seccomp filter's listener (SCM_RIGHTS) */
         MSG_LAYER,          /* init -> supervisor: a tmpfs grant or an overlay's upper layer (SCM_RIGHTS) */
+        MSG_SIGNAL,         /* supervisor -> init, once the agent runs: send the agent |status|, one of
+                             * glove_channel_signal_allowed() (a managed session's session.signal) */
 };
 
 struct sync_msg {
         uint32_t type;
         int32_t stage;
         int32_t error;   /* positive errno */
-        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES); the grant (MSG_LAYER) */
+        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES); the grant (MSG_LAYER);
+                          * the signal (MSG_SIGNAL) */
         char detail[240];
         /* MSG_AGENT_EXITED: rusage of everything init reaped */
         uint64_t utime_us, stime_us, maxrss_kib;

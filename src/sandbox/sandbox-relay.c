@@ -197,8 +197,39 @@ void relay_init(struct relay *r) {
         r->in.src = r->in.dst = r->out.src = r->out.dst = r->err.src = r->err.dst = -EBADF;
 }
 
+/* A managed session's terminal: the agent's pty output goes to glove's
+ * stdout (the session's output file), filtered as for a user's terminal
+ * since viewers' terminals show it; its input is what relay_input()
+ * gives. Nothing of glove's own 0-2 is a terminal here. */
+static void stream_write(struct relay *r, struct relay_stream *s);
+
+static int prepare_headless(struct relay *r, struct plan *plan, bool clipboard, unsigned rows, unsigned cols) {
+        int k;
+
+        r->terminal = r->headless = true;
+        plan->terminal = true;
+        plan->have_termios = false; /* the pty's own defaults: a cooked terminal */
+        plan->winsize = (struct winsize) { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+        k = host_fd_open(&r->host[1], STDOUT_FILENO, O_WRONLY, plan->error);
+        if (k < 0)
+                return k;
+        r->devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (r->devnull < 0)
+                return glove_error_set(plan->error, negative_errno(), "relay", "Cannot open /dev/null: %m");
+        k = stream_init(&r->in, -EBADF, -EBADF, false, &r->input_bytes);
+        if (k >= 0)
+                k = stream_init(&r->out, -EBADF, r->host[1].fd, true, &r->stdout_bytes);
+        if (k >= 0)
+                k = stream_filter(&r->out, clipboard);
+        if (k < 0)
+                return glove_error_set(plan->error, k, "relay", "Out of memory");
+        r->in.reading = false;
+        r->err.src = r->err.dst = -EBADF;
+        return 0;
+}
+
 int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes, bool clipboard,
-                  const int *direct) {
+                  const int *direct, const struct glove_sandbox_channel *channel) {
         int k;
 
         if (direct) {
@@ -208,6 +239,12 @@ int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uin
                 r->direct = true;
                 memcpy(r->direct_fds, direct, sizeof(r->direct_fds));
                 return 0;
+        }
+        if (channel && channel->rows > 0 && channel->cols > 0) {
+                r->limit = output_limit;
+                if (relay_ring_init(&r->tail, (size_t) tail_bytes) < 0)
+                        return glove_error_set(plan->error, -ENOMEM, "relay", "Out of memory");
+                return prepare_headless(r, plan, clipboard, channel->rows, channel->cols);
         }
         /* A pty only for a user at a terminal: with stdout redirected
          * (`glove exec -- make >log`, `| grep`) the agent's output must
@@ -315,6 +352,8 @@ int relay_attach_master(struct relay *r, int master) {
                 return k;
         r->in.dst = master;
         r->out.src = master;
+        if (r->headless)
+                return 0;
         relay_resize(r);
         r->raw_wanted = true;
         terminal_raw(r);
@@ -324,10 +363,38 @@ int relay_attach_master(struct relay *r, int master) {
 void relay_resize(struct relay *r) {
         struct winsize ws;
 
-        if (r->master < 0 || ioctl(r->host[0].orig, TIOCGWINSZ, &ws) < 0)
+        if (r->master < 0 || r->headless || ioctl(r->host[0].orig, TIOCGWINSZ, &ws) < 0)
                 return;
         /* the kernel signals the agent's foreground job when it changes */
         (void) ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+void relay_set_size(struct relay *r, unsigned rows, unsigned cols) {
+        struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+
+        if (r->master >= 0 && r->headless)
+                (void) ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+size_t relay_input_room(const struct relay *r) {
+        if (!r->headless || r->in.dst < 0 || !r->in.buf)
+                return 0;
+        return RELAY_BUF_SIZE - r->in.len;
+}
+
+void relay_input(struct relay *r, const char *p, size_t n) {
+        struct relay_stream *s = &r->in;
+
+        if (n == 0 || n > relay_input_room(r))
+                return;
+        if (s->start + s->len + n > RELAY_BUF_SIZE) {
+                memmove(s->buf, s->buf + s->start, s->len);
+                s->start = 0;
+        }
+        memcpy(s->buf + s->start + s->len, p, n);
+        s->len += n;
+        *s->count += n;
+        stream_write(r, s);
 }
 
 void relay_reapply(struct relay *r) {

@@ -63,6 +63,9 @@ struct relay_stream {
 struct relay {
         bool terminal;              /* glove's stdin and stdout are terminals: the agent has a pty, whose
                                      * master arrives over the sync socket */
+        bool headless;              /* terminal, for a managed session (glove_sandbox_channel's size): no
+                                     * user's terminal; output to glove's stdout, input from
+                                     * relay_input() */
         bool direct;                /* the agent's 0-2 are direct_fds (glove_sandbox_options.stdio): no relay */
         int direct_fds[3];          /* borrowed */
         uint64_t limit;             /* 0: none */
@@ -91,7 +94,13 @@ void relay_init(struct relay *r);
  * With |direct| (three descriptors, borrowed) the agent's stdin, stdout
  * and stderr are those and the relay does nothing. Logs its errors. */
 int relay_prepare(struct relay *r, struct plan *plan, uint64_t output_limit, uint64_t tail_bytes, bool clipboard,
-                  const int *direct);
+                  const int *direct, const struct glove_sandbox_channel *channel);
+/* Headless terminal: room for input, input for the agent's terminal
+ * (at most relay_input_room() bytes: the caller waits for room, nothing
+ * is dropped), and its size (the kernel signals the foreground job). */
+size_t relay_input_room(const struct relay *r);
+void relay_input(struct relay *r, const char *p, size_t n);
+void relay_set_size(struct relay *r, unsigned rows, unsigned cols);
 /* In the clone child (init): the agent's ends become 0, 1 and 2. On
  * failure the child must not go on: glove's own would stay. */
 int relay_child_fds(const struct relay *r);

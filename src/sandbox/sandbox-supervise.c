@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "missing-syscall.h"
+#include "sandbox-channel.h"
 #include "sandbox-internal.h"
 #include "sandbox-relay.h"
 #include "sandbox-supervise.h"
@@ -362,16 +363,23 @@ static void on_notify(struct supervision *s, short revents) {
 
 void supervise(struct supervision *s) {
         int64_t drain_deadline = -1; /* ms, CLOCK_MONOTONIC */
+        struct channel channel;
 
+        channel_init(&channel, s->channel_fd);
         for (;;) {
-                struct pollfd p[5 + RELAY_MAX_POLLFDS] = {
+                struct pollfd p[5 + RELAY_MAX_POLLFDS + CHANNEL_MAX_POLLFDS] = {
                         { .fd = s->init_gone ? -1 : s->pidfd, .events = POLLIN },
                         { .fd = s->sfd, .events = POLLIN },
                         { .fd = s->tfd, .events = POLLIN },
                         { .fd = s->sync_fd, .events = POLLIN },
                         { .fd = s->notify_fd, .events = POLLIN },
                 };
-                size_t n = 5 + relay_pollfds(s->relay, p + 5);
+                size_t n_relay = relay_pollfds(s->relay, p + 5);
+                /* what the channel asks of the agent goes through init,
+                 * once the agent runs and while it does */
+                size_t n = 5 + n_relay +
+                           channel_pollfds(&channel, s->res->started && !agent_gone(s) && s->sync_fd >= 0,
+                                           s->relay, p + 5 + n_relay);
                 int timeout = s->relay->deferred ? RELAY_DEFERRED_POLL_MS : -1;
 
                 if (agent_gone(s) && relay_drained(s->relay))
@@ -408,6 +416,7 @@ void supervise(struct supervision *s) {
                 if (s->notify_fd >= 0 && p[4].revents)
                         on_notify(s, p[4].revents);
                 relay_dispatch(s->relay, p + 5);
+                channel_dispatch(&channel, p + 5 + n_relay, s->sync_fd, s->relay);
                 if (s->relay->limit_hit && !s->limit_killed && !agent_gone(s)) {
                         s->limit_killed = true;
                         kill_init(s);
@@ -426,6 +435,7 @@ void supervise(struct supervision *s) {
                                 break;
                 }
         }
+        channel_done(&channel);
         s->notify_fd = safe_close(s->notify_fd);
         conclude(s);
 }

@@ -37,6 +37,9 @@ struct supervision {
          * and the host's (where the user's PATH may have it) */
         char *const *envp;
         char *const *host_env;
+        /* a managed session's channel: its listening socket (borrowed),
+         * or -EBADF */
+        int channel_fd;
         /* what was seen */
         bool setup_failed, exec_failed, exited, timed_out, init_gone, limit_killed;
         siginfo_t si;                /* init's end, once init_gone */

@@ -82,6 +82,7 @@ static const struct frame_type sync_types[] = {
         { MSG_TERMINAL, sizeof(struct sync_msg), 1 },
         { MSG_APPLIED, sizeof(struct sync_msg), 1 },
         { MSG_LAYER, sizeof(struct sync_msg), 1 },
+        { MSG_SIGNAL, sizeof(struct sync_msg), 0 },
 };
 
 int sync_send(int fd, const struct sync_msg *m, const int *fds, size_t n_fds) {
@@ -299,7 +300,7 @@ static int run_channels(struct run *run) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->pair) < 0)
                 return glove_error_set(run->o.error, negative_errno(), "setup", "socketpair: %m");
         return relay_prepare(&run->relay, &run->plan, p->output_limit, p->transcript_tail, p->terminal_clipboard,
-                             run->o.stdio);
+                             run->o.stdio, run->o.channel);
 }
 
 /* Glove's signals as a descriptor the wait reads, and the watchdog's
@@ -488,6 +489,7 @@ static int run_wait(struct run *run) {
                 .host_env = run->o.host_env,
                 .denials = &run->res.denials,
                 .notice = run->o.notice,
+                .channel_fd = run->o.channel ? run->o.channel->listen_fd : -EBADF,
         };
 
         supervise(&s);

@@ -563,6 +563,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .warnings = &s->warnings,
                         .retain_overlays = true,
                         .notice = o->notice,
+                        .channel = o->channel,
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;

@@ -34,7 +34,8 @@ GLOVE, GLOVED, T = tg.GLOVE, tg.GLOVED, tg.T
 MUST_WORK = os.environ.get("GLOVE_TESTS_MUST_WORK") == "1"
 
 SESSION_METHODS = {"session.create", "session.start", "session.status", "session.list", "session.stop",
-                   "session.cleanup"}
+                   "session.cleanup", "session.signal", "session.attach", "session.read", "session.detach",
+                   "session.input", "session.resize"}
 RECEIPT_METHODS = {"receipts.page", "receipts.ack", "receipts.part"}
 STATES = {"created", "starting", "running", "ended", "cleaned"}
 LIVE = {"created", "starting", "running"}

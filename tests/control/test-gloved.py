@@ -171,8 +171,9 @@ def main():
     check("a controller completes the handshake", r == {"role": "controller"})
     # lifecycle (managed sessions) only where glove exec's sandbox runs:
     # the doctor's readiness, which the test below compares with glove doctor
-    sessions = ["session.cleanup", "session.create", "session.list", "session.start", "session.status",
-                "session.stop"]
+    sessions = ["session.attach", "session.cleanup", "session.create", "session.detach", "session.input",
+                "session.list", "session.read", "session.resize", "session.signal", "session.start",
+                "session.status", "session.stop"]
     ready = caps["host"]["exec_ready"]
     built = {"control", "exposures", "plan", "receipts"} | ({"lifecycle"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",
@@ -195,7 +196,7 @@ def main():
     check("capabilities names no host path", "/" not in json.dumps(caps["mechanisms"]))
 
     # unknown methods, bad params, repeated handshake: errors, connection open
-    for method in ("session.attach", "exposure.create", "bundle.add"):
+    for method in ("session.pause", "exposure.create", "bundle.add"):
         try:
             c.call(method, {})
             check(f"{method} is an unknown method", False)

@@ -61,6 +61,19 @@ static void test_good(void **state) {
         assert_int_equal(p->n_net, 1);
         assert_string_equal(p->net[0], "a.example:1");
         assert_int_equal(p->max_ttl_seconds, 60);
+        /* no "terminal": pipes */
+        assert_int_equal(t->rows, 0);
+        assert_int_equal(t->cols, 0);
+        glove_gloved_policy_free(p);
+        p = NULL;
+        assert_int_equal(parse_policy("{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": "
+                                      "1}, \"terminal\": {\"rows\": 1000, \"cols\": 1}}}, " GOOD_CEILINGS
+                                      ", \"max_ttl_seconds\": 1}",
+                                      &p, err, sizeof(err)),
+                         0);
+        t = glove_gloved_policy_template(p, "t");
+        assert_int_equal(t->rows, 1000);
+        assert_int_equal(t->cols, 1);
         glove_gloved_policy_free(p);
 }
 
@@ -107,6 +120,20 @@ static void test_refused(void **state) {
                   "\"default\"}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}", "/templates/t/policy" },
                 { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1, \"filesystem\": "
                   "{\"read\": [\"${PWD}/x\"]}}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}", "/templates/t/policy" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": [24, 80]}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: must be an object" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": 24}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: rows and cols are both required" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": 0, \"cols\": 80}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: rows and cols" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": 24, \"cols\": 1001}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: rows and cols" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": \"24\", \"cols\": 80}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: rows and cols" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": 24, \"cols\": 80, \"raw\": true}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal" },
+                { "{\"templates\": {\"t\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}, \"terminal\": {\"rows\": 24.0, \"cols\": 80}}}, " GOOD_CEILINGS ", \"max_ttl_seconds\": 1}",
+                  "/templates/t/terminal: rows and cols" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -80,6 +80,16 @@ static void sql(const char *statement) {
         assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
+static int sql_rc(const char *statement) {
+        sqlite3 *db = NULL;
+        int rc;
+
+        assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+        rc = sqlite3_exec(db, statement, NULL, NULL, NULL);
+        assert_int_equal(sqlite3_close(db), SQLITE_OK);
+        return rc;
+}
+
 static const char *pragma(const char *statement, char *buf, size_t len) {
         sqlite3_stmt *st = NULL;
         sqlite3 *db = NULL;
@@ -129,9 +139,9 @@ static void test_schema_version(void **state) {
         remove_db();
         s = open_ok();
         glove_control_store_free(s);
-        sql("UPDATE schema_version SET version = 3");
+        sql("UPDATE schema_version SET version = 4");
         assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPROTONOSUPPORT);
-        assert_non_null(strstr(err, "schema version 3, newer"));
+        assert_non_null(strstr(err, "schema version 4, newer"));
 
         /* a database that is not gloved's */
         remove_db();
@@ -277,6 +287,41 @@ static void test_schema_upgrade(void **state) {
         remove_db();
 }
 
+/* A version 2 store's sessions come to version 3 as the owner's: no
+ * controller gains a session it cannot be shown to have created. */
+static void test_schema_upgrade_creator(void **state) {
+        struct glove_control_store *s;
+        struct glove_control_session x = {};
+        struct glove_plan a = {};
+        bool created = false;
+        char buf[32];
+
+        remove_db();
+        s = open_ok();
+        plan_of("{\"template\": \"t\", \"ttl_seconds\": 60}", &a);
+        assert_int_equal(glove_control_store_session_create(s, &a, "old", GLOVE_CONTROL_ROLE_CONTROLLER, &x,
+                                                            &created), 0);
+        glove_control_store_free(s);
+        /* what a gloved of schema 2 left: no creator column */
+        sql("ALTER TABLE sessions DROP COLUMN creator; UPDATE schema_version SET version = 2");
+        s = open_ok();
+        glove_control_session_done(&x);
+        assert_int_equal(glove_control_store_session_get(s, x.id, &x), 0);
+        assert_int_equal(x.creator, GLOVE_CONTROL_ROLE_OWNER);
+        glove_control_session_done(&x);
+        /* and new ones carry who made them */
+        assert_int_equal(glove_control_store_session_create(s, &a, "new", GLOVE_CONTROL_ROLE_CONTROLLER, &x,
+                                                            &created), 0);
+        assert_int_equal(x.creator, GLOVE_CONTROL_ROLE_CONTROLLER);
+        glove_control_session_done(&x);
+        glove_control_store_free(s);
+        assert_string_equal(pragma("SELECT version FROM schema_version", buf, sizeof(buf)), "3");
+        /* the column refuses what is not a role */
+        assert_int_not_equal(sql_rc("UPDATE sessions SET creator = 'nobody'"), 0);
+        glove_plan_done(&a);
+        remove_db();
+}
+
 static void test_sessions(void **state) {
         struct glove_plan a = {}, b = {};
         struct glove_control_session x = {}, y = {}, u = { .exit_code = 0, .status = 0 };
@@ -291,17 +336,18 @@ static void test_sessions(void **state) {
         plan_of("{\"template\": \"t\", \"ttl_seconds\": 60}", &a);
         plan_of("{\"template\": \"t\", \"ttl_seconds\": 61}", &b);
 
-        assert_int_equal(glove_control_store_session_create(s, &a, "k1", &x, &created), 0);
+        assert_int_equal(glove_control_store_session_create(s, &a, "k1", GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), 0);
         assert_true(created);
+        assert_int_equal(x.creator, GLOVE_CONTROL_ROLE_CONTROLLER);
         assert_int_equal(x.state, GLOVE_SESSION_CREATED);
         assert_int_equal(strlen(x.id), GLOVE_SESSION_ID_CHARS);
         assert_int_equal(x.expires - x.created, 60);
         /* the same key and plan: the same session; another plan: refused */
-        assert_int_equal(glove_control_store_session_create(s, &a, "k1", &y, &created), 0);
+        assert_int_equal(glove_control_store_session_create(s, &a, "k1", GLOVE_CONTROL_ROLE_CONTROLLER, &y, &created), 0);
         assert_false(created);
         assert_string_equal(x.id, y.id);
         glove_control_session_done(&y);
-        assert_int_equal(glove_control_store_session_create(s, &b, "k1", &y, &created), -EEXIST);
+        assert_int_equal(glove_control_store_session_create(s, &b, "k1", GLOVE_CONTROL_ROLE_CONTROLLER, &y, &created), -EEXIST);
 
         /* transitions only from the state they name; each recorded */
         assert_int_equal(glove_control_store_session_transition(s, x.id, GLOVE_SESSION_STARTING,
@@ -332,18 +378,18 @@ static void test_sessions(void **state) {
         /* at most GLOVE_SESSIONS_LIVE_MAX live: the ended one does not count */
         for (int i = 0; i < GLOVE_SESSIONS_LIVE_MAX; i++) {
                 (void) snprintf(key, sizeof(key), "live-%d", i);
-                assert_int_equal(glove_control_store_session_create(s, &a, key, &x, &created), 0);
+                assert_int_equal(glove_control_store_session_create(s, &a, key, GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), 0);
                 glove_control_session_done(&x);
         }
-        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", &x, &created), -EUSERS);
+        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), -EUSERS);
         /* one whose TTL passed unstarted is ended, and makes room */
         sql("UPDATE sessions SET expires = 1 WHERE request_key = 'live-7'");
-        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", &x, &created), 0);
+        assert_int_equal(glove_control_store_session_create(s, &a, "one-more", GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), 0);
         glove_control_session_done(&x);
-        assert_int_equal(glove_control_store_session_create(s, &a, "two-more", &x, &created), -EUSERS);
+        assert_int_equal(glove_control_store_session_create(s, &a, "two-more", GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), -EUSERS);
         sql("SELECT 1 FROM sessions WHERE request_key = 'live-7' AND state = 'ended' AND reason = 'expired'");
         /* but a retry of a key that has its session is still answered */
-        assert_int_equal(glove_control_store_session_create(s, &a, "live-0", &x, &created), 0);
+        assert_int_equal(glove_control_store_session_create(s, &a, "live-0", GLOVE_CONTROL_ROLE_CONTROLLER, &x, &created), 0);
         assert_false(created);
         glove_control_session_done(&x);
 
@@ -392,6 +438,7 @@ int main(void) {
                 cmocka_unit_test(test_sessions),
                 cmocka_unit_test(test_create_and_modes),
                 cmocka_unit_test(test_schema_version),
+                cmocka_unit_test(test_schema_upgrade_creator),
                 cmocka_unit_test(test_damaged_index_page),
                 cmocka_unit_test(test_exposure_generations),
         };
