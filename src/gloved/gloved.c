@@ -23,6 +23,7 @@
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "notify-util.h"
 #include "supervisor.h"
 
 #define EXIT_GLOVED_FAILED 125
@@ -260,10 +261,19 @@ static int run(void) {
                         return log_error_errno(r, "Cannot watch the sessions' supervisors: %m");
         }
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
+        /* ready for a service manager that waits (Type=notify): the socket
+         * listens and recovery is done. A manager that asked and cannot
+         * be told would time the start out anyway: say why now. */
+        r = notify_send("READY=1");
+        if (r < 0)
+                return log_error_errno(r, "Cannot tell the service manager gloved is ready ($NOTIFY_SOCKET): %m");
 
         r = glove_control_server_run(server, sfd);
         if (r < 0)
                 return log_error_errno(r, "Serving failed: %m");
+        /* a signal ended the loop: the manager hears it before the
+         * socket goes; an error here changes nothing of the stop */
+        (void) notify_send("STOPPING=1");
         log_info("gloved: stopped; %s/%s and its secret removed", endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
         return 0;
 }
