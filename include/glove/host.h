@@ -74,8 +74,8 @@ int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen
 int glove_daemon_check_executable(const char *path, uid_t uid, char *err, size_t errlen);
 
 /* The unit's text for the gloved at |gloved| (absolute, checked) and the
- * directories |dirs| (config and state pinned in its environment, state
- * and runtime writable), for a user manager of version
+ * directories |dirs| (config and state pinned in its environment: gloved
+ * finds what the installing glove found), for a user manager of version
  * |systemd_version| (0: unknown, taken as older than 254). Every path
  * must be of the characters a unit file takes unquoted and without
  * specifiers (letters, digits and / . _ - + , : @): -EINVAL with the
@@ -96,8 +96,9 @@ int glove_daemon_unit_dir(const struct glove_dirs *dirs, char **ret);
  * unit as it was and no temporary file. */
 int glove_daemon_unit_write(const char *unit_dir, const char *text, char *err, size_t errlen);
 
-/* Removes |unit_dir|/gloved.service (and fsyncs the directory): 1 when
- * it was there, 0 when not, -errno with the reason in |err|. */
+/* Removes |unit_dir|/gloved.service (and fsyncs the directory), then
+ * |unit_dir| and its parent when they are empty: 1 when the unit was
+ * there, 0 when not, -errno with the reason in |err|. */
 int glove_daemon_unit_remove(const char *unit_dir, char *err, size_t errlen);
 
 /* The version in `systemctl --version`'s first line ("systemd 252

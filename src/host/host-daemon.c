@@ -96,9 +96,7 @@ static bool unit_safe(const char *s) {
 int glove_daemon_unit_text(const char *gloved, const struct glove_dirs *dirs, unsigned systemd_version,
                            char **ret, char *err, size_t errlen) {
         _cleanup_free_ char *config_home = NULL, *state_home = NULL, *text = NULL;
-        const char *paths[] = { gloved, dirs->config, dirs->state, dirs->runtime };
-        bool runtime_in_state;
-        size_t state_len = strlen(dirs->state);
+        const char *paths[] = { gloved, dirs->config, dirs->state };
         int n, r;
 
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
@@ -114,11 +112,6 @@ int glove_daemon_unit_text(const char *gloved, const struct glove_dirs *dirs, un
         if (r < 0)
                 return error_format(err, errlen, r, "Cannot take the parent of the Glove directories: %s",
                                     strerror(-r));
-        /* the fallback runtime directory (<state>/run) is writable with
-         * the state directory; naming it again would be harmless, but a
-         * ReadWritePaths= that does not exist fails the start */
-        runtime_in_state = strncmp(dirs->runtime, dirs->state, state_len) == 0 && dirs->runtime[state_len] == '/';
-
         text = malloc(UNIT_MAX);
         if (!text)
                 return -ENOMEM;
@@ -142,16 +135,15 @@ int glove_daemon_unit_text(const char *gloved, const struct glove_dirs *dirs, un
                      "NoNewPrivileges=yes\n"
                      "LockPersonality=yes\n"
                      "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK\n"
-                     "ProtectSystem=strict\n"
-                     "ReadWritePaths=%s%s%s\n"
+                     "RestrictRealtime=yes\n"
+                     "SystemCallArchitectures=native\n"
                      "\n"
                      "[Install]\n"
                      "WantedBy=default.target\n",
                      gloved, config_home, state_home,
                      systemd_version >= GLOVE_DAEMON_DELEGATE_SUBGROUP_MIN
                              ? "DelegateSubgroup=" GLOVE_DAEMON_HOST_LEAF "\n"
-                             : "",
-                     dirs->state, runtime_in_state ? "" : " ", runtime_in_state ? "" : dirs->runtime);
+                             : "");
         if (n < 0 || n >= UNIT_MAX)
                 return error_format(err, errlen, -ENAMETOOLONG, "The unit's paths are too long");
         *ret = TAKE_PTR(text);
@@ -270,6 +262,14 @@ int glove_daemon_unit_remove(const char *unit_dir, char *err, size_t errlen) {
         }
         if (fsync(dfd) < 0)
                 return error_format(err, errlen, negative_errno(), "Cannot sync %s: %m", unit_dir);
+        /* the directories install may have made go too, when nothing
+         * else is in them */
+        {
+                _cleanup_free_ char *systemd_dir = NULL;
+
+                if (rmdir(unit_dir) == 0 && path_parent(unit_dir, &systemd_dir) >= 0)
+                        (void) rmdir(systemd_dir);
+        }
         return 1;
 }
 
