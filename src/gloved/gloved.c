@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -17,13 +18,16 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "mountinfo-util.h"
 #include "notify-util.h"
+#include "path-util.h"
 #include "supervisor.h"
 
 #define EXIT_GLOVED_FAILED 125
@@ -109,6 +113,53 @@ static int open_state(const struct glove_dirs *dirs, int *ret_state_fd, struct g
         return 0;
 }
 
+/* Under its unit on systemd 254 and newer gloved starts in the leaf
+ * glove-host (DelegateSubgroup=), and each session's supervisor puts the
+ * session's cgroup beside it, under the delegated parent
+ * (docs/control.md, "Running gloved as a service"). That parent must be
+ * the user's and hold no process: checked by descriptor before anything
+ * starts. Elsewhere (by hand, older systemd) nothing changes. */
+static int check_host_leaf(void) {
+        _cleanup_free_ char *own = NULL, *root = NULL, *mnt = NULL, *leaf = NULL, *parent = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *base, *rel;
+        char err[PATH_MAX + 512] = "";
+        int r;
+
+        if (cgroup_self_v2_path(&own) < 0)
+                return 0; /* no cgroup v2: limits fall back as in glove exec */
+        base = strrchr(own, '/');
+        if (!base || strcmp(base + 1, GLOVE_DAEMON_HOST_LEAF) != 0)
+                return 0;
+        r = mountinfo_find_fstype("cgroup2", &root, &mnt);
+        if (r < 0)
+                return log_error_errno(r, "gloved runs in a %s leaf (%s), but no cgroup2 mount is to be found: %m",
+                                       GLOVE_DAEMON_HOST_LEAF, own);
+        /* /proc/self/cgroup is relative to the cgroup2 hierarchy's root,
+         * the mount shows the subtree at its root */
+        rel = own;
+        if (strcmp(root, "/") != 0) {
+                size_t n = strlen(root);
+
+                if (strncmp(own, root, n) != 0 || own[n] != '/')
+                        return log_error_errno(-ENOENT, "gloved's cgroup %s is not under the cgroup2 mount of %s",
+                                               own, root);
+                rel = own + n;
+        }
+        leaf = path_join(mnt, rel);
+        if (!leaf || path_parent(leaf, &parent) < 0)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open the cgroup %s above gloved's leaf: %m",
+                                       parent);
+        r = cgroup_check_delegated_parent(fd, parent, geteuid(), err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        log_info("gloved: in %s; session cgroups go beside it under %s", leaf, parent);
+        return 0;
+}
+
 static void gloved_policy_freep(struct glove_gloved_policy **p) {
         glove_gloved_policy_free(*p);
 }
@@ -166,6 +217,9 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        r = check_host_leaf();
+        if (r < 0)
+                return r;
         r = open_state(&dirs, &state_fd, &store, &receipts);
         if (r < 0)
                 return r;
