@@ -134,13 +134,19 @@ static int systemctl(char *out, size_t outlen, const char *const *args) {
         }
         if (out) {
                 pipefd[1] = safe_close(pipefd[1]);
+                /* read to its end: past |outlen| the rest is dropped, so
+                 * that systemctl never blocks on a full pipe */
                 for (;;) {
-                        ssize_t m = read(pipefd[0], out + got, outlen - 1 - got);
+                        char spill[512];
+                        bool full = got >= outlen - 1;
+                        ssize_t m = read(pipefd[0], full ? spill : out + got, full ? sizeof(spill) : outlen - 1 - got);
 
                         if (m < 0 && errno == EINTR)
                                 continue;
-                        if (m <= 0 || (got += (size_t) m) >= outlen - 1)
+                        if (m <= 0)
                                 break;
+                        if (!full)
+                                got += (size_t) m;
                 }
                 out[got] = 0;
                 pipefd[0] = safe_close(pipefd[0]);
