@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define GLOVE_POLICY_FILE_NAME "policy.json"
 
@@ -56,3 +57,50 @@ struct glove_setup_options {
  * everything was already in place (a second run), -errno on failure with
  * the reason in |err| (a refused directory is never modified). */
 int glove_setup(const struct glove_setup_options *opts, char *err, size_t errlen);
+
+/* gloved as a systemd user service (host-daemon.c; docs/control.md,
+ * "Running gloved as a service"). The unit's name is fixed. */
+#define GLOVE_DAEMON_UNIT "gloved.service"
+/* The delegate subgroup gloved runs in: systemd >= 254 puts it there
+ * (DelegateSubgroup=), an older one leaves gloved to move itself. */
+#define GLOVE_DAEMON_HOST_LEAF "glove-host"
+#define GLOVE_DAEMON_DELEGATE_SUBGROUP_MIN 254u
+
+/* Checks that |path| (absolute) is a regular executable file and that it
+ * and its directory are owned by |uid| or root and writable by nobody
+ * else: whoever can replace gloved runs as the user at every start.
+ * 0, or -errno with the reason and the fix in |err| (-EPERM for a wrong
+ * owner or mode, -ENOEXEC for what is not an executable file). */
+int glove_daemon_check_executable(const char *path, uid_t uid, char *err, size_t errlen);
+
+/* The unit's text for the gloved at |gloved| (absolute, checked) and the
+ * directories |dirs| (config and state pinned in its environment: gloved
+ * finds what the installing glove found), for a user manager of version
+ * |systemd_version| (0: unknown, taken as older than 254). Every path
+ * must be of the characters a unit file takes unquoted and without
+ * specifiers (letters, digits and / . _ - + , : @): -EINVAL with the
+ * reason in |err| otherwise. *ret is malloc'd. */
+int glove_daemon_unit_text(const char *gloved, const struct glove_dirs *dirs, unsigned systemd_version,
+                           char **ret, char *err, size_t errlen);
+
+/* The user unit directory: $XDG_CONFIG_HOME/systemd/user, else
+ * ~/.config/systemd/user (from |dirs|' config, whose parent is the
+ * config home). *ret is malloc'd. */
+int glove_daemon_unit_dir(const struct glove_dirs *dirs, char **ret);
+
+/* Writes |text| as |unit_dir|/gloved.service, mode 0644, atomically: a
+ * temporary file beside it, fsync, rename over, fsync of the directory.
+ * Missing directories are made (the config home 0700, the others 0755);
+ * the unit directory must be owned by the caller and writable by nobody
+ * else. 0, or -errno with the reason in |err|; a failure leaves any old
+ * unit as it was and no temporary file. */
+int glove_daemon_unit_write(const char *unit_dir, const char *text, char *err, size_t errlen);
+
+/* Removes |unit_dir|/gloved.service (and fsyncs the directory), then
+ * |unit_dir| and its parent when they are empty: 1 when the unit was
+ * there, 0 when not, -errno with the reason in |err|. */
+int glove_daemon_unit_remove(const char *unit_dir, char *err, size_t errlen);
+
+/* The version in `systemctl --version`'s first line ("systemd 252
+ * (252.39-1~deb12u2)"): -EINVAL when |text| is not such a line. */
+int glove_daemon_parse_systemd_version(const char *text, unsigned *ret);

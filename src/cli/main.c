@@ -26,6 +26,7 @@ static const struct {
         { "mcp-connect", cli_mcp_connect, "inside glove run: relay an agent's MCP stdio to the gateway" },
         { "init", cli_init, "enrol a directory with gloved, read-only, under an alias" },
         { "ctl", cli_ctl, "talk to gloved, this user's control service, as its owner" },
+        { "daemon", cli_daemon, "install, start, stop or remove gloved as this user's systemd service" },
         { "changes", cli_changes, "list, show, apply or drop the change sets overlay runs kept" },
         { "help", cli_help, "describe glove, or one command: glove help COMMAND" },
 };

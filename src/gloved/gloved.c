@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -17,12 +18,16 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
 #include "log.h"
 #include "macro.h"
+#include "mountinfo-util.h"
+#include "notify-util.h"
+#include "path-util.h"
 #include "supervisor.h"
 
 #define EXIT_GLOVED_FAILED 125
@@ -45,6 +50,9 @@ static void help(FILE *f) {
                 "outlives gloved) and receipt delivery (receipts.page, receipts.ack).\n"
                 "'glove ctl' is its client. SIGTERM or SIGINT stop it (running sessions go\n"
                 "on; the next gloved adopts them); it removes the socket and the secret.\n"
+                "Started by a service manager that waits ($NOTIFY_SOCKET: 'glove daemon'\n"
+                "installs such a unit), it says READY=1 once its socket listens and recovery\n"
+                "is done, and STOPPING=1 when it stops.\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
                 "the whole receipt journal (as 'glove audit verify') and its store,\n"
@@ -105,6 +113,53 @@ static int open_state(const struct glove_dirs *dirs, int *ret_state_fd, struct g
         if (r < 0)
                 return log_error_errno(r, "%s", err);
         *ret_state_fd = TAKE_FD(state_fd);
+        return 0;
+}
+
+/* Under its unit on systemd 254 and newer gloved starts in the leaf
+ * glove-host (DelegateSubgroup=), and each session's supervisor puts the
+ * session's cgroup beside it, under the delegated parent
+ * (docs/control.md, "Running gloved as a service"). That parent must be
+ * the user's and hold no process: checked by descriptor before anything
+ * starts. Elsewhere (by hand, older systemd) nothing changes. */
+static int check_host_leaf(void) {
+        _cleanup_free_ char *own = NULL, *root = NULL, *mnt = NULL, *leaf = NULL, *parent = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *base, *rel;
+        char err[PATH_MAX + 512] = "";
+        int r;
+
+        if (cgroup_self_v2_path(&own) < 0)
+                return 0; /* no cgroup v2: limits fall back as in glove exec */
+        base = strrchr(own, '/');
+        if (!base || strcmp(base + 1, GLOVE_DAEMON_HOST_LEAF) != 0)
+                return 0;
+        r = mountinfo_find_fstype("cgroup2", &root, &mnt);
+        if (r < 0)
+                return log_error_errno(r, "gloved runs in a %s leaf (%s), but no cgroup2 mount is to be found: %m",
+                                       GLOVE_DAEMON_HOST_LEAF, own);
+        /* /proc/self/cgroup is relative to the cgroup2 hierarchy's root,
+         * the mount shows the subtree at its root */
+        rel = own;
+        if (strcmp(root, "/") != 0) {
+                size_t n = strlen(root);
+
+                if (strncmp(own, root, n) != 0 || own[n] != '/')
+                        return log_error_errno(-ENOENT, "gloved's cgroup %s is not under the cgroup2 mount of %s",
+                                               own, root);
+                rel = own + n;
+        }
+        leaf = path_join(mnt, rel);
+        if (!leaf || path_parent(leaf, &parent) < 0)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open the cgroup %s above gloved's leaf: %m",
+                                       parent);
+        r = cgroup_check_delegated_parent(fd, parent, geteuid(), err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        log_info("gloved: in %s; session cgroups go beside it under %s", leaf, parent);
         return 0;
 }
 
@@ -171,6 +226,9 @@ static int run(void) {
         r = glove_dirs_resolve(&dirs, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        r = check_host_leaf();
+        if (r < 0)
+                return r;
         r = open_state(&dirs, &state_fd, &store, &receipts);
         if (r < 0)
                 return r;
@@ -266,10 +324,19 @@ static int run(void) {
                         return log_error_errno(r, "Cannot watch the sessions' supervisors: %m");
         }
         log_info("gloved %s: serving %s/%s", GLOVE_VERSION, endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
+        /* ready for a service manager that waits (Type=notify): the socket
+         * listens and recovery is done. A manager that asked and cannot
+         * be told would time the start out anyway: say why now. */
+        r = notify_send("READY=1");
+        if (r < 0)
+                return log_error_errno(r, "Cannot tell the service manager gloved is ready ($NOTIFY_SOCKET): %m");
 
         r = glove_control_server_run(server, sfd);
         if (r < 0)
                 return log_error_errno(r, "Serving failed: %m");
+        /* a signal ended the loop: the manager hears it before the
+         * socket goes; an error here changes nothing of the stop */
+        (void) notify_send("STOPPING=1");
         log_info("gloved: stopped; %s/%s and its secret removed", endpoint.dir, GLOVE_CONTROL_SOCKET_NAME);
         return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The resource limits with real cgroup v2: boots Debian's kernel package
 # under qemu with a small initramfs (busybox-static, the static glove and
-# limits-hog, tests/limits/vm-init.sh as PID 1, vm-guest-tests.sh) in which
+# limits-hog, gloved, tests/limits/vm-init.sh as PID 1, vm-guest-tests.sh) in which
 # cgroup2 holds every controller, runs the limit tests there and reads their
 # results from the serial console.
 #
@@ -78,6 +78,8 @@ install -m 755 "$busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 install -m 755 "$here/vm-init.sh" "$root/init"
 install -m 755 "$glove" "$root/glove/glove"
+# gloved, static like glove and built beside it, for 'glove daemon'
+install -m 755 "$(dirname "$glove")/gloved" "$root/glove/gloved"
 install -m 755 "$hog" "$root/glove/limits-hog"
 install -m 755 "$fault" "$root/glove/fault-inject"
 install -m 644 "$here/vm-guest-tests.sh" "$root/glove/vm-guest-tests.sh"
@@ -112,6 +114,15 @@ if [ -x "$systemd_bin" ]; then
                         cp -L "$lib" "$root$lib"
                 done
         fi
+        # systemctl, which 'glove daemon' executes (from /usr/bin)
+        if [ -x /usr/bin/systemctl ]; then
+                mkdir -p "$root/usr/bin"
+                cp -L /usr/bin/systemctl "$root/usr/bin/systemctl"
+                for lib in $(ldd /usr/bin/systemctl | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }'); do
+                        mkdir -p "$root$(dirname "$lib")"
+                        cp -L "$lib" "$root$lib"
+                done
+        fi
         # /lib is a directory of its own in the initramfs; /usr/lib holds the units
         [ -e "$root/lib64" ] || ln -s lib "$root/lib64" 2>/dev/null || true
 fi
@@ -142,7 +153,7 @@ fi
 echo "# booting $(basename "$kernel") under qemu ($accel)"
 log="$t/console.log"
 rc=0
-timeout -k 10 240 "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
+timeout -k 10 480 "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
         -kernel "$kernel" -initrd "$t/initrd.gz" \
         -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" \
         -serial "file:$log" -monitor none </dev/null || rc=$?

@@ -319,6 +319,107 @@ D
                 for _ in $(seq 50); do ls -d $um/*/glove-*.scope >/dev/null 2>&1 || break; sleep 0.1; done
                 check "nobody, via a systemd scope: once glove is gone, systemd removes its scope" \
                         '! ls -d $um/*/glove-*.scope >/dev/null 2>&1'
+                # gloved as this user's service ('glove daemon'), under
+                # the real user manager: Type=notify readiness, a restart
+                # after kill -9, and nothing left after uninstall
+                if [ -x /usr/bin/systemctl ]; then
+                        gd() {
+                                $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
+                                        "$G" daemon "$@" >/tmp/out 2>/tmp/err </dev/null
+                                RC=$?
+                        }
+                        sctl() { $HOG as 65534 env XDG_RUNTIME_DIR=/run/user/65534 /usr/bin/systemctl --user "$@"; }
+                        $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 "$G" setup -q </dev/null
+                        # two templates for managed sessions: a memory hog
+                        # and a session that waits (for the restart)
+                        cat >/home/nobody/.config/glove/gloved.json <<'J'
+{"templates": {
+  "hog": {"argv": ["/glove/limits-hog", "mem", "512"],
+          "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                     "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
+  "wait": {"argv": ["/bin/sleep", "120"],
+           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}}},
+ "ceilings": {"memory_bytes": 268435456, "pids": 64, "wall_seconds": 300, "output_bytes": 1048576},
+ "max_ttl_seconds": 3600}
+J
+                        echo '{"template": "hog", "limits": {"memory_bytes": 67108864, "pids": 16}, "ttl_seconds": 600}' >/tmp/plan-hog.json
+                        echo '{"template": "wait", "ttl_seconds": 600}' >/tmp/plan-wait.json
+                        chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json
+                        chmod 600 /home/nobody/.config/glove/gloved.json
+                        gc() {
+                                $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
+                                        "$G" ctl "$@" --json >/tmp/out 2>/tmp/err </dev/null
+                                RC=$?
+                        }
+                        sid() { sed -n 's/.*"session":"\([^"]*\)".*/\1/p' /tmp/out; }
+                        state() { sed -n 's/.*"state":"\([^"]*\)".*/\1/p' /tmp/out; }
+                        gd install
+                        check "nobody, glove daemon install: the unit written and enabled" \
+                                '[ "$RC" = 0 ] && [ -f /home/nobody/.config/systemd/user/gloved.service ] &&
+                                 [ -L /home/nobody/.config/systemd/user/default.target.wants/gloved.service ]'
+                        gd start
+                        check "nobody, glove daemon start: systemd waited for READY=1, then gloved answered the handshake" \
+                                '[ "$RC" = 0 ] && grep -q "answers on /run/user/65534/glove/gloved.sock" /tmp/out'
+                        pid1=$(sctl show -p MainPID --value gloved.service)
+                        echo "#   gloved $pid1 in $(cat /proc/$pid1/cgroup 2>/dev/null)"
+                        gd status
+                        check "nobody, glove daemon status: active, and gloved answers" \
+                                '[ "$RC" = 0 ] && grep -q "^gloved.service: active" /tmp/out && grep -q "answers the handshake" /tmp/out'
+                        check "nobody: gloved runs with the unit's hardening (no_new_privs, seccomp)" \
+                                'grep -q "^NoNewPrivs:[[:space:]]*1" /proc/$pid1/status && grep -q "^Seccomp:[[:space:]]*2" /proc/$pid1/status'
+                        # a managed session under the service: its limits hold
+                        gc session create hog-1 /tmp/plan-hog.json
+                        s1=$(sid)
+                        gc session start "$s1"
+                        for _ in $(seq 120); do gc session status "$s1"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        echo "#   managed session $s1: $(state), reason $(str reason), cgroup $(str cgroup)"
+                        # systemd 252: no glove-host leaf; the manager's
+                        # slice is the user's, so the supervisor (in the
+                        # unit's cgroup with gloved) puts the session beside
+                        # the unit (docs/control.md, "Running gloved as a service")
+                        check "nobody, a managed session under gloved.service: the memory hog ends reason memory, its cgroup beside the unit's" \
+                                '[ "$(state)" = ended ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
+                                 case "$(str cgroup)" in $um/app.slice/glove-*) true ;; *) false ;; esac'
+                        gc session create wait-1 /tmp/plan-wait.json
+                        s2=$(sid)
+                        gc session start "$s2"
+                        gc session status "$s2"
+                        check "nobody, a waiting managed session runs" '[ "$(state)" = running ]'
+                        kill -9 "$pid1"
+                        # the new gloved probes the host again before it
+                        # is ready: slow under software emulation
+                        pid2=
+                        for _ in $(seq 360); do
+                                pid2=$(sctl show -p MainPID --value gloved.service)
+                                [ -n "$pid2" ] && [ "$pid2" != 0 ] && [ "$pid2" != "$pid1" ] &&
+                                        [ "$(sctl is-active gloved.service)" = active ] && break
+                                sleep 0.5
+                        done
+                        gd status
+                        echo "#   gloved $pid2 after the restart: $(sctl show -p NRestarts gloved.service)"
+                        check "nobody, gloved killed with SIGKILL: systemd starts it again and it answers" \
+                                '[ "$RC" = 0 ] && [ "$pid2" != "$pid1" ] && grep -q "answers the handshake" /tmp/out'
+                        gc session status "$s2"
+                        check "nobody, the new gloved adopted the running session" '[ "$(state)" = running ]'
+                        gc session stop "$s2" --force
+                        for _ in $(seq 60); do gc session status "$s2"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        check "nobody, the adopted session stops" '[ "$(state)" = ended ]'
+                        gd stop
+                        check "nobody, glove daemon stop" '[ "$RC" = 0 ]'
+                        gd status
+                        check "nobody, glove daemon status after stop: not active, exit 3" '[ "$RC" = 3 ]'
+                        gd uninstall
+                        check "nobody, glove daemon uninstall leaves no unit, link or directory" \
+                                '[ "$RC" = 0 ] && [ ! -e /home/nobody/.config/systemd ] &&
+                                 [ "$(sctl is-enabled gloved.service 2>&1)" != enabled ]'
+                        if [ "$FAILED" != 0 ]; then
+                                sctl status gloved.service --no-pager 2>&1 | sed 's/^/#   /'
+                        fi
+                else
+                        echo "# no systemctl on the build host: the glove daemon check did not run"
+                fi
                 if [ "$FAILED" != 0 ]; then
                         echo "# systemd --user said:"
                         tail -n 30 /tmp/systemd.log | sed 's/^/#   /'
