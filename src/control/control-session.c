@@ -726,6 +726,33 @@ static int write_file_at(int dirfd, const char *name, const char *text, size_t l
         return write_all(fd, text, len) < 0 ? negative_errno() : 0;
 }
 
+/* What a start of the created session |id| cut short left in its
+ * directory: gloved died after making it and before starting was
+ * durable, so nothing ran and nothing there is anyone's record. Removed
+ * by name (the directory holds only what gloved made in it): 0, or
+ * -errno when the directory stays (err says why). */
+static int leftovers_remove(struct glove_control_sessions *s, const char *id, char *err, size_t errlen) {
+        static const char *const names[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
+                                             GLOVE_CHANNEL_NAME };
+        _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (dir_fd < 0)
+                return errno == ENOENT ? 0
+                                       : error_format(err, errlen, negative_errno(), "Cannot open %s/%s/%s: %m",
+                                                      s->state, GLOVE_SESSIONS_DIR_NAME, id);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (unlinkat(dir_fd, names[i], 0) < 0 && errno != ENOENT)
+                        return error_format(err, errlen, negative_errno(), "Cannot remove %s/%s/%s/%s: %m",
+                                            s->state, GLOVE_SESSIONS_DIR_NAME, id, names[i]);
+        if (unlinkat(s->dir_fd, id, AT_REMOVEDIR) < 0)
+                return error_format(err, errlen, negative_errno(),
+                                    "%s/%s/%s is left from a start cut short and holds what gloved did not put "
+                                    "there: %m",
+                                    s->state, GLOVE_SESSIONS_DIR_NAME, id);
+        log_info("gloved: removed what a start of session %s cut short left", id);
+        return 0;
+}
+
 /* Everything up to the supervisor: the plan again, the exposures, the
  * session's directory and policy. The directory's descriptor in
  * *ret_dir_fd. */
@@ -772,6 +799,9 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
         if (!text)
                 return error_format(err, errlen, -ENOMEM, "Out of memory");
 
+        r = leftovers_remove(s, x->id, err, errlen);
+        if (r < 0)
+                return r;
         if (mkdirat(s->dir_fd, x->id, 0700) < 0)
                 return error_format(err, errlen, negative_errno(), "Cannot make %s/%s/%s: %m", s->state,
                                     GLOVE_SESSIONS_DIR_NAME, x->id);
@@ -1166,6 +1196,7 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
         const json_t *force = json_object_get(call->params, "force");
+        char err[512];
         struct live *l;
         int r;
 
@@ -1181,6 +1212,8 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
                                                            GLOVE_SESSION_ENDED, &u, "session.stop before start");
                 if (r < 0)
                         return store_failed(r, ret_code, reason, reasonlen);
+                if (leftovers_remove(s, x.id, err, sizeof(err)) < 0)
+                        log_warning("gloved: %s", err);
                 *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "ended");
                 return *ret_result ? 0 : -ENOMEM;
         }

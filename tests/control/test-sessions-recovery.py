@@ -20,7 +20,9 @@ import os
 import random
 import shutil
 import signal
+import socket
 import sqlite3
+import stat
 import sys
 import threading
 import time
@@ -276,6 +278,43 @@ def pid_reused():
         other.wait()
 
 
+def start_cut_short():
+    """gloved killed between making a created session's directory and
+    recording that it starts leaves that directory behind with nothing run:
+    the next session.start clears it and runs the session, and a session
+    stopped before it starts leaves no directory either."""
+    g, c = X.g, X.c
+    sids = [create(c, f"cut-{i}", plan_of("true"))["session"] for i in range(2)]
+    for sid in sids:
+        d = g.session_dir(sid)
+        os.mkdir(d, 0o700)
+        for name in ("policy.json", "output"):
+            with open(os.path.join(d, name), "w") as f:
+                f.write("left by a start cut short\n")
+        sk = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        here = os.getcwd()
+        os.chdir(d)  # the whole path is longer than sun_path
+        try:
+            sk.bind("channel")
+        finally:
+            os.chdir(here)
+        sk.close()
+    check("two created sessions with a start's leftovers in their directories (test setup)",
+          all(stat.S_ISSOCK(os.lstat(os.path.join(g.session_dir(s), "channel")).st_mode) for s in sids))
+    try:
+        c.call("session.start", {"session": sids[0]})
+        end = L.wait_state(c, sids[0])
+    except client.RemoteError as e:
+        end = {"error": e.name, "reason": str(e)}
+    check("session.start clears them and runs the session: reason exit, exit_code 0, one receipt",
+          end.get("reason") == "exit" and end.get("exit_code") == 0 and len(g.managed_receipts(sids[0])) == 1,
+          (end, g.log_text()[-2000:]))
+    check("its output is the run's, not the leftover", b"left by" not in output_of(sids[0]), output_of(sids[0]))
+    c.call("session.stop", {"session": sids[1]})
+    check("a created session stopped: its leftover directory is gone", not os.path.exists(g.session_dir(sids[1])),
+          os.listdir(g.session_dir(sids[1])) if os.path.exists(g.session_dir(sids[1])) else None)
+
+
 def kill_loop():
     g = X.g
     X.c.close()
@@ -396,6 +435,20 @@ def kill_loop():
     dups = [sid for sid, r in receipts.items() if len(r) > 1]
     check("the journal has no managed receipt of an unknown session, none twice", not strays and not dups,
           (strays, dups))
+    # a start the kill cut short (the session still created) is sent again
+    # and runs, whatever the kill left in the session's directory
+    cut = [s["session"] for s in sessions if s["session"] in starts and s["state"] == "created"]
+    cut_bad = []
+    for sid in cut:
+        try:
+            c.call("session.start", {"session": sid})
+            st = L.wait_state(c, sid)
+        except client.RemoteError as e:
+            st = {"error": e.name, "message": str(e)}
+        if st.get("reason") != "exit" or st.get("exit_code") != 0:
+            cut_bad.append((sid, st))
+    check(f"every start the kills cut short ({len(cut)}) runs when sent again: reason exit, exit_code 0",
+          not cut_bad, cut_bad[:3])
     # a lost answer is retried safely: every key sent gives its session once
     retry_bad = []
     for k in sent:
@@ -432,7 +485,12 @@ def damage():
     db = sqlite3.connect(g.db)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
-    shutil.copytree(g.state, saved, symlinks=True)
+    # a session's channel (a Unix socket) cannot be copied, and a copy of
+    # one would be no socket: the sessions here are over, so left out
+    def sockets(d, names):
+        return [n for n in names if stat.S_ISSOCK(os.lstat(os.path.join(d, n)).st_mode)]
+
+    shutil.copytree(g.state, saved, symlinks=True, ignore=sockets)
 
     def restore():
         shutil.rmtree(g.state)
@@ -521,7 +579,8 @@ def main():
     sections = [("supervisors survive gloved", supervisors_survive), ("ended while gloved was away", ended_while_away),
                 ("only the receipt left", receipt_only),
                 ("a supervisor killed", supervisor_killed), ("adopted sessions", adopted),
-                ("a supervisor's pid reused", pid_reused), ("kill -9 during create and start", kill_loop),
+                ("a supervisor's pid reused", pid_reused), ("a start cut short", start_cut_short),
+                ("kill -9 during create and start", kill_loop),
                 ("damage", damage)]
     return L.run_sections(sections)
 
