@@ -195,12 +195,27 @@ struct glove_control_limits {
 struct glove_control_call {
         enum glove_control_role role; /* the connection's, proven in its handshake */
         const json_t *params;         /* an object; the handler checks its members */
+        /* A held call (below): 0 the first time it is handled, else the
+         * deadline its handler set (CLOCK_MONOTONIC ms). */
+        int64_t held_until;
+        /* the held call's deadline passed: the handler answers now */
+        bool last_try;
+        /* where a handler that holds the call puts its deadline */
+        int64_t *ret_hold_until;
 };
+
+/* A handler's "nothing to answer yet": the server keeps the call, answers
+ * nothing else of that connection meanwhile, and hands it to the handler
+ * again after each turn in which a watched descriptor
+ * (glove_control_server_watch()) was ready, and once more with last_try at
+ * the deadline the handler put in *call->ret_hold_until. */
+#define GLOVE_CONTROL_HELD 1
 
 /* A method the server dispatches to: its handler answers at once, with a
  * result (*ret_result, a new reference; return 0) or an error (return
  * -EBADMSG, with one of the codes above in *ret_code and a one-line
- * reason). A connection whose role is not in |roles| does not have the
+ * reason), or holds the call (GLOVE_CONTROL_HELD, no result). A
+ * connection whose role is not in |roles| does not have the
  * method: it is method-not-found there, and capabilities does not list it. */
 struct glove_control_method {
         const char *name;
@@ -262,6 +277,14 @@ int glove_control_client_connect(const char *dir, enum glove_control_role role, 
  * "<name>: <message>" in |err| and its code in *ret_code (may be NULL). */
 int glove_control_client_call(struct glove_control_client *c, const char *method, json_t *params, json_t **ret,
                               int *ret_code, char *err, size_t errlen);
+/* The call in two halves, for a caller that waits on c->fd between them
+ * (one call in flight at a time): the request, its id in *ret_id; then
+ * the answer to the request with id |want|, as glove_control_client_call()
+ * gives it. */
+int glove_control_client_send(struct glove_control_client *c, const char *method, json_t *params, int64_t *ret_id,
+                              char *err, size_t errlen);
+int glove_control_client_receive(struct glove_control_client *c, const char *method, int64_t want, json_t **ret,
+                                 int *ret_code, char *err, size_t errlen);
 /* Accepts one that is still GLOVE_CONTROL_CLIENT_INIT. */
 void glove_control_client_close(struct glove_control_client *c);
 
@@ -714,6 +737,9 @@ int glove_control_session_method_signal(void *userdata, const struct glove_contr
 #define GLOVE_VIEWER_REPLAY_MAX ((uint64_t) 1 << 20)
 #define GLOVE_VIEWER_REPLAY_DEFAULT ((uint64_t) 64 << 10)
 #define GLOVE_VIEWER_READ_MAX 32768
+/* the longest a session.read waits for output (wait_ms): well inside
+ * GLOVE_VIEWER_IDLE_SECONDS, so a viewer that waits is never dropped */
+#define GLOVE_VIEWER_WAIT_MAX_MS 5000
 int glove_control_session_method_attach(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                         int *ret_code, char *reason, size_t reasonlen);
 int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,

@@ -6,7 +6,9 @@
  * goes to session.input (Ctrl-C is the byte 0x03, which the session's
  * terminal turns into SIGINT for its foreground job); a resize of the
  * terminal is session.resize; the session's output, from the tail
- * replayed on, comes from session.read. Ctrl-] detaches and leaves the
+ * replayed on, comes from session.read, each read waiting in gloved until
+ * there is output (wait_ms) on a connection of its own, so typing never
+ * waits behind it. Ctrl-] detaches and leaves the
  * session running; so does a signal to glove ctl itself (SIGTERM, SIGHUP:
  * its terminal went away; it exits 128+N), since the session is not glove
  * ctl's to end. Without a terminal on stdin it only reads. */
@@ -33,14 +35,17 @@
 
 #define DETACH_KEY 0x1d /* Ctrl-] */
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-/* how long to wait for output before asking again when there was none */
-#define READ_PAUSE_MS 20
+/* how long a read waits in gloved for output before it is answered empty */
+#define READ_WAIT_MS GLOVE_VIEWER_WAIT_MAX_MS
 /* the replay when attaching: the screen's worth, and more; right after
  * the start, all there is (up to the most gloved replays) */
 #define ATTACH_REPLAY_BYTES 65536
 
 struct attach {
         struct glove_control_client *client;
+        struct glove_control_client *reader; /* session.read's own connection */
+        int64_t read_id;                     /* the read in flight on it, when |reading| */
+        bool reading;
         const char *session;
         char viewer[GLOVE_SESSION_ID_CHARS + 1];
         json_int_t cursor;
@@ -91,21 +96,38 @@ static int attach_start(struct attach *a, bool write) {
         return 0;
 }
 
-/* Reads what there is and writes it out: 1 when there was some, 0 when
- * none, 2 at the end of the session's output. */
-static int pull(struct attach *a) {
-        _cleanup_json_ json_t *params = NULL, *result = NULL;
+/* Asks for what comes after the cursor, on the reader's connection:
+ * gloved answers when there is some, at the session's end, or empty after
+ * READ_WAIT_MS. */
+static int pull_send(struct attach *a) {
+        _cleanup_json_ json_t *params = NULL;
+        char err[1024] = "";
+        int r;
+
+        params = json_pack("{s:s,s:I,s:i}", "viewer", a->viewer, "cursor", a->cursor, "wait_ms", READ_WAIT_MS);
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        r = glove_control_client_send(a->reader, "session.read", params, &a->read_id, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        a->reading = true;
+        return 0;
+}
+
+/* The read's answer, written out: 1 when there was output, 0 when none,
+ * 2 at the end of the session's output. */
+static int pull_receive(struct attach *a) {
+        _cleanup_json_ json_t *result = NULL;
         _cleanup_free_ unsigned char *bytes = NULL;
         const char *data;
+        char err[1024] = "";
         size_t len = 0;
         int r;
 
-        params = json_pack("{s:s,s:I}", "viewer", a->viewer, "cursor", a->cursor);
-        if (!params)
-                return log_error_errno(-ENOMEM, "Out of memory");
-        r = call(a, "session.read", params, &result);
+        r = glove_control_client_receive(a->reader, "session.read", a->read_id, &result, NULL, err, sizeof(err));
+        a->reading = false;
         if (r < 0)
-                return r;
+                return log_error_errno(r, "%s", err);
         data = json_string_value(json_object_get(result, "data"));
         if (!data || !json_is_integer(json_object_get(result, "cursor")))
                 return log_error_errno(-EBADMSG, "gloved's answer to session.read is malformed");
@@ -199,13 +221,24 @@ static int session_status(struct attach *a) {
 
 static int attach_loop(struct attach *a, int sfd) {
         for (;;) {
-                struct pollfd p[2] = { { .fd = a->writer ? STDIN_FILENO : -1, .events = POLLIN },
-                                       { .fd = sfd, .events = POLLIN } };
+                struct pollfd p[3] = { { .fd = a->writer ? STDIN_FILENO : -1, .events = POLLIN },
+                                       { .fd = sfd, .events = POLLIN },
+                                       { .fd = a->reader->fd, .events = POLLIN } };
                 int r;
 
-                /* everything there is first: output comes in 32 KiB reads */
-                do {
-                        r = pull(a);
+                /* one read in flight, always: its answer is the output */
+                if (!a->reading) {
+                        r = pull_send(a);
+                        if (r < 0)
+                                return r;
+                }
+                if (poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(negative_errno(), "poll: %m");
+                }
+                if (p[2].revents) {
+                        r = pull_receive(a);
                         if (r < 0)
                                 return r;
                         if (r == 2) {
@@ -213,11 +246,6 @@ static int attach_loop(struct attach *a, int sfd) {
                                 a->status = session_status(a);
                                 return a->status < 0 ? a->status : 0;
                         }
-                } while (r == 1);
-                if (poll(p, 2, READ_PAUSE_MS) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return log_error_errno(negative_errno(), "poll: %m");
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
@@ -247,9 +275,11 @@ static int attach_loop(struct attach *a, int sfd) {
 }
 
 int cli_ctl_attach(const char *session, bool from_start) {
-        _cleanup_(glove_control_client_close) struct glove_control_client client = GLOVE_CONTROL_CLIENT_INIT;
+        _cleanup_(glove_control_client_close) struct glove_control_client client = GLOVE_CONTROL_CLIENT_INIT,
+                                                                          reader = GLOVE_CONTROL_CLIENT_INIT;
         _cleanup_close_ int sfd = -EBADF;
         struct attach a = { .client = &client,
+                            .reader = &reader,
                             .session = session,
                             .status = -1,
                             .replay = from_start ? (json_int_t) GLOVE_VIEWER_REPLAY_MAX : ATTACH_REPLAY_BYTES };
@@ -258,6 +288,8 @@ int cli_ctl_attach(const char *session, bool from_start) {
         int r;
 
         r = cli_ctl_connect(&client);
+        if (r >= 0)
+                r = cli_ctl_connect(&reader);
         if (r < 0)
                 return GLOVE_EXIT_FAILED;
         r = attach_start(&a, tty);

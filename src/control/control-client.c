@@ -103,16 +103,21 @@ static int remote_error(const json_t *error, int *ret_code, char *err, size_t er
                             (long long) json_integer_value(code), json_string_value(message));
 }
 
-int glove_control_client_call(struct glove_control_client *c, const char *method, json_t *params, json_t **ret,
-                              int *ret_code, char *err, size_t errlen) {
-        _cleanup_json_ json_t *msg = NULL;
-        json_t *id, *result, *error;
-        int64_t want;
-        int r;
+int glove_control_client_send(struct glove_control_client *c, const char *method, json_t *params, int64_t *ret_id,
+                              char *err, size_t errlen) {
+        int r = client_send(c, method, params, ret_id);
 
-        r = client_send(c, method, params, &want);
         if (r < 0)
                 return error_format(err, errlen, r, "Cannot send %s to gloved: %s", method, strerror(-r));
+        return 0;
+}
+
+int glove_control_client_receive(struct glove_control_client *c, const char *method, int64_t want, json_t **ret,
+                                 int *ret_code, char *err, size_t errlen) {
+        _cleanup_json_ json_t *msg = NULL;
+        json_t *id, *result, *error;
+        int r;
+
         r = client_recv(c, &msg);
         if (r == -EAGAIN)
                 return error_format(err, errlen, -ETIMEDOUT, "gloved did not answer %s within %d s", method,
@@ -131,6 +136,17 @@ int glove_control_client_call(struct glove_control_client *c, const char *method
                 return error_format(err, errlen, -EBADMSG, "gloved's answer to %s is not the answer to it", method);
         *ret = json_incref(result);
         return 0;
+}
+
+int glove_control_client_call(struct glove_control_client *c, const char *method, json_t *params, json_t **ret,
+                              int *ret_code, char *err, size_t errlen) {
+        int64_t want;
+        int r;
+
+        r = glove_control_client_send(c, method, params, &want, err, errlen);
+        if (r < 0)
+                return r;
+        return glove_control_client_receive(c, method, want, ret, ret_code, err, errlen);
 }
 
 static int connect_socket(int dirfd, const char *dir, char *err, size_t errlen) {

@@ -53,6 +53,16 @@ struct conn {
         size_t n_ends;
         int64_t write_since; /* last progress while output was pending */
         bool closing;        /* close once |out| is written */
+
+        /* the frame being handled (handle_frame()), and the call a handler
+         * held (GLOVE_CONTROL_HELD): a copy of its frame and its deadline;
+         * the connection's later frames wait behind it */
+        const char *frame;
+        size_t frame_len;
+        char *held;
+        size_t held_len;
+        int64_t held_until;
+        bool held_again; /* the handler held it once more */
 };
 
 struct glove_control_server {
@@ -77,6 +87,7 @@ static void conn_free(struct conn *c) {
         safe_close(c->fd);
         free(c->in);
         free(c->out);
+        free(c->held);
         free(c);
 }
 
@@ -307,12 +318,35 @@ static const struct glove_control_method *method_find(const struct glove_control
 
 static void handle_method(struct glove_control_server *s, struct conn *c, const struct glove_control_method *m,
                           const struct glove_control_request *req) {
-        const struct glove_control_call call = { .role = c->role, .params = req->params };
+        int64_t until = 0;
+        const struct glove_control_call call = {
+                .role = c->role,
+                .params = req->params,
+                .held_until = c->held ? c->held_until : 0,
+                .last_try = c->held && now_monotonic_ms() >= c->held_until,
+                .ret_hold_until = &until,
+        };
         _cleanup_json_ json_t *result = NULL;
         char reason[512] = "";
         int code = GLOVE_CONTROL_INTERNAL_ERROR;
+        int r;
 
-        if (m->handle(s->userdata, &call, &result, &code, reason, sizeof(reason)) < 0 || !result) {
+        r = m->handle(s->userdata, &call, &result, &code, reason, sizeof(reason));
+        if (r == GLOVE_CONTROL_HELD && !result && !call.last_try && until > 0) {
+                if (!c->held) {
+                        c->held = malloc(c->frame_len);
+                        if (!c->held) {
+                                conn_error(c, req->id, GLOVE_CONTROL_INTERNAL_ERROR, false, "out of memory");
+                                return;
+                        }
+                        memcpy(c->held, c->frame, c->frame_len);
+                        c->held_len = c->frame_len;
+                }
+                c->held_until = until;
+                c->held_again = true;
+                return;
+        }
+        if (r < 0 || !result) {
                 if (!glove_control_error_name(code))
                         code = GLOVE_CONTROL_INTERNAL_ERROR;
                 /* the reason stays one line whatever the handler wrote */
@@ -331,6 +365,8 @@ static void handle_frame(struct glove_control_server *s, struct conn *c, const c
         char reason[256] = "";
         int code = 0;
 
+        c->frame = buf;
+        c->frame_len = len;
         if (glove_control_request_decode(buf, len, &req, &code, &id, reason, sizeof(reason)) < 0) {
                 /* before the handshake, anything malformed ends the connection */
                 conn_error(c, id, code, c->state != CONN_READY, "%s", reason);
@@ -373,9 +409,21 @@ static void handle_frame(struct glove_control_server *s, struct conn *c, const c
         glove_control_request_done(&req);
 }
 
-/* Answers the complete frames in |c->in| while calls may be in flight. */
+/* The held call of |c|, handled again: answered, or held once more. */
+static void conn_retry(struct glove_control_server *s, struct conn *c) {
+        c->held_again = false;
+        handle_frame(s, c, c->held, c->held_len);
+        if (!c->held_again) {
+                free(c->held);
+                c->held = NULL;
+                c->held_len = 0;
+        }
+}
+
+/* Answers the complete frames in |c->in| while calls may be in flight,
+ * none while one is held. */
 static void conn_process(struct glove_control_server *s, struct conn *c) {
-        while (!c->closing && c->n_ends < GLOVE_CONTROL_IN_FLIGHT_MAX) {
+        while (!c->closing && !c->held && c->n_ends < GLOVE_CONTROL_IN_FLIGHT_MAX) {
                 char *nl = memchr(c->in, '\n', c->in_len);
                 size_t len;
 
@@ -429,6 +477,8 @@ static bool conn_deadlines(const struct glove_control_server *s, struct conn *c,
         }
         if (c->closing)
                 return true;
+        if (c->held)
+                *next = MIN(*next, c->held_until);
         if (c->state != CONN_READY) {
                 if (now >= c->handshake_deadline) {
                         conn_error(c, NULL, GLOVE_CONTROL_TIMEOUT, true,
@@ -575,25 +625,30 @@ void glove_control_server_free(struct glove_control_server *s) {
         free(s);
 }
 
-/* One connection's turn after poll. False when it is done. */
-static bool conn_step(struct glove_control_server *s, struct conn *c, short revents) {
+/* One connection's turn after poll; |woke|: a watched descriptor was
+ * ready, so a held call may have its answer now. False when it is done. */
+static bool conn_step(struct glove_control_server *s, struct conn *c, short revents, bool woke) {
         if (revents & POLLNVAL)
                 return false;
         if ((revents & POLLIN) && conn_wants_read(c) && conn_read(c) < 0)
                 return false;
+        if (c->held && !c->closing && (woke || now_monotonic_ms() >= c->held_until))
+                conn_retry(s, c);
         /* answer what is buffered while the answers get written: frames
          * past the in-flight cap wait in |c->in| for the ones before */
         do {
                 conn_process(s, c);
                 if (conn_flush(c) < 0)
                         return false;
-        } while (!c->closing && !conn_output_pending(c) && c->in_len > 0 && memchr(c->in, '\n', c->in_len));
+        } while (!c->closing && !c->held && !conn_output_pending(c) && c->in_len > 0 &&
+                 memchr(c->in, '\n', c->in_len));
         if (conn_output_pending(c))
                 return true;
         if (c->closing)
                 return false;
-        /* the peer sent all it will: done when nothing it sent is left */
-        if (c->eof && (c->in_len == 0 || !memchr(c->in, '\n', c->in_len)))
+        /* the peer sent all it will: done when nothing it sent is left
+         * (a held call is still answered) */
+        if (c->eof && !c->held && (c->in_len == 0 || !memchr(c->in, '\n', c->in_len)))
                 return false;
         if ((revents & (POLLHUP | POLLERR)) && !(revents & POLLIN))
                 return false;
@@ -614,6 +669,7 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
         for (;;) {
                 int64_t now = now_monotonic_ms(), next = INT64_MAX;
                 size_t n = 0, kept, watched = 0;
+                bool woke = false;
                 int timeout, r;
 
                 kept = 0;
@@ -658,12 +714,14 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                 }
                 if (s->pfds[0].revents)
                         return 0;
+                for (size_t i = 0; i < watched; i++)
+                        woke = woke || s->pfds[n + i].revents != 0;
                 if (watched > 0)
                         s->watch.ready(s->watch.userdata, s->pfds + n, watched);
 
                 kept = 0;
                 for (size_t i = 0; i < s->n_conns; i++) {
-                        if (conn_step(s, s->conns[i], s->pfds[2 + i].revents))
+                        if (conn_step(s, s->conns[i], s->pfds[2 + i].revents, woke))
                                 s->conns[kept++] = s->conns[i];
                         else
                                 conn_free(s->conns[i]);

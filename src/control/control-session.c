@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -67,6 +68,9 @@ struct viewer {
         /* the writer (one a session): its own connection to the session
          * channel, so what it types arrives in order; -EBADF otherwise */
         int channel_fd;
+        /* the inotify watch on the session's output, once a read of this
+         * viewer waited (session.read's wait_ms); -1: none */
+        int wd;
 };
 
 struct glove_control_sessions {
@@ -87,6 +91,8 @@ struct glove_control_sessions {
         struct live pending[GLOVE_SESSIONS_LIVE_MAX];
         size_t n_pending;
         int64_t pending_tried; /* CLOCK_MONOTONIC ms */
+        /* output files that grew: what wakes a session.read that waits */
+        int inotify_fd;
 };
 
 void glove_control_sessions_free(struct glove_control_sessions *s) {
@@ -97,6 +103,7 @@ void glove_control_sessions_free(struct glove_control_sessions *s) {
         for (size_t i = 0; i < s->n_live; i++)
                 safe_close(s->live[i].pidfd);
         safe_close(s->dir_fd);
+        safe_close(s->inotify_fd);
         free(s);
 }
 
@@ -111,6 +118,7 @@ int glove_control_sessions_new(struct glove_control_store *store, struct glove_c
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        s->dir_fd = s->inotify_fd = -EBADF;
         s->store = store;
         s->receipts = receipts;
         s->policy = policy;
@@ -142,6 +150,15 @@ int glove_control_sessions_new(struct glove_control_store *store, struct glove_c
                                     "would be open to others; fix with chown %u and chmod 700",
                                     state, GLOVE_SESSIONS_DIR_NAME, (unsigned) st.st_uid,
                                     (unsigned) (st.st_mode & 07777), (unsigned) getuid());
+        }
+        s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (s->inotify_fd < 0) {
+                r = negative_errno();
+                glove_control_sessions_free(s);
+                return error_format(err, errlen, r,
+                                    "Cannot make the inotify instance that tells waiting viewers of new output: %s "
+                                    "(fs.inotify.max_user_instances is the bound)",
+                                    strerror(-r));
         }
         *ret = s;
         return 0;
@@ -447,15 +464,28 @@ static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
         size_t n;
 
         pending_retry(s);
-        n = max < s->n_live ? max : s->n_live;
+        n = max - 1 < s->n_live ? max - 1 : s->n_live;
         for (size_t i = 0; i < n; i++)
                 pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
+        /* last: the output files viewers wait on */
+        pfds[n++] = (struct pollfd) { .fd = s->inotify_fd, .events = POLLIN };
         return n;
 }
 
 static void watch_ready(void *userdata, const struct pollfd *pfds, size_t n) {
         struct glove_control_sessions *s = userdata;
 
+        if (n > 0 && pfds[n - 1].fd == s->inotify_fd) {
+                /* what grew does not matter: every waiting read looks
+                 * again (the server hands them back after this) */
+                if (pfds[n - 1].revents) {
+                        char buf[4096];
+
+                        while (read(s->inotify_fd, buf, sizeof(buf)) > 0)
+                                ;
+                }
+                n--;
+        }
         /* backwards: live_exited() moves the last entry into the slot */
         for (size_t i = n; i > 0; i--)
                 if (pfds[i - 1].revents && i - 1 < s->n_live && s->live[i - 1].pidfd == pfds[i - 1].fd)
@@ -467,7 +497,7 @@ void glove_control_sessions_watch(struct glove_control_sessions *s, struct glove
                 .fill = watch_fill,
                 .ready = watch_ready,
                 .userdata = s,
-                .max = GLOVE_SESSIONS_LIVE_MAX,
+                .max = GLOVE_SESSIONS_LIVE_MAX + 1,
         };
 }
 
@@ -1367,6 +1397,13 @@ int glove_control_session_method_signal(void *userdata, const struct glove_contr
 /* Viewers idle past GLOVE_VIEWER_IDLE_SECONDS are dropped: a viewer that
  * stops reading holds a place for that long, never the session. */
 static void viewer_remove(struct glove_control_sessions *s, struct viewer *v) {
+        bool shared = false;
+
+        /* one watch a file: it stays while another viewer of it uses it */
+        for (size_t i = 0; i < s->n_viewers && v->wd >= 0; i++)
+                shared = shared || (&s->viewers[i] != v && s->viewers[i].wd == v->wd);
+        if (v->wd >= 0 && !shared)
+                (void) inotify_rm_watch(s->inotify_fd, v->wd); /* EINVAL: the file is gone */
         safe_close(v->channel_fd);
         *v = s->viewers[--s->n_viewers];
 }
@@ -1476,7 +1513,7 @@ int glove_control_session_method_attach(void *userdata, const struct glove_contr
         }
         size = output_size(s, x.id);
         v = &s->viewers[s->n_viewers++];
-        *v = (struct viewer) { .role = call->role, .last = now, .channel_fd = TAKE_FD(channel_fd) };
+        *v = (struct viewer) { .role = call->role, .last = now, .channel_fd = TAKE_FD(channel_fd), .wd = -1 };
         randombytes_buf(rnd, sizeof(rnd));
         v->id[0] = 'v';
         (void) sodium_bin2hex(v->id + 1, sizeof(v->id) - 1, rnd, sizeof(rnd));
@@ -1491,23 +1528,38 @@ int glove_control_session_method_attach(void *userdata, const struct glove_contr
         return 0;
 }
 
+/* The watch that wakes |v|'s waiting reads when its session's output
+ * grows: 0, or -errno. */
+static int viewer_watch(struct glove_control_sessions *s, struct viewer *v) {
+        char path[64 + GLOVE_SESSION_ID_CHARS];
+
+        if (v->wd >= 0)
+                return 0;
+        (void) snprintf(path, sizeof(path), "/proc/self/fd/%d/%s/%s", s->dir_fd, v->session,
+                        GLOVE_SESSION_OUTPUT_NAME);
+        v->wd = inotify_add_watch(s->inotify_fd, path, IN_MODIFY | IN_DONT_FOLLOW);
+        return v->wd < 0 ? negative_errno() : 0;
+}
+
 int glove_control_session_method_read(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                       int *ret_code, char *reason, size_t reasonlen) {
-        static const char *const names[] = { "viewer", "cursor", "max_bytes", NULL };
+        static const char *const names[] = { "viewer", "cursor", "max_bytes", "wait_ms", NULL };
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};
         const json_t *cursor = json_object_get(call->params, "cursor"), *max = json_object_get(call->params,
-                                                                                                 "max_bytes");
+                                                                                                 "max_bytes"),
+                     *wait = json_object_get(call->params, "wait_ms");
         _cleanup_free_ char *buf = NULL, *b64 = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t want = GLOVE_VIEWER_READ_MAX;
+        int64_t wait_ms = 0;
         struct viewer *v;
         struct stat st;
         ssize_t n;
         int r;
 
-        v = viewer_param(s, call, names, "viewer, cursor, max_bytes", ret_code, reason, reasonlen);
+        v = viewer_param(s, call, names, "viewer, cursor, max_bytes, wait_ms", ret_code, reason, reasonlen);
         if (!v)
                 return -EBADMSG;
         if (!json_is_integer(cursor) || json_integer_value(cursor) < 0)
@@ -1520,7 +1572,23 @@ int glove_control_session_method_read(void *userdata, const struct glove_control
                                        GLOVE_VIEWER_READ_MAX);
                 want = (size_t) json_integer_value(max);
         }
+        if (wait) {
+                if (!json_is_integer(wait) || json_integer_value(wait) < 0 ||
+                    json_integer_value(wait) > GLOVE_VIEWER_WAIT_MAX_MS)
+                        return invalid(ret_code, reason, reasonlen, "params/wait_ms: an integer from 0 to %d",
+                                       GLOVE_VIEWER_WAIT_MAX_MS);
+                wait_ms = json_integer_value(wait);
+        }
         v->last = now_monotonic_ms();
+        /* before the read: output that comes after it wakes the wait */
+        if (wait_ms > 0 && !call->last_try && call->ret_hold_until) {
+                r = viewer_watch(s, v);
+                if (r < 0)
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot watch the output of session %s for a read that waits: %s (read "
+                                    "without wait_ms)",
+                                    v->session, strerror(-r));
+        }
         /* the state first: an ended session's output is whole by then */
         r = glove_control_store_session_get(s->store, v->session, &x);
         if (r < 0)
@@ -1541,6 +1609,12 @@ int glove_control_session_method_read(void *userdata, const struct glove_control
         if (n < 0)
                 return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
                             "Cannot read the output of session %s: %s", v->session, strerror(errno));
+        /* nothing new from a running session: the answer waits for output,
+         * the session's end or wait_ms, whichever comes first */
+        if (n == 0 && x.state == GLOVE_SESSION_RUNNING && wait_ms > 0 && !call->last_try && call->ret_hold_until) {
+                *call->ret_hold_until = call->held_until > 0 ? call->held_until : v->last + wait_ms;
+                return GLOVE_CONTROL_HELD;
+        }
         (void) sodium_bin2base64(b64, sodium_base64_ENCODED_LEN(GLOVE_VIEWER_READ_MAX, sodium_base64_VARIANT_ORIGINAL),
                                  (const unsigned char *) buf, (size_t) n, sodium_base64_VARIANT_ORIGINAL);
         /* eof: nothing more will come (the session ended and all of it was read) */

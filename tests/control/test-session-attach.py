@@ -14,6 +14,7 @@ Prints "ok - ..." / "not ok - ..." lines; exits 1 when any failed, 77 when
 this host cannot run a sandbox or the controller has no BLAKE3 (a failure
 with GLOVE_TESTS_MUST_WORK=1)."""
 import base64
+import select
 import os
 import sys
 import time
@@ -30,6 +31,8 @@ TEMPLATES = {
     "ticker": ["/bin/sh", "-c", f'i=0; while [ $i -lt {(IDLE + 6) * 10} ]; do echo "tick-$i"; i=$((i+1)); '
                'sleep 0.1; done'],
     "sleep": ["/bin/sleep", "600"],
+    # output that comes a while after the start
+    "late": ["/bin/sh", "-c", "sleep 2; echo late-output; sleep 600"],
 }
 
 
@@ -189,6 +192,55 @@ def refusals():
           e is not None and e[0] == "session-state", e)
 
 
+def answer(conn, id_):
+    msg = conn.recv()
+    if msg is None or msg.get("id") != id_:
+        raise AssertionError(f"not the answer to {id_}: {msg}")
+    return msg
+
+
+def waiting_reads():
+    """session.read with wait_ms: an answer that waits in gloved for output,
+    the session's end or wait_ms, while other connections are served."""
+    c = X.c
+    late = started(c, "late", "late")
+    v = c.call("session.attach", {"session": late})
+    r = c.call("session.read", {"viewer": v["viewer"], "cursor": v["cursor"], "wait_ms": 5000})
+    data = base64.b64decode(r["data"])
+    check("a read at the output's end with wait_ms is answered with the output that came after it, not empty",
+          b"late-output" in data and r["cursor"] == v["cursor"] + len(data) and r["eof"] is False, r)
+
+    quiet = started(c, "quiet", "sleep")
+    w = c.call("session.attach", {"session": quiet})
+    r = c.call("session.read", {"viewer": w["viewer"], "cursor": w["cursor"], "wait_ms": 300})
+    check("with no output, the answer comes after wait_ms: empty, not eof, still running",
+          r["data"] == "" and r["eof"] is False and r["state"] == "running", r)
+
+    other = X.g.conn("controller")
+    try:
+        held = c.send("session.read", {"viewer": w["viewer"], "cursor": w["cursor"], "wait_ms": 5000})
+        behind = c.send("session.status", {"session": quiet})
+        st = other.call("session.status", {"session": quiet})
+        ready, _, _ = select.select([c.sock], [], [], 0)
+        check("while a read waits, another connection is answered (and the waiting one has no answer yet)",
+              st["state"] == "running" and not ready and not c.buf, (st, ready))
+        other.call("session.stop", {"session": quiet, "force": True})
+        r = answer(c, held)["result"]
+        check("the session's end answers the waiting read: eof, ended", r["eof"] is True and r["state"] == "ended"
+              and r["data"] == "", r)
+        r = answer(c, behind)["result"]
+        check("and the call sent behind it on the same connection is answered after it, in order",
+              r["state"] == "ended", r)
+    finally:
+        other.close()
+
+    for bad in (-1, 5001, "100", 1.5, True):
+        e = remote_error(c, "session.read", {"viewer": v["viewer"], "cursor": 0, "wait_ms": bad})
+        check(f"wait_ms {bad!r}: invalid-params", e is not None and e[0] == "invalid-params", e)
+    c.call("session.stop", {"session": late, "force": True})
+    L.wait_state(c, late)
+
+
 def journal():
     code, out = X.g.audit_verify()
     check("glove audit verify passes on the journal the supervisors wrote", code == 0, out)
@@ -206,7 +258,7 @@ def main():
         print("# SKIP this host cannot run glove exec (glove doctor says why)")
         return 1 if L.MUST_WORK else 77
     rc = L.run_sections([("two viewers", two_viewers), ("a slow viewer", slow_viewer), ("refusals", refusals),
-                         ("the journal", journal)])
+                         ("waiting reads", waiting_reads), ("the journal", journal)])
     X.g.stop()
     return rc
 
