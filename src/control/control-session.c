@@ -91,7 +91,8 @@ struct glove_control_sessions {
         struct live pending[GLOVE_SESSIONS_LIVE_MAX];
         size_t n_pending;
         int64_t pending_tried; /* CLOCK_MONOTONIC ms */
-        /* output files that grew: what wakes a session.read that waits */
+        /* output files that grew: what wakes a session.read that waits;
+         * made by the first read that waits (-EBADF until then) */
         int inotify_fd;
 };
 
@@ -150,15 +151,6 @@ int glove_control_sessions_new(struct glove_control_store *store, struct glove_c
                                     "would be open to others; fix with chown %u and chmod 700",
                                     state, GLOVE_SESSIONS_DIR_NAME, (unsigned) st.st_uid,
                                     (unsigned) (st.st_mode & 07777), (unsigned) getuid());
-        }
-        s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (s->inotify_fd < 0) {
-                r = negative_errno();
-                glove_control_sessions_free(s);
-                return error_format(err, errlen, r,
-                                    "Cannot make the inotify instance that tells waiting viewers of new output: %s "
-                                    "(fs.inotify.max_user_instances is the bound)",
-                                    strerror(-r));
         }
         *ret = s;
         return 0;
@@ -468,14 +460,15 @@ static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
         for (size_t i = 0; i < n; i++)
                 pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
         /* last: the output files viewers wait on */
-        pfds[n++] = (struct pollfd) { .fd = s->inotify_fd, .events = POLLIN };
+        if (s->inotify_fd >= 0)
+                pfds[n++] = (struct pollfd) { .fd = s->inotify_fd, .events = POLLIN };
         return n;
 }
 
 static void watch_ready(void *userdata, const struct pollfd *pfds, size_t n) {
         struct glove_control_sessions *s = userdata;
 
-        if (n > 0 && pfds[n - 1].fd == s->inotify_fd) {
+        if (n > 0 && s->inotify_fd >= 0 && pfds[n - 1].fd == s->inotify_fd) {
                 /* what grew does not matter: every waiting read looks
                  * again (the server hands them back after this) */
                 if (pfds[n - 1].revents) {
@@ -1535,6 +1528,11 @@ static int viewer_watch(struct glove_control_sessions *s, struct viewer *v) {
 
         if (v->wd >= 0)
                 return 0;
+        if (s->inotify_fd < 0) {
+                s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+                if (s->inotify_fd < 0)
+                        return negative_errno(); /* EMFILE: fs.inotify.max_user_instances */
+        }
         (void) snprintf(path, sizeof(path), "/proc/self/fd/%d/%s/%s", s->dir_fd, v->session,
                         GLOVE_SESSION_OUTPUT_NAME);
         v->wd = inotify_add_watch(s->inotify_fd, path, IN_MODIFY | IN_DONT_FOLLOW);
