@@ -64,7 +64,14 @@ bool glove_channel_signal_allowed(int signo);
 struct glove_sandbox_channel {
         int listen_fd;
         unsigned rows, cols;
+        /* The session's directory (borrowed; 0 or less: none). Once the
+         * session cgroup exists the sandbox leaves GLOVE_SESSION_CGROUP_NAME
+         * there, "INODE PATH\n" of that cgroup, so that gloved can remove it
+         * when the supervisor was killed before it could (session.stop with
+         * force, a supervisor lost). */
+        int dir_fd;
 };
+#define GLOVE_SESSION_CGROUP_NAME "cgroup"
 
 /* A symlink the sandbox makes at |path| (absolute, inside) pointing to
  * |target|, which need not exist on the host: a fixed name for something
@@ -250,6 +257,8 @@ struct glove_session_result {
         /* resource limits (src/sandbox/sandbox-cgroup.c) */
         const char *mechanism;       /* "cgroup" or "rlimit"; NULL before the choice was made */
         char mechanism_note[512];    /* cgroup: the session cgroup; rlimit: why not cgroup v2 */
+        const char *placement;       /* cgroup: how init got into it, "clone_into_cgroup" (clone3 took it there) or
+                                      * "attached" (moved in and read back, before it went on); NULL before */
         bool have_cgroup_stats;      /* the session cgroup's figures below were read */
         uint64_t memory_peak, cpu_usage_us, cpu_user_us, cpu_system_us, cpu_nr_throttled, cpu_throttled_us;
         uint64_t oom_kills, memory_max_events, pids_max_events;
@@ -406,6 +415,8 @@ struct glove_limits_trial {
         char session[1100];          /* the test cgroup made (and removed) */
         bool left_behind;            /* it could not be removed */
         bool moved;                  /* this process moved into <cgroup>/supervisor */
+        const char *placement;       /* how its test processes went in, as glove exec's init would:
+                                      * "clone_into_cgroup", or "attached" (uid map not the identity) */
         char scope[128];             /* the systemd scope this process was given, or "" */
         char why[1400];              /* rlimits: why not cgroup v2 */
         char fix[300];

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "control-internal.h"
 #include "fd-util.h"
 #include "frame-util.h"
@@ -403,6 +404,34 @@ static struct live *live_find(struct glove_control_sessions *s, const char *id) 
         return NULL;
 }
 
+/* The session cgroup a supervisor that was killed (or lost) left behind,
+ * as the sandbox named it in the session's directory: what is in it
+ * killed, and it removed, if it is still the cgroup named (its inode).
+ * Nothing to do when the supervisor removed it itself. */
+static void session_cgroup_remove(struct glove_control_sessions *s, const char *id) {
+        char name[GLOVE_SESSION_ID_CHARS + 32], text[1200], path[1100];
+        uint64_t ino;
+        int r;
+
+        (void) snprintf(name, sizeof(name), "%s/%s", id, GLOVE_SESSION_CGROUP_NAME);
+        r = read_string_at(s->dir_fd, name, text, sizeof(text));
+        if (r == -ENOENT)
+                return; /* no session cgroup (rlimits), or none made yet */
+        if (r < 0 || cgroup_record_parse(text, &ino, path, sizeof(path)) < 0) {
+                log_warning("gloved: cannot read %s/%s/%s: %s; a cgroup of it may be left", s->state,
+                            GLOVE_SESSIONS_DIR_NAME, name, r < 0 ? strerror(-r) : "not \"INODE PATH\"");
+                return;
+        }
+        r = cgroup_kill_remove(path, ino, 2000);
+        if (r == -ENOENT || r == -ESTALE)
+                return;
+        if (r < 0)
+                log_warning("gloved: cannot remove the cgroup %s that session %s's supervisor left: %s", path, id,
+                            strerror(-r));
+        else
+                log_info("gloved: removed the cgroup %s that session %s's supervisor left", path, id);
+}
+
 /* The end of a session whose supervisor |l| is gone: 0, or -errno when
  * it could not be recorded. */
 static int supervisor_gone(struct glove_control_sessions *s, const struct live *l) {
@@ -410,6 +439,7 @@ static int supervisor_gone(struct glove_control_sessions *s, const struct live *
         char why[256];
         int r;
 
+        session_cgroup_remove(s, l->id);
         r = glove_control_store_session_get(s->store, l->id, &x);
         if (r < 0)
                 return r;
@@ -543,6 +573,10 @@ static int recover_state(struct glove_control_sessions *s, enum glove_session_st
                         continue;
                 }
                 safe_close(pidfd);
+                /* a cgroup of another boot is long gone, and its inode
+                 * may name another now */
+                if (strcmp(x->boot_id, s->boot_id) == 0)
+                        session_cgroup_remove(s, x->id);
                 (void) session_end(s, x, "supervisor_lost",
                                    "the session's supervisor was gone when gloved started, without its receipt");
         }
@@ -1259,7 +1293,7 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
         static const char *const names[] = { "session", NULL };
         static const char *const files[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
                                              GLOVE_SESSION_RESULT_NAME, GLOVE_SESSION_RESULT_NAME ".tmp",
-                                             GLOVE_CHANNEL_NAME };
+                                             GLOVE_CHANNEL_NAME, GLOVE_SESSION_CGROUP_NAME };
         struct glove_control_state *state = userdata;
         struct glove_control_sessions *s = state->sessions;
         _cleanup_(session_donep) struct glove_control_session x = {};

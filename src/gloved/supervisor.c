@@ -100,7 +100,8 @@ int supervisor_main(const char *id) {
         _cleanup_session_ struct glove_session *s = NULL;
         struct glove_session_outcome out = { .status = GLOVE_EXIT_FAILED, .exit_code = -1 };
         const json_t *managed, *terminal;
-        struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD };
+        struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD,
+                                                 .dir_fd = GLOVE_SUPERVISOR_DIR_FD };
         struct stat st;
         char err[1024] = "", name[64];
         size_t len = 0;

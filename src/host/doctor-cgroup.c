@@ -291,7 +291,12 @@ void doctor_probe_limits(struct doctor *d) {
                 doctor_fix(d, CHECK_LIMITS, "%s", t->fix);
                 return;
         }
-        if (asprintf(&where, "session cgroups under %s (%s)%s%s%s%s", t->base, t->layout,
+        doctor_extra(d, CHECK_LIMITS, "placement", json_string(t->placement));
+        if (asprintf(&where, "session cgroups under %s (%s)%s%s%s%s%s", t->base, t->layout,
+                     strcmp(t->placement, "attached") == 0
+                             ? "; glove's uid map is not the identity, so the sandbox's init is moved in before it "
+                               "goes on, and so were the test processes"
+                             : "",
                      t->moved ? "; this process moved itself into <cgroup>/supervisor, as glove exec does, and "
                                 "stays there"
                               : "",

@@ -481,7 +481,23 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                 if (r < 0)
                         return r;
         }
-        log_debug("Session cgroup %s", ls->path);
+        ls->attach = !cgroup_uid_map_is_identity();
+        log_debug("Session cgroup %s, init %s", ls->path, ls->attach ? "attached" : "cloned into it");
+        return 0;
+}
+
+int limits_attach(const struct limits_state *ls, pid_t pid, struct glove_error *error) {
+        int r = cgroup_attach_pid(ls->fd, pid);
+
+        if (r < 0)
+                return glove_error_set(error, r, "limits",
+                                       "Cannot move the sandbox's init into the session cgroup %s: %m%s; the "
+                                       "session does not start",
+                                       ls->path,
+                                       r == -EACCES || r == -EPERM
+                                               ? " (the cgroup above it, where glove's own cgroup and the session's "
+                                                 "meet, must be writable: its cgroup.procs too)"
+                                               : "");
         return 0;
 }
 
@@ -620,8 +636,14 @@ int limits_audit(const struct plan *plan, struct glove_audit *a) {
                           "tmpfs_bytes", (json_int_t) limits_tmpfs_bytes(p));
         if (!extra)
                 return -ENOMEM;
+        if (ls && ls->cgroup &&
+            json_object_set_new(extra, "placement", json_string(ls->attach ? "attached" : "clone_into_cgroup")) < 0)
+                return -ENOMEM;
         if (ls && ls->cgroup)
-                (void) snprintf(reason, sizeof(reason), "cgroup v2: the session's own cgroup %s", ls->path);
+                (void) snprintf(reason, sizeof(reason), "cgroup v2: the session's own cgroup %s%s", ls->path,
+                                ls->attach ? ", init moved into it before it goes on (glove's uid map is not the "
+                                             "identity)"
+                                           : "");
         else
                 (void) snprintf(reason, sizeof(reason),
                                 "rlimits in the agent (per process: RLIMIT_DATA, RLIMIT_NOFILE, RLIMIT_CORE 0; "
@@ -654,6 +676,9 @@ int limits_receipt(const struct glove_receipt_input *in, json_t *receipt) {
                         return -ENOMEM;
                 if (json_object_set_new(m, strcmp(res->mechanism, "cgroup") == 0 ? "cgroup" : "cgroup_unavailable",
                                         json_string(res->mechanism_note)) < 0)
+                        return -ENOMEM;
+                if (res->placement && strcmp(res->mechanism, "cgroup") == 0 &&
+                    json_object_set_new(m, "placement", json_string(res->placement)) < 0)
                         return -ENOMEM;
         }
         if (p) {

@@ -37,6 +37,13 @@ struct cgroup_probe {
 struct limits_state {
         bool cgroup;           /* the mechanism: cgroup v2, or rlimits */
         bool moved;            /* the supervisor moved itself into <cg>/supervisor */
+        /* how init enters the session cgroup: cloned into it
+         * (CLONE_INTO_CGROUP), or, when glove runs with a uid map that is
+         * not the identity (a user namespace of its own: a mapped-root
+         * supervisor, a rootless container), cloned blocked, moved in by
+         * limits_attach() and only then let go (docs/architecture.md
+         * "Resource limits") */
+        bool attach;
         int fd;                /* the session cgroup's directory, -EBADF without one */
         char path[1100];       /* its path */
         char why[512];         /* rlimits: why not cgroup v2 */
@@ -81,6 +88,11 @@ int cgroup_move_to_supervisor(const char *own, char *why, size_t whylen);
  * cannot be applied: limits.cpu or limits.require_cgroup without cgroup
  * v2, a value the kernel refuses. Sets res->mechanism. */
 int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct glove_session_result *res);
+
+/* The attach placement (ls->attach): moves init, still blocked on the
+ * sync socket, into the session cgroup and checks it is listed there.
+ * Fails (for exit 125) when it is not: init must not go on outside. */
+int limits_attach(const struct limits_state *ls, pid_t pid, struct glove_error *error);
 
 /* In the agent, before exec: RLIMIT_CORE 0, RLIMIT_NOFILE, and with the
  * rlimit mechanism RLIMIT_DATA and RLIMIT_NPROC. */

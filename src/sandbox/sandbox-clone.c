@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
@@ -124,6 +125,12 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
                 if (r < 0)
                         _exit(GLOVE_EXIT_FAILED); /* the supervisor is gone */
                 if (m.type == MSG_GO && n == 0) {
+                        /* attached (clone_go()): in the session cgroup
+                         * now, the cgroup namespace rooted there, while
+                         * init still has the capability for it */
+                        if (plan->limits && plan->limits->cgroup && plan->limits->attach &&
+                            unshare(CLONE_NEWCGROUP) < 0)
+                                sync_fail(sync_fd, STAGE_LIMITS, errno, "unshare(CLONE_NEWCGROUP)");
                         /* Become the mapped identity. In root mode this
                          * leaves host uid 0 for the unprivileged uid:
                          * nothing in the sandbox runs as host root. */
@@ -162,8 +169,14 @@ pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_p
         int r;
 
         if (plan->limits && plan->limits->cgroup) {
-                ca.flags |= CLONE_INTO_CGROUP;
-                ca.cgroup = (uint64_t) plan->limits->fd;
+                if (plan->limits->attach)
+                        /* moved in by clone_go(); its cgroup namespace is
+                         * made there, rooted at the session cgroup */
+                        ca.flags &= ~(uint64_t) CLONE_NEWCGROUP;
+                else {
+                        ca.flags |= CLONE_INTO_CGROUP;
+                        ca.cgroup = (uint64_t) plan->limits->fd;
+                }
         }
         pid = sys_clone3(&ca, sizeof(ca));
         if (pid < 0) {
@@ -201,6 +214,12 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd) {
 
         r = write_maps(plan, pid);
         timeline_mark("supervisor: maps written");
+        if (r >= 0 && plan->limits && plan->limits->cgroup && plan->limits->attach) {
+                /* init waits for MSG_GO below: nothing of it but the wait
+                 * has run outside the session cgroup */
+                r = limits_attach(plan->limits, pid, plan->error);
+                timeline_mark("supervisor: init attached to the session cgroup");
+        }
         if (r >= 0 && plan->root_mode) {
                 r = prepare_root_trees(plan, pid);
                 if (r >= 0)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -61,26 +62,59 @@ static uint64_t event_count(int dirfd, const char *file, const char *key) {
         return 0;
 }
 
-/* Runs |fn| in a child cloned into the cgroup |cg_fd| and returns its wait
- * status, or -errno when it could not be started. */
-static int run_in(int cg_fd, int (*fn)(void), int *ret_status) {
-        struct clone_args ca = {
-                .flags = CLONE_INTO_CGROUP,
-                .exit_signal = SIGCHLD,
-                .cgroup = (uint64_t) cg_fd,
-        };
-        pid_t pid = sys_clone3(&ca, sizeof(ca));
-        int status;
-
-        if (pid < 0)
-                return negative_errno();
-        if (pid == 0)
-                _exit(fn());
-        while (waitpid(pid, &status, 0) < 0)
+static int reap(pid_t pid, int *ret_status) {
+        while (waitpid(pid, ret_status, 0) < 0)
                 if (errno != EINTR)
                         return negative_errno();
-        *ret_status = status;
         return 0;
+}
+
+/* Runs |fn| in a child placed in the cgroup |cg_fd| as glove exec places
+ * the sandbox's init: cloned into it, or (|attach|) cloned waiting on a
+ * pipe, moved in, read back, and only then let go. Its wait status, or
+ * -errno when it could not be started there. */
+static int run_in(int cg_fd, bool attach, int (*fn)(void), int *ret_status) {
+        struct clone_args ca = {
+                .flags = attach ? 0 : CLONE_INTO_CGROUP,
+                .exit_signal = SIGCHLD,
+                .cgroup = attach ? 0 : (uint64_t) cg_fd,
+        };
+        int go[2] = { -EBADF, -EBADF };
+        pid_t pid;
+        int r;
+
+        if (attach && pipe2(go, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = sys_clone3(&ca, sizeof(ca));
+        if (pid < 0) {
+                r = negative_errno();
+                (void) safe_close(go[0]);
+                (void) safe_close(go[1]);
+                return r;
+        }
+        if (pid == 0) {
+                char c;
+
+                if (attach) {
+                        (void) close(go[1]);
+                        if (read(go[0], &c, 1) != 1)
+                                _exit(3); /* not attached: nothing runs */
+                }
+                _exit(fn());
+        }
+        if (attach) {
+                go[0] = safe_close(go[0]);
+                r = cgroup_attach_pid(cg_fd, pid);
+                if (r >= 0 && write(go[1], "g", 1) != 1)
+                        r = negative_errno();
+                go[1] = safe_close(go[1]);
+                if (r < 0) {
+                        (void) kill(pid, SIGKILL);
+                        (void) reap(pid, &(int) { 0 });
+                        return r;
+                }
+        }
+        return reap(pid, ret_status);
 }
 
 /* Touches more than memory.max; the OOM killer must end it first. */
@@ -129,6 +163,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
         int enabled[3];
         char file[1100], value[64], why[1400];
         _cleanup_close_ int fd = -EBADF;
+        bool attach = strcmp(ret->placement, "attached") == 0;
         int r, status;
 
         /* each controller on its own, so that each answer is its own */
@@ -170,7 +205,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
                 /* no swap accounting is fine without swap; the hog below
                  * tells either way */
                 (void) k;
-                r = run_in(fd, touch_memory, &status);
+                r = run_in(fd, attach, touch_memory, &status);
         }
         if (r < 0)
                 outcome(&ret->memory, GLOVE_LIMIT_FAILED, "memory.max %u in %s, then a process in it: %s (%s)",
@@ -186,7 +221,7 @@ static void trial_in(struct glove_limits_trial *ret, const struct cgroup_probe *
 
         r = write_string_at(fd, "pids.max", "1");
         if (r >= 0)
-                r = run_in(fd, try_fork, &status);
+                r = run_in(fd, attach, try_fork, &status);
         if (r < 0)
                 outcome(&ret->pids, GLOVE_LIMIT_FAILED, "pids.max 1 in %s, then a process in it: %s (%s)", ret->session,
                         strerror(-r), errno_name(-r));
@@ -277,6 +312,7 @@ int glove_sandbox_limits_trial(struct glove_limits_trial *ret) {
                 }
                 ret->moved = true;
         }
+        ret->placement = cgroup_uid_map_is_identity() ? "clone_into_cgroup" : "attached";
         trial_in(ret, &pr);
         return 0;
 }

@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -210,6 +212,34 @@ static int run_plan(struct run *run) {
         return 0;
 }
 
+/* A managed session's cgroup, named in its directory for gloved, which
+ * removes it when the supervisor is killed before it could (a session
+ * that cannot be named still runs: what is lost is that cleanup, said). */
+static void run_record_cgroup(struct run *run) {
+        const struct glove_sandbox_channel *ch = run->o.channel;
+        _cleanup_close_ int fd = -EBADF;
+        char text[sizeof(run->limits.path) + 32];
+        struct stat st;
+        int n;
+
+        if (!ch || ch->dir_fd <= 0 || !run->limits.cgroup)
+                return;
+        if (fstat(run->limits.fd, &st) < 0)
+                goto fail;
+        n = snprintf(text, sizeof(text), "%ju %s\n", (uintmax_t) st.st_ino, run->limits.path);
+        (void) unlinkat(ch->dir_fd, GLOVE_SESSION_CGROUP_NAME, 0);
+        fd = openat(ch->dir_fd, GLOVE_SESSION_CGROUP_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+        if (fd < 0 || n < 0 || (size_t) n >= sizeof(text) || write_all(fd, text, (size_t) n) < 0)
+                goto fail;
+        return;
+fail:
+        glove_warning_add(run->o.warnings,
+                          "Cannot name the session cgroup %s in the session's directory: if the supervisor is "
+                          "killed, gloved cannot remove it",
+                          run->limits.path);
+}
+
 /* The session cgroup, or rlimits: chosen (and recorded) before anything
  * runs. */
 static int run_limits(struct run *run) {
@@ -222,6 +252,7 @@ static int run_limits(struct run *run) {
         if (r < 0)
                 return r;
         run->plan.limits = &run->limits;
+        run_record_cgroup(run);
         return 0;
 }
 
@@ -339,6 +370,8 @@ static int run_clone(struct run *run) {
         if (pid < 0)
                 return pid;
         run->pid = pid;
+        if (run->limits.cgroup && !run->limits.attach)
+                run->res.placement = "clone_into_cgroup";
         /* init takes the uid before the early scan may have read it */
         if (run->o.uid_lease && run->plan.root_mode)
                 glove_uid_scan_ours(run->o.uid_lease, pid);
@@ -365,6 +398,8 @@ static int run_release(struct run *run) {
         int r;
 
         r = clone_go(&run->plan, run->pid, run->pair[0]);
+        if (r >= 0 && run->limits.cgroup && run->limits.attach)
+                run->res.placement = "attached";
         if (r >= 0)
                 r = run_check_uid(run, run->pid);
         if (r >= 0 && a) {

@@ -22,7 +22,12 @@
  *   limits-hog raise        try to raise every hard rlimit: "raised NAME" for
  *                           each that could be (and exit 8), else 0
  *   limits-hog as UID CMD...  (root) drop to uid and gid UID, no groups, and
- *                           exec CMD: the VM's busybox setpriv cannot */
+ *                           exec CMD: the VM's busybox setpriv cannot
+ *   limits-hog userns IN OUT CMD...  (root) run CMD in a user namespace of
+ *                           its own whose only uid and gid are IN, host uid
+ *                           and gid OUT ("IN OUT 1"), as IN, no groups: a
+ *                           glove whose uid map is not the identity (a
+ *                           rootless container's); its exit status */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -204,8 +210,58 @@ static int run_as(long uid, char **argv) {
         return 127;
 }
 
+static int write_map(pid_t pid, const char *file, long in, long out) {
+        char path[64], map[64];
+        int fd, n, ok;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
+        n = snprintf(map, sizeof(map), "%ld %ld 1\n", in, out);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        ok = write(fd, map, (size_t) n) == n;
+        (void) close(fd);
+        return ok ? 0 : -1;
+}
+
+static int run_userns(long in, long out, char **argv) {
+        int up[2], down[2], status;
+        char c = 0;
+        pid_t pid;
+
+        if (pipe(up) < 0 || pipe(down) < 0)
+                return 2;
+        pid = fork();
+        if (pid < 0)
+                return 2;
+        if (pid == 0) {
+                (void) close(up[0]);
+                (void) close(down[1]);
+                if (unshare(CLONE_NEWUSER) < 0) {
+                        fprintf(stderr, "limits-hog userns: unshare: %s\n", strerror(errno));
+                        _exit(2);
+                }
+                if (write(up[1], "u", 1) != 1 || read(down[0], &c, 1) != 1 || c != 'm')
+                        _exit(2); /* the maps were not written */
+                _exit(run_as(in, argv));
+        }
+        (void) close(up[1]);
+        (void) close(down[0]);
+        if (read(up[0], &c, 1) != 1 || write_map(pid, "uid_map", in, out) < 0 || write_map(pid, "gid_map", in, out) < 0) {
+                fprintf(stderr, "limits-hog userns: cannot map %ld to %ld: %s\n", in, out, strerror(errno));
+                (void) kill(pid, SIGKILL);
+        } else if (write(down[1], "m", 1) != 1)
+                (void) kill(pid, SIGKILL);
+        (void) close(down[1]);
+        if (waitpid(pid, &status, 0) < 0)
+                return 2;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc >= 5 && strcmp(argv[1], "userns") == 0)
+                return run_userns(number(argv[2]), number(argv[3]), argv + 4);
         if (argc >= 4 && strcmp(argv[1], "as") == 0)
                 return run_as(number(argv[2]), argv + 3);
         if (argc == 3 && strcmp(argv[1], "mem") == 0)
@@ -224,6 +280,6 @@ int main(int argc, char **argv) {
                 return hog_fill(argv[2]);
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD...\n");
+        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD... | userns IN OUT CMD...\n");
         return 2;
 }

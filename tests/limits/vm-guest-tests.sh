@@ -89,8 +89,9 @@ default_suite() {
 suite() {
         who=$1
         gx -- true
-        check "$who: the mechanism is cgroup; the session cgroup is gone afterwards" \
-                '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ ! -e "$(str cgroup)" ]'
+        check "$who: the mechanism is cgroup, init cloned into it (placement clone_into_cgroup); the session cgroup is gone afterwards" \
+                '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ "$(str placement)" = clone_into_cgroup ] &&
+                 [ ! -e "$(str cgroup)" ]'
         echo "#   session cgroup was $(str cgroup)"
 
         gx --memory 64M -- "$HOG" mem 512
@@ -143,6 +144,42 @@ suite() {
         gx --wall-time 2s -- sleep 100
         check "$who: sleep 100 with a 2 s wall limit ends with 124, reason timeout, nothing left in a cgroup" \
                 '[ "$RC" = 124 ] && [ "$(str reason)" = timeout ] && [ ! -e "$(str cgroup)" ]'
+}
+
+# A glove whose uid map is not the identity: uid 1000 of a user namespace
+# of its own, host uid 65534 ("1000 65534 1", a rootless container's
+# shape), in the delegated subtree. Its sandbox's init is not cloned into
+# the session cgroup but cloned waiting, moved in, read back, and only then
+# let go (placement "attached"): its cgroup namespace, made as it goes on,
+# is rooted at the session cgroup, so what the agent reads as its cgroup
+# is "/"; the limits hold; an attach the kernel refuses is no run.
+mapped_suite() {
+        AS="sh /glove/in-delegated.sh $HOG userns 1000 65534"
+        gx -- cat /proc/self/cgroup
+        check "mapped: init attached (placement attached), the agent's cgroup namespace rooted at the session cgroup (0::/)" \
+                '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ "$(str placement)" = attached ] &&
+                 [ "$(cat /tmp/out)" = "0::/" ] && [ ! -e "$(str cgroup)" ]'
+        echo "#   session cgroup was $(str cgroup)"
+        gx --pids 12 -- "$HOG" fork 1000
+        check "mapped: a fork flood stops at pids.max 12 (init and the agent count): reason pids" \
+                '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10 && [ "$(str reason)" = pids ]'
+        gx --memory 64M -- "$HOG" mem 512
+        check "mapped: a memory hog past --memory 64M: 137, reason memory" \
+                '[ "$RC" = 137 ] && [ "$(str reason)" = memory ] && [ "$(num oom_kills)" -ge 1 ]'
+        DOC_HOME=/home/nobody doc
+        limits_line | sed 's/^/#   /'
+        check "mapped: doctor places its test processes the same way, and the limits hold" \
+                'limits_line | grep -q "^ok  *resource-limits  *mechanism cgroup, tried: memory, pids and cpu limits hold" &&
+                 limits_line | grep -q "init is moved in before it goes on"'
+        # the common ancestor's cgroup.procs not writable: the move is
+        # refused (EACCES), so nothing of the agent runs
+        chown 0:0 /sys/fs/cgroup/delegated/cgroup.procs
+        gx -- echo the agent ran
+        chown 65534:65534 /sys/fs/cgroup/delegated/cgroup.procs
+        check "mapped: an attach the kernel refuses is exit 125 naming it; the agent never ran; no session cgroup left" \
+                '[ "$RC" = 125 ] && grep -q "Cannot move the sandbox.s init into the session cgroup" /tmp/err &&
+                 ! grep -q "the agent ran" /tmp/out && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
+        AS="sh /glove/in-delegated.sh $HOG as 65534"
 }
 
 # doc [PREFIX...]: glove doctor (as root, or as PREFIX runs it), its report in /tmp/out
@@ -203,6 +240,7 @@ if $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/home/nobody/.run "$G" se
         RC=$?
         check "nobody: started in delegated/supervisor, the next session cgroups go beside it (layout sibling)" \
                 'grep -q "resource-limits.*under /sys/fs/cgroup/delegated (beside glove" /tmp/out'
+        mapped_suite
         # the same uid without a delegated cgroup: rlimits, and --require-cgroup refuses
         AS="$HOG as 65534"
         gx --require-cgroup -- true
@@ -403,9 +441,17 @@ J
                                 '[ "$RC" = 0 ] && [ "$pid2" != "$pid1" ] && grep -q "answers the handshake" /tmp/out'
                         gc session status "$s2"
                         check "nobody, the new gloved adopted the running session" '[ "$(state)" = running ]'
+                        rec=/home/nobody/.local/state/glove/sessions/$s2/cgroup
+                        s2cg=$(sed -n 's/^[0-9]* \(.*\)$/\1/p' "$rec" 2>/dev/null)
+                        echo "#   session $s2's cgroup, as the sandbox named it: $s2cg"
                         gc session stop "$s2" --force
                         for _ in $(seq 60); do gc session status "$s2"; [ "$(state)" = ended ] && break; sleep 0.5; done
                         check "nobody, the adopted session stops" '[ "$(state)" = ended ]'
+                        # SIGKILL gave its supervisor no time to remove the
+                        # session cgroup: gloved removes the one it named
+                        check "nobody, the force-stopped session's cgroup (named in its directory) is removed by gloved" \
+                                'case "$s2cg" in $um/app.slice/glove-*) true ;; *) false ;; esac && [ ! -e "$s2cg" ] &&
+                                 ! ls $um/app.slice | grep -qE "^glove-[0-9]+$"'
                         gd stop
                         check "nobody, glove daemon stop" '[ "$RC" = 0 ]'
                         gd status
