@@ -23,6 +23,11 @@
  *                           each that could be (and exit 8), else 0
  *   limits-hog as UID CMD...  (root) drop to uid and gid UID, no groups, and
  *                           exec CMD: the VM's busybox setpriv cannot
+ *   limits-hog persona      try to change the execution domain to
+ *                           PER_LINUX32: "personality changed" and 0, or
+ *                           "personality refused: ERRNO" and 9 (systemd's
+ *                           LockPersonality=, which glove's own filter
+ *                           does not have, refuses it)
  *   limits-hog userns IN OUT CMD...  (root) run CMD in a user namespace of
  *                           its own whose only uid and gid are IN, host uid
  *                           and gid OUT ("IN OUT 1"), as IN, no groups: a
@@ -38,6 +43,7 @@
 #include <grp.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -210,6 +216,18 @@ static int run_as(long uid, char **argv) {
         return 127;
 }
 
+static int hog_persona(void) {
+        int old = personality(0xffffffff);
+
+        if (personality(PER_LINUX32) < 0) {
+                printf("personality refused: %s\n", errno == EPERM ? "EPERM" : strerror(errno));
+                return 9;
+        }
+        (void) personality((unsigned long) old);
+        printf("personality changed\n");
+        return 0;
+}
+
 static int write_map(pid_t pid, const char *file, long in, long out) {
         char path[64], map[64];
         int fd, n, ok;
@@ -278,8 +296,10 @@ int main(int argc, char **argv) {
                 return hog_files(number(argv[2]));
         if (argc == 3 && strcmp(argv[1], "fill") == 0)
                 return hog_fill(argv[2]);
+        if (argc == 2 && strcmp(argv[1], "persona") == 0)
+                return hog_persona();
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | as UID CMD... | userns IN OUT CMD...\n");
+        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | persona | as UID CMD... | userns IN OUT CMD...\n");
         return 2;
 }

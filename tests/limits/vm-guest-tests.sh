@@ -138,6 +138,10 @@ suite() {
         check "$who: a busy loop with --cpu 0.5 gets about half a core (cpu.stat) and is throttled" \
                 '[ "$RC" = 0 ] && between "$usage" 800000 3000000 && [ "$throttled" -ge 5 ] && [ "$(str cpu)" = 0.5 ]'
 
+        gx -- "$HOG" persona
+        check "$who: under glove exec alone the agent may change its personality (glove's filter leaves it)" \
+                '[ "$RC" = 0 ] && grep -q "^personality changed" /tmp/out'
+
         gx --require-cgroup --memory 32M --pids 20 -- true
         check "$who: --require-cgroup runs here" '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ]'
 
@@ -375,6 +379,9 @@ D
   "hog": {"argv": ["/glove/limits-hog", "mem", "512"],
           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
+  "persona": {"argv": ["/glove/limits-hog", "persona"],
+          "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                     "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
   "wait": {"argv": ["/bin/sleep", "120"],
            "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                       "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}}},
@@ -383,7 +390,9 @@ D
 J
                         echo '{"template": "hog", "limits": {"memory_bytes": 67108864, "pids": 16}, "ttl_seconds": 600}' >/tmp/plan-hog.json
                         echo '{"template": "wait", "ttl_seconds": 600}' >/tmp/plan-wait.json
-                        chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json
+                        echo '{"template": "persona", "ttl_seconds": 600}' >/tmp/plan-persona.json
+                        chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json \
+                                /tmp/plan-persona.json
                         chmod 600 /home/nobody/.config/glove/gloved.json
                         gc() {
                                 $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
@@ -404,8 +413,9 @@ J
                         gd status
                         check "nobody, glove daemon status: active, and gloved answers" \
                                 '[ "$RC" = 0 ] && grep -q "^gloved.service: active" /tmp/out && grep -q "answers the handshake" /tmp/out'
-                        check "nobody: gloved runs with the unit's hardening (no_new_privs, seccomp)" \
-                                'grep -q "^NoNewPrivs:[[:space:]]*1" /proc/$pid1/status && grep -q "^Seccomp:[[:space:]]*2" /proc/$pid1/status'
+                        check "nobody, NoNewPrivileges= and the unit's seccomp filters (LockPersonality=, RestrictAddressFamilies=, RestrictRealtime=, SystemCallArchitectures=) on gloved" \
+                                'grep -q "^NoNewPrivs:[[:space:]]*1" /proc/$pid1/status && grep -q "^Seccomp:[[:space:]]*2" /proc/$pid1/status &&
+                                 [ "$(sed -n "s/^Seccomp_filters:[[:space:]]*//p" /proc/$pid1/status)" -ge 1 ]'
                         # a managed session under the service: its limits hold
                         gc session create hog-1 /tmp/plan-hog.json
                         s1=$(sid)
@@ -420,6 +430,15 @@ J
                         check "nobody, a managed session under gloved.service: the memory hog ends reason memory, its cgroup beside the unit's" \
                                 '[ "$(state)" = ended ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
                                  case "$(str cgroup)" in $um/app.slice/glove-*) true ;; *) false ;; esac'
+                        # each of the unit's hardening directives, where a
+                        # session can tell it from glove's own filter
+                        gc session create persona-1 /tmp/plan-persona.json
+                        sp=$(sid)
+                        gc session start "$sp"
+                        for _ in $(seq 120); do gc session status "$sp"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        echo "#   managed session $sp said: $(cat /home/nobody/.local/state/glove/sessions/$sp/output 2>/dev/null)"
+                        check "nobody, LockPersonality=: a managed session's agent cannot change its personality (EPERM), as it could under glove exec" \
+                                '[ "$(state)" = ended ] && grep -q "^personality refused: EPERM" /home/nobody/.local/state/glove/sessions/$sp/output'
                         gc session create wait-1 /tmp/plan-wait.json
                         s2=$(sid)
                         gc session start "$s2"
