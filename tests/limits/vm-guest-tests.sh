@@ -183,6 +183,39 @@ mapped_suite() {
         check "mapped: an attach the kernel refuses is exit 125 naming it; the agent never ran; no session cgroup left" \
                 '[ "$RC" = 125 ] && grep -q "Cannot move the sandbox.s init into the session cgroup" /tmp/err &&
                  ! grep -q "the agent ran" /tmp/out && ! ls -d /sys/fs/cgroup/delegated/glove-* >/dev/null 2>&1'
+        # gloved itself mapped so: its managed session's supervisor places
+        # the sandbox's init the same way
+        cat >/home/nobody/.config/glove/gloved.json <<'J'
+{"templates": {"hog": {"argv": ["/glove/limits-hog", "mem", "512"],
+   "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+              "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}}},
+ "ceilings": {"memory_bytes": 268435456, "pids": 64, "wall_seconds": 300, "output_bytes": 1048576},
+ "max_ttl_seconds": 3600}
+J
+        echo '{"template": "hog", "limits": {"memory_bytes": 67108864, "pids": 16}, "ttl_seconds": 600}' >/tmp/plan-mhog.json
+        chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-mhog.json
+        chmod 600 /home/nobody/.config/glove/gloved.json
+        $AS env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME /glove/gloved >/tmp/gloved-mapped.log 2>&1 &
+        mc() {
+                $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=$NOBODY_RUNTIME "$G" ctl "$@" --json >/tmp/out 2>/tmp/err </dev/null
+                RC=$?
+        }
+        mstate() { sed -n 's/.*"state":"\([^"]*\)".*/\1/p' /tmp/out; }
+        # gloved probes the host before it listens
+        for _ in $(seq 240); do mc session list; [ "$RC" = 0 ] && break; sleep 0.5; done
+        mc session create mhog-1 /tmp/plan-mhog.json
+        ms=$(sed -n 's/.*"session":"\([^"]*\)".*/\1/p' /tmp/out)
+        [ -n "$ms" ] || echo "#   mapped gloved: session create: $RC $(head -c 400 /tmp/err)"
+        mc session start "$ms"
+        for _ in $(seq 120); do mc session status "$ms"; [ "$(mstate)" = ended ] && break; sleep 0.5; done
+        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+        echo "#   mapped gloved's session $ms: $(mstate), reason $(str reason), placement $(str placement), cgroup $(str cgroup)"
+        check "mapped gloved: its managed session's init attached (placement attached), the memory limit holds (reason memory)" \
+                '[ "$(mstate)" = ended ] && [ "$(str placement)" = attached ] && [ "$(str reason)" = memory ] &&
+                 grep -q "\"session\":\"$ms\"" /tmp/receipt'
+        killall gloved 2>/dev/null
+        for _ in $(seq 50); do pidof gloved >/dev/null || break; sleep 0.1; done
+        [ "$FAILED" = 0 ] || sed 's/^/#   gloved: /' /tmp/gloved-mapped.log | tail -n 20
         AS="sh /glove/in-delegated.sh $HOG as 65534"
 }
 
