@@ -202,7 +202,7 @@ fi
 # boot NAME INITRD SECONDS: runs the guest, prints its lines; its
 # VM-RESULT in $result
 boot() {
-        local log="$t/console-$1.log" rc=0
+        local log="$t/console-$1.log" rc=0 start=$SECONDS
         echo "# $1: booting $(basename "$kernel") under qemu ($accel)"
         timeout -k 10 "$3" "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
                 -kernel "$kernel" -initrd "$2" \
@@ -216,7 +216,7 @@ boot() {
                 fail "$1: the guest did not report a result (qemu exit status $rc)"
         fi
         result=$(sed -n 's/^VM-RESULT //p' "$log.txt" | tail -n 1)
-        echo "$1: $result"
+        echo "$1: $result ($((SECONDS - start)) s)"
 }
 # the whole run is bounded, so that a loaded host does not cut it short
 boot "systemd 252" "$t/initrd.gz" 480
