@@ -170,7 +170,14 @@ gc session create wait-1 /tmp/plan-wait.json
 s2=$(sid)
 gc session start "$s2"
 gc session status "$s2"
-running=$(ls -d $svc/glove-[0-9]* 2>/dev/null)
+# "running" is said once the supervisor started; its session cgroup
+# comes a moment later
+running=
+for _ in $(seq 100); do
+        running=$(ls -d $svc/glove-[0-9]* 2>/dev/null)
+        [ -n "$running" ] && break
+        sleep 0.1
+done
 check "a waiting managed session runs, in its own cgroup beside glove-host" \
         '[ "$(state)" = running ] && [ -n "$running" ] && [ -e "$running/cgroup.procs" ]'
 kill -9 "$pid1"
@@ -195,7 +202,8 @@ gc session stop "$s2"
 for _ in $(seq 60); do gc session status "$s2"; [ "$(state)" = ended ] && break; sleep 0.5; done
 for _ in $(seq 50); do [ -e "$running" ] || break; sleep 0.1; done
 echo "#   adopted session $s2: $(state), $running $([ -e "$running" ] && echo is left || echo is gone)"
-check "the adopted session stops, and its cgroup is gone" '[ "$(state)" = ended ] && [ ! -e "$running" ]'
+check "the adopted session stops, and its cgroup is gone" \
+        '[ "$(state)" = ended ] && [ -n "$running" ] && [ ! -e "$running" ]'
 
 gd stop
 check "glove daemon stop" '[ "$RC" = 0 ]'
