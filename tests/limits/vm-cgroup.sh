@@ -12,6 +12,10 @@
 # The kernel comes from `apt-get download` of the package linux-image-amd64
 # depends on, unpacked with dpkg-deb into WORKDIR (never installed on the
 # host); qemu-system-x86 and busybox-static come from scripts/install-deps.
+# A second boot of the same kernel runs only vm-guest-sd254.sh, 'glove
+# daemon' under systemd 254 (DelegateSubgroup=), whose packages come from
+# Debian's bookworm-backports the same way, with an apt configuration of
+# the test's own in WORKDIR (the host's apt is not touched).
 # KVM when /dev/kvm is usable, else software emulation (tcg). Skips (77)
 # only when qemu is not installed; with GLOVE_TESTS_MUST_WORK=1 that fails.
 set -euo pipefail
@@ -67,36 +71,81 @@ if [ -z "$kernel" ]; then
         rm -rf "$work/kroot.tmp" "$work/dl"
         kernel=$(ls "$work"/kroot/boot/vmlinuz-* | head -n 1)
 fi
+# systemd 254 for the second boot, fetched once too: bookworm has 252,
+# bookworm-backports 254. apt reads only the test's own sources list,
+# lists and cache (in WORKDIR/apt); nothing is installed.
+sd254="$work/sd254"
+if [ ! -x "$sd254/lib/systemd/systemd" ] || [ ! -x "$sd254/bin/systemctl" ]; then
+        echo "# fetching systemd 254 from bookworm-backports with apt-get download into $work"
+        a="$work/apt"
+        rm -rf "$a" "$sd254" "$sd254.tmp"
+        mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/parts" "$a/prefs" "$a/dl"
+        printf '%s\n' 'deb http://deb.debian.org/debian bookworm main' \
+                'deb http://deb.debian.org/debian bookworm-backports main' >"$a/sources.list"
+        aopts=(-o "Dir::Etc::SourceList=$a/sources.list" -o "Dir::Etc::SourceParts=$a/parts"
+                -o "Dir::Etc::Preferences=$a/prefs/none" -o "Dir::Etc::PreferencesParts=$a/prefs"
+                -o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o APT::Sandbox::User=root)
+        apt-get "${aopts[@]}" -q update >/dev/null 2>"$a/err" ||
+                fail "apt-get update of bookworm-backports (the test's own sources list) failed: $(cat "$a/err")"
+        (cd "$a/dl" && apt-get "${aopts[@]}" download systemd/bookworm-backports \
+                libsystemd-shared/bookworm-backports libsystemd0/bookworm-backports >/dev/null 2>"$a/err") ||
+                fail "apt-get download of systemd 254 from bookworm-backports failed: $(cat "$a/err")"
+        for deb in "$a"/dl/*.deb; do dpkg-deb -x "$deb" "$sd254.tmp"; done
+        mv "$sd254.tmp" "$sd254"
+        rm -rf "$a"
+fi
 flock -u 9
 
 # The initramfs, rebuilt every run (it holds this build's glove).
 t=$(mktemp -d "$work/run.XXXXXX")
 trap 'rm -rf "$t"' EXIT
+# copy_elf ROOT FILE [DEST [LIBPATH]]: FILE at DEST (else its own path) in
+# ROOT, with the libraries it links (searched first in LIBPATH)
+copy_elf() {
+        local root=$1 file=$2 dest=${3:-$2} libpath=${4:-} lib libs
+        mkdir -p "$root$(dirname "$dest")"
+        cp -L "$file" "$root$dest"
+        libs=$(LD_LIBRARY_PATH=$libpath ldd "$file") || fail "ldd $file failed"
+        ! grep -q 'not found' <<<"$libs" || fail "$file links libraries this host lacks: $libs"
+        for lib in $(awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }' <<<"$libs"); do
+                # a library of the unpacked packages goes where the package puts it
+                dest=$lib
+                [ -n "$libpath" ] && case $lib in "$sd254"/*) dest=${lib#"$sd254"} ;; esac
+                mkdir -p "$root$(dirname "$dest")"
+                cp -L "$lib" "$root$dest"
+        done
+}
+# base_root ROOT GUEST: what every boot has; GUEST runs as /glove/guest.sh
+base_root() {
+        local root=$1
+        mkdir -p "$root"/{bin,etc,glove,root,proc,sys,dev,tmp}
+        install -m 755 "$busybox" "$root/bin/busybox"
+        ln -s busybox "$root/bin/sh"
+        install -m 755 "$here/vm-init.sh" "$root/init"
+        install -m 755 "$glove" "$root/glove/glove"
+        # gloved, static like glove and built beside it, for 'glove daemon'
+        install -m 755 "$(dirname "$glove")/gloved" "$root/glove/gloved"
+        install -m 755 "$hog" "$root/glove/limits-hog"
+        install -m 755 "$fault" "$root/glove/fault-inject"
+        install -m 644 "$2" "$root/glove/guest.sh"
+        printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home/nobody:/bin/sh\n' >"$root/etc/passwd"
+        printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+        chmod 700 "$root/root"
+}
+user_units="default.target basic.target sockets.target timers.target paths.target exit.target shutdown.target
+        app.slice background.slice session.slice"
+
 root="$t/root"
-mkdir -p "$root"/{bin,etc,glove,root,proc,sys,dev,tmp}
-install -m 755 "$busybox" "$root/bin/busybox"
-ln -s busybox "$root/bin/sh"
-install -m 755 "$here/vm-init.sh" "$root/init"
-install -m 755 "$glove" "$root/glove/glove"
-# gloved, static like glove and built beside it, for 'glove daemon'
-install -m 755 "$(dirname "$glove")/gloved" "$root/glove/gloved"
-install -m 755 "$hog" "$root/glove/limits-hog"
-install -m 755 "$fault" "$root/glove/fault-inject"
-install -m 644 "$here/vm-guest-tests.sh" "$root/glove/vm-guest-tests.sh"
+base_root "$root" "$here/vm-guest-tests.sh"
 # The systemd user manager, for the transient-scope check, when this host
 # has systemd installed: its binary, the libraries it links and the user
 # units default.target needs. Without it the guest says so and skips that
 # part (a "#" line, no pass, no fail).
 systemd_bin=/lib/systemd/systemd
 if [ -x "$systemd_bin" ]; then
-        mkdir -p "$root/lib/systemd" "$root/usr/lib/systemd/user"
-        cp -L "$systemd_bin" "$root/lib/systemd/systemd"
-        for lib in $(ldd "$systemd_bin" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }'); do
-                mkdir -p "$root$(dirname "$lib")"
-                cp -L "$lib" "$root$lib"
-        done
-        for u in default.target basic.target sockets.target timers.target paths.target exit.target \
-                shutdown.target app.slice background.slice session.slice; do
+        mkdir -p "$root/usr/lib/systemd/user"
+        copy_elf "$root" "$systemd_bin" /lib/systemd/systemd
+        for u in $user_units; do
                 [ -e "/usr/lib/systemd/user/$u" ] && cp -L "/usr/lib/systemd/user/$u" "$root/usr/lib/systemd/user/"
         done
         # a session bus too, when there is dbus-daemon: the manager starts
@@ -104,32 +153,32 @@ if [ -x "$systemd_bin" ]; then
         # goes over it (Hello, a destination)
         if [ -x /usr/bin/dbus-daemon ] && [ -e /usr/lib/systemd/user/dbus.socket ] &&
                 [ -e /usr/share/dbus-1/session.conf ]; then
-                mkdir -p "$root/usr/bin" "$root/usr/share/dbus-1" "$root/usr/lib/systemd/user/sockets.target.wants"
+                mkdir -p "$root/usr/share/dbus-1" "$root/usr/lib/systemd/user/sockets.target.wants"
                 cp -L /usr/lib/systemd/user/dbus.socket /usr/lib/systemd/user/dbus.service "$root/usr/lib/systemd/user/"
                 ln -s ../dbus.socket "$root/usr/lib/systemd/user/sockets.target.wants/dbus.socket"
                 cp -L /usr/share/dbus-1/session.conf "$root/usr/share/dbus-1/"
-                cp -L /usr/bin/dbus-daemon "$root/usr/bin/dbus-daemon"
-                for lib in $(ldd /usr/bin/dbus-daemon | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }'); do
-                        mkdir -p "$root$(dirname "$lib")"
-                        cp -L "$lib" "$root$lib"
-                done
+                copy_elf "$root" /usr/bin/dbus-daemon
         fi
         # systemctl, which 'glove daemon' executes (from /usr/bin)
-        if [ -x /usr/bin/systemctl ]; then
-                mkdir -p "$root/usr/bin"
-                cp -L /usr/bin/systemctl "$root/usr/bin/systemctl"
-                for lib in $(ldd /usr/bin/systemctl | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/lib64\// { print $1 }'); do
-                        mkdir -p "$root$(dirname "$lib")"
-                        cp -L "$lib" "$root$lib"
-                done
-        fi
+        [ -x /usr/bin/systemctl ] && copy_elf "$root" /usr/bin/systemctl
         # /lib is a directory of its own in the initramfs; /usr/lib holds the units
         [ -e "$root/lib64" ] || ln -s lib "$root/lib64" 2>/dev/null || true
 fi
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home/nobody:/bin/sh\n' >"$root/etc/passwd"
-printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
-chmod 700 "$root/root"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$t/initrd.gz"
+
+# The second boot's: systemd 254's manager, systemctl and libraries at the
+# standard paths, its user units, and vm-guest-sd254.sh
+root="$t/root254"
+base_root "$root" "$here/vm-guest-sd254.sh"
+sdlib="$sd254/usr/lib/x86_64-linux-gnu/systemd:$sd254/usr/lib/x86_64-linux-gnu:$sd254/lib/x86_64-linux-gnu"
+mkdir -p "$root/usr/lib/systemd/user"
+copy_elf "$root" "$sd254/lib/systemd/systemd" /lib/systemd/systemd "$sdlib"
+copy_elf "$root" "$sd254/bin/systemctl" /usr/bin/systemctl "$sdlib"
+for u in $user_units; do
+        cp -L "$sd254/usr/lib/systemd/user/$u" "$root/usr/lib/systemd/user/" || fail "systemd 254 has no user unit $u"
+done
+[ -e "$root/lib64" ] || ln -s lib "$root/lib64"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$t/initrd254.gz"
 
 # KVM only when it really runs a guest: /dev/kvm can exist where nested
 # virtualisation fails (qemu aborts, or the guest never prints). A tiny
@@ -150,23 +199,28 @@ if [ -z "$accel" ]; then
                 grep -q GLOVE-VM-PROBE "$t/probe.log" 2>/dev/null && accel=kvm
         fi
 fi
-echo "# booting $(basename "$kernel") under qemu ($accel)"
-log="$t/console.log"
-rc=0
-timeout -k 10 480 "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
-        -kernel "$kernel" -initrd "$t/initrd.gz" \
-        -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" \
-        -serial "file:$log" -monitor none </dev/null || rc=$?
-tr -d '\r' <"$log" >"$log.txt" || true
-grep -E '^(ok|not ok|#|VM-)' "$log.txt" || true
-if ! grep -q '^VM-RESULT ' "$log.txt"; then
-        echo "# --- console (last 40 lines) ---"
-        tail -n 40 "$log.txt" | sed 's/^/# /'
-        fail "the guest did not report a result (qemu exit status $rc)"
-fi
-result=$(sed -n 's/^VM-RESULT //p' "$log.txt" | tail -n 1)
-echo "$result"
-case $result in
-        *" 0 failed") exit 0 ;;
-        *) exit 1 ;;
-esac
+# boot NAME INITRD SECONDS: runs the guest, prints its lines; its
+# VM-RESULT in $result
+boot() {
+        local log="$t/console-$1.log" rc=0 start=$SECONDS
+        echo "# $1: booting $(basename "$kernel") under qemu ($accel)"
+        timeout -k 10 "$3" "$qemu" -accel "$accel" -m 2048 -smp 2 -nodefaults -display none -no-reboot \
+                -kernel "$kernel" -initrd "$2" \
+                -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" \
+                -serial "file:$log" -monitor none </dev/null || rc=$?
+        tr -d '\r' <"$log" >"$log.txt" || true
+        grep -E '^(ok|not ok|#|VM-)' "$log.txt" || true
+        if ! grep -q '^VM-RESULT ' "$log.txt"; then
+                echo "# --- console (last 40 lines) ---"
+                tail -n 40 "$log.txt" | sed 's/^/# /'
+                fail "$1: the guest did not report a result (qemu exit status $rc)"
+        fi
+        result=$(sed -n 's/^VM-RESULT //p' "$log.txt" | tail -n 1)
+        echo "$1: $result ($((SECONDS - start)) s)"
+}
+# the whole run is bounded, so that a loaded host does not cut it short
+boot "systemd 252" "$t/initrd.gz" 480
+result252=$result
+boot "systemd 254" "$t/initrd254.gz" 240
+case $result252 in *" 0 failed") ;; *) exit 1 ;; esac
+case $result in *" 0 failed") exit 0 ;; *) exit 1 ;; esac

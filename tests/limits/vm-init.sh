@@ -23,7 +23,7 @@ mount -t tmpfs -o mode=1777 tmp /tmp
 mkdir -p /run && mount -t tmpfs -o mode=0755 run /run
 mount -t cgroup2 none /sys/fs/cgroup
 echo "VM-BOOTED kernel $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
-sh /glove/vm-guest-tests.sh
+sh /glove/guest.sh
 echo "VM-EXIT $?"
 sync
 poweroff -f
