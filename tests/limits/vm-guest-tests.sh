@@ -412,20 +412,29 @@ D
   "hog": {"argv": ["/glove/limits-hog", "mem", "512"],
           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
+  "fork": {"argv": ["/glove/limits-hog", "fork", "1000"],
+          "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                     "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
+  "spin": {"argv": ["/glove/limits-hog", "spin", "3"],
+          "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                     "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
   "persona": {"argv": ["/glove/limits-hog", "persona"],
           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
   "wait": {"argv": ["/bin/sleep", "120"],
            "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                       "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}}},
- "ceilings": {"memory_bytes": 268435456, "pids": 64, "wall_seconds": 300, "output_bytes": 1048576},
+ "ceilings": {"memory_bytes": 268435456, "pids": 64, "wall_seconds": 300, "output_bytes": 1048576,
+              "cpu_millicores": 1000},
  "max_ttl_seconds": 3600}
 J
+                        echo '{"template": "spin", "limits": {"cpu_millicores": 500}, "ttl_seconds": 600}' >/tmp/plan-spin.json
+                        echo '{"template": "fork", "limits": {"pids": 12}, "ttl_seconds": 600}' >/tmp/plan-fork.json
                         echo '{"template": "hog", "limits": {"memory_bytes": 67108864, "pids": 16}, "ttl_seconds": 600}' >/tmp/plan-hog.json
                         echo '{"template": "wait", "ttl_seconds": 600}' >/tmp/plan-wait.json
                         echo '{"template": "persona", "ttl_seconds": 600}' >/tmp/plan-persona.json
                         chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json \
-                                /tmp/plan-persona.json
+                                /tmp/plan-persona.json /tmp/plan-spin.json /tmp/plan-fork.json
                         chmod 600 /home/nobody/.config/glove/gloved.json
                         gc() {
                                 $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
@@ -463,6 +472,24 @@ J
                         check "nobody, a managed session under gloved.service: the memory hog ends reason memory, its cgroup beside the unit's" \
                                 '[ "$(state)" = ended ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
                                  case "$(str cgroup)" in $um/app.slice/glove-*) true ;; *) false ;; esac'
+                        # pids and cpu under the service too
+                        gc session create fork-1 /tmp/plan-fork.json
+                        sf=$(sid)
+                        gc session start "$sf"
+                        for _ in $(seq 120); do gc session status "$sf"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        check "nobody, a managed session's fork flood under gloved.service stops at pids 12: reason pids" \
+                                '[ "$(state)" = ended ] && [ "$(str reason)" = pids ] && [ "$(num pids)" = 12 ] &&
+                                 grep -q "^forked [1-9]" /home/nobody/.local/state/glove/sessions/$sf/output'
+                        gc session create spin-1 /tmp/plan-spin.json
+                        ss=$(sid)
+                        gc session start "$ss"
+                        for _ in $(seq 120); do gc session status "$ss"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        echo "#   managed session $ss, cpu 0.5, 3 s busy: usage_usec $(num cpu_usage_us), nr_throttled $(num cpu_nr_throttled)"
+                        check "nobody, a managed session's busy loop at cpu_millicores 500 under gloved.service gets about half a core and is throttled" \
+                                '[ "$(state)" = ended ] && [ "$(str reason)" = exit ] && [ "$(str cpu)" = 0.5 ] &&
+                                 between "$(num cpu_usage_us)" 600000 2400000 && [ "$(num cpu_nr_throttled)" -ge 3 ]'
                         # each of the unit's hardening directives, where a
                         # session can tell it from glove's own filter
                         gc session create persona-1 /tmp/plan-persona.json
