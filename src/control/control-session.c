@@ -540,6 +540,11 @@ static int supervisor_alive(struct glove_control_sessions *s, const struct glove
          * pidfd of a process that ends now still says so */
         if (process_starttime((pid_t) x->pid, &st) < 0 || st != x->starttime)
                 return 0;
+        /* one that exited and was not reaped yet (a zombie, its parent gone
+         * with the last gloved) is not running: it is ended now, with the
+         * rest of recovery, before READY=1, not in the first turn after */
+        if (poll(&(struct pollfd) { .fd = pidfd, .events = POLLIN }, 1, 0) != 0)
+                return 0;
         *ret_pidfd = TAKE_FD(pidfd);
         return 1;
 }

@@ -120,13 +120,21 @@ class Gloved:
         e.update(XDG_RUNTIME_DIR=self.rt, HOME=self.home)
         return e
 
-    def start(self):
+    def start(self, notify=None, wait=True):
         """Start gloved and wait until it answers a handshake (after a kill -9
-        the old socket is still there); self.serving says whether it did."""
+        the old socket is still there); self.serving says whether it did.
+        |notify|: a datagram socket's path for NOTIFY_SOCKET; |wait| False:
+        return at once."""
+        env = self.env()
+        if notify:
+            env["NOTIFY_SOCKET"] = notify
         with open(self.log, "a") as log:
             log.write(f"--- start at {time.time():.3f}\n")
             log.flush()
-            self.proc = subprocess.Popen([GLOVED], env=self.env(), stdout=subprocess.DEVNULL, stderr=log)
+            self.proc = subprocess.Popen([GLOVED], env=env, stdout=subprocess.DEVNULL, stderr=log)
+        if not wait:
+            started.append(self.proc)
+            return self
         started.append(self.proc)
         self.serving = False
         for _ in range(1200):

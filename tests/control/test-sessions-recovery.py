@@ -8,7 +8,8 @@ sandbox gone with it; twenty kill -9 of gloved at random moments during
 session.create and session.start leave a store in which every session is
 in a consistent state, every request_key at most once, every answered
 create kept, and every session that reached starting with exactly one
-receipt; and gloved refuses to start (125) on a damaged gloved.db or on a
+receipt; READY=1 reaches NOTIFY_SOCKET only once recovery is done and
+the socket listens; and gloved refuses to start (125) on a damaged gloved.db or on a
 last receipt edited or cut short, naming what is damaged.
 
 Environment: GLOVE, GLOVED (the binaries), TEST_DIR (a private directory).
@@ -276,6 +277,83 @@ def pid_reused():
     finally:
         other.kill()
         other.wait()
+
+
+def ready_after_recovery():
+    """READY=1 only once gloved listens and recovery is done: eight
+    sessions whose supervisors died while gloved was away are all ended
+    (supervisor_lost, each with its receipt) in gloved.db at the moment
+    the datagram comes (gloved stopped right then with SIGSTOP), and the
+    socket takes a connection."""
+    g = X.g
+    sids = []
+    for i in range(8):
+        r = create(X.c, f"ready-{i}", plan_of("long"))
+        X.c.call("session.start", {"session": r["session"]})
+        sids.append(r["session"])
+    sups = [L.supervisor_of(sid) for sid in sids]
+    check("eight running sessions, each with its supervisor", all(sups), sups)
+    g.kill9()
+    for pid in sups:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while (any(p and L.alive(p) for p in sups) or L.procs_with(MARK)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    path = os.path.join(L.T, "notify.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(120)
+    g.start(notify=path, wait=False)
+    msgs = []
+    try:
+        while True:
+            m = ns.recv(4096).decode(errors="replace")
+            msgs.append(m)
+            if "READY=1" in m.split("\n"):
+                os.kill(g.proc.pid, signal.SIGSTOP)
+                break
+    except socket.timeout:
+        pass
+    listening = False
+    try:
+        states = {}
+        if msgs and "READY=1" in msgs[-1].split("\n"):
+            db = sqlite3.connect(f"file:{g.db}?mode=ro", uri=True)
+            q = "SELECT id, state, reason FROM sessions WHERE id IN (%s)" % ",".join("?" * len(sids))
+            states = {row[0]: (row[1], row[2]) for row in db.execute(q, sids)}
+            db.close()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            try:
+                s.connect(g.sock)
+                listening = True
+            except OSError:
+                listening = False
+            s.close()
+        check("gloved tells NOTIFY_SOCKET READY=1", bool(msgs) and "READY=1" in msgs[-1].split("\n"), (msgs, g.log_text()))
+        check("at READY=1 recovery is done: the eight are ended supervisor_lost in gloved.db",
+              len(states) == 8 and all(v == ("ended", "supervisor_lost") for v in states.values()), states)
+        check("at READY=1 the socket takes connections", msgs and listening)
+    finally:
+        os.kill(g.proc.pid, signal.SIGCONT)
+    try:
+        X.c = g.conn()
+        g.serving = True
+        recs = {sid: len(g.managed_receipts(sid)) for sid in sids}
+        check("each of the eight with exactly one receipt", all(n == 1 for n in recs.values()), recs)
+        g.stop()
+        try:
+            m = ns.recv(4096).decode(errors="replace")
+        except socket.timeout:
+            m = ""
+        check("stopped by SIGTERM, gloved tells it STOPPING=1", "STOPPING=1" in m.split("\n"), m)
+    finally:
+        ns.close()
+        os.unlink(path)
+    restart()
 
 
 def start_cut_short():
@@ -579,7 +657,8 @@ def main():
     sections = [("supervisors survive gloved", supervisors_survive), ("ended while gloved was away", ended_while_away),
                 ("only the receipt left", receipt_only),
                 ("a supervisor killed", supervisor_killed), ("adopted sessions", adopted),
-                ("a supervisor's pid reused", pid_reused), ("a start cut short", start_cut_short),
+                ("a supervisor's pid reused", pid_reused), ("ready after recovery", ready_after_recovery),
+                ("a start cut short", start_cut_short),
                 ("kill -9 during create and start", kill_loop),
                 ("damage", damage)]
     return L.run_sections(sections)
