@@ -2,7 +2,8 @@
 """glove ctl attach on a real pty (tests/integration/pty-drive.py), as the
 person at the terminal meets it: `glove ctl session start ID --attach`
 gives them the session's interactive bash in raw mode at their terminal's
-size (not the template's), a resize of their terminal reaches it, Ctrl-C
+size (not the template's), a resize of their terminal reaches it (a
+full-screen curses program redraws at the new size), Ctrl-C
 interrupts a foreground sleep, Ctrl-] detaches with the terminal's modes
 restored and the session going on; `glove ctl attach ID` again replays the
 tail, and the session's exit ends it with the session's status; SIGHUP or
@@ -24,6 +25,8 @@ from sessions_lib import check  # noqa: E402
 
 DRIVE = os.environ["DRIVE"]
 SLEEP = "4%d" % (os.getpid() % 100000 + 100000)
+# draws "SIZE RxC" on the last row, again on each resize, until "q"
+CURSES = "aW1wb3J0IGN1cnNlcwpkZWYgbShzKToKICAgIHdoaWxlIFRydWU6CiAgICAgICAgcy5lcmFzZSgpCiAgICAgICAgciwgYyA9IHMuZ2V0bWF4eXgoKQogICAgICAgIHMuYWRkc3RyKHIgLSAxLCAwLCAiU0laRSAlZHglZCIgJSAociwgYykpCiAgICAgICAgcy5yZWZyZXNoKCkKICAgICAgICBpZiBzLmdldGNoKCkgPT0gb3JkKCJxIik6CiAgICAgICAgICAgIGJyZWFrCmN1cnNlcy53cmFwcGVyKG0pCg=="
 TEMPLATES = {
     "bash": {"argv": ["/bin/bash", "--norc", "--noprofile", "-i"], "terminal": {"rows": 30, "cols": 100},
              "env": {"PS1": "prompt> "}},
@@ -65,6 +68,14 @@ def attach():
         "resize:40,120",
         "send:stty size\\r",
         "expect:40 120\\r\\n",
+        # a full-screen program (curses, the alternate screen) draws its
+        # size on its last row and redraws there on a resize
+        f"send:TERM=xterm python3 -c \"import base64; exec(base64.b64decode('{CURSES}'))\"\\r",
+        "expect:SIZE 40x120",
+        "resize:30,100",
+        "expect:SIZE 30x100",
+        "send:q",
+        "expect:prompt> ",
         f"send:sleep {SLEEP}\\r",
         f"wait-running:sleep {SLEEP}",
         "send:\\x03",
@@ -74,7 +85,8 @@ def attach():
         "expect:detached from session",
     ])
     check("start --attach: the prompt, raw mode, the terminal's own size (24 80, not the template's 30 100), "
-          "a resize (40 120), Ctrl-C ending a foreground sleep, Ctrl-] detaching",
+          "a resize (40 120), a full-screen program redrawing at the new size (30 100), Ctrl-C ending a "
+          "foreground sleep, Ctrl-] detaching",
           r.get("failed") is None, {k: r.get(k) for k in ("failed", "rc", "stderr")} | {"tail": r["output"][-600:]})
     check("detached: exit 0 with the terminal's modes as they were", r.get("rc") == 0 and r.get("modes_restored"),
           (r.get("rc"), r.get("modes_before"), r.get("modes_after")))
