@@ -28,6 +28,9 @@
  *                           "personality refused: ERRNO" and 9 (systemd's
  *                           LockPersonality=, which glove's own filter
  *                           does not have, refuses it)
+ *   limits-hog wx           map a page writable and executable at once, as
+ *                           a JIT does: "wx mapped" and 0, or "wx refused:
+ *                           ERRNO" and 10 (systemd's MemoryDenyWriteExecute=)
  *   limits-hog userns IN OUT CMD...  (root) run CMD in a user namespace of
  *                           its own whose only uid and gid are IN, host uid
  *                           and gid OUT ("IN OUT 1"), as IN, no groups: a
@@ -228,6 +231,18 @@ static int hog_persona(void) {
         return 0;
 }
 
+static int hog_wx(void) {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED) {
+                printf("wx refused: %s\n", errno == EPERM ? "EPERM" : strerror(errno));
+                return 10;
+        }
+        (void) munmap(p, 4096);
+        printf("wx mapped\n");
+        return 0;
+}
+
 static int write_map(pid_t pid, const char *file, long in, long out) {
         char path[64], map[64];
         int fd, n, ok;
@@ -296,10 +311,12 @@ int main(int argc, char **argv) {
                 return hog_files(number(argv[2]));
         if (argc == 3 && strcmp(argv[1], "fill") == 0)
                 return hog_fill(argv[2]);
+        if (argc == 2 && strcmp(argv[1], "wx") == 0)
+                return hog_wx();
         if (argc == 2 && strcmp(argv[1], "persona") == 0)
                 return hog_persona();
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | persona | as UID CMD... | userns IN OUT CMD...\n");
+        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | persona | wx | as UID CMD... | userns IN OUT CMD...\n");
         return 2;
 }

@@ -418,6 +418,9 @@ D
   "spin": {"argv": ["/glove/limits-hog", "spin", "3"],
           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
+  "wx": {"argv": ["/glove/limits-hog", "wx"],
+          "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
+                     "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
   "persona": {"argv": ["/glove/limits-hog", "persona"],
           "policy": {"version": 1, "filesystem": {"read": ["/bin", "/glove"],
                      "write": [{"path": "/tmp", "kind": "tmpfs", "size": "16M"}]}, "cwd": "/tmp"}},
@@ -430,11 +433,12 @@ D
 J
                         echo '{"template": "spin", "limits": {"cpu_millicores": 500}, "ttl_seconds": 600}' >/tmp/plan-spin.json
                         echo '{"template": "fork", "limits": {"pids": 12}, "ttl_seconds": 600}' >/tmp/plan-fork.json
+                        echo '{"template": "wx", "ttl_seconds": 600}' >/tmp/plan-wx.json
                         echo '{"template": "hog", "limits": {"memory_bytes": 67108864, "pids": 16}, "ttl_seconds": 600}' >/tmp/plan-hog.json
                         echo '{"template": "wait", "ttl_seconds": 600}' >/tmp/plan-wait.json
                         echo '{"template": "persona", "ttl_seconds": 600}' >/tmp/plan-persona.json
                         chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json \
-                                /tmp/plan-persona.json /tmp/plan-spin.json /tmp/plan-fork.json
+                                /tmp/plan-persona.json /tmp/plan-spin.json /tmp/plan-fork.json /tmp/plan-wx.json
                         chmod 600 /home/nobody/.config/glove/gloved.json
                         gc() {
                                 $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
@@ -499,6 +503,35 @@ J
                         echo "#   managed session $sp said: $(cat /home/nobody/.local/state/glove/sessions/$sp/output 2>/dev/null)"
                         check "nobody, LockPersonality=: a managed session's agent cannot change its personality (EPERM), as it could under glove exec" \
                                 '[ "$(state)" = ended ] && grep -q "^personality refused: EPERM" /home/nobody/.local/state/glove/sessions/$sp/output'
+                        # MemoryDenyWriteExecute=, left out on purpose: every
+                        # session inherits the unit's filters, and with it
+                        # (a drop-in here) an agent cannot make the W+X
+                        # mapping every JIT (Node.js) makes
+                        wx_run() {
+                                gc session create "$1" /tmp/plan-wx.json
+                                sw=$(sid)
+                                gc session start "$sw"
+                                for _ in $(seq 120); do gc session status "$sw"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                                cat /home/nobody/.local/state/glove/sessions/$sw/output 2>/dev/null
+                        }
+                        wx_answer() {
+                                sctl daemon-reload
+                                sctl restart gloved.service
+                                for _ in $(seq 240); do gd status; [ "$RC" = 0 ] && break; sleep 0.5; done
+                        }
+                        wx1=$(wx_run wx-1)
+                        dropin=/home/nobody/.config/systemd/user/gloved.service.d
+                        mkdir -p $dropin
+                        printf '[Service]\nMemoryDenyWriteExecute=yes\n' >$dropin/mdwe.conf
+                        chown -R 65534:65534 $dropin
+                        wx_answer
+                        wx2=$(wx_run wx-2)
+                        rm -rf $dropin
+                        wx_answer
+                        echo "#   a W+X mapping in a managed session: \"$wx1\"; with MemoryDenyWriteExecute=yes: \"$wx2\""
+                        check "nobody, MemoryDenyWriteExecute= (left out): a session's agent maps W+X memory; with it (a drop-in) it could not" \
+                                '[ "$wx1" = "wx mapped" ] && [ "$wx2" = "wx refused: EPERM" ] && [ "$RC" = 0 ]'
+                        pid1=$(sctl show -p MainPID --value gloved.service)
                         gc session create wait-1 /tmp/plan-wait.json
                         s2=$(sid)
                         gc session start "$s2"
