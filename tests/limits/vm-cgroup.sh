@@ -128,6 +128,7 @@ base_root() {
         install -m 755 "$hog" "$root/glove/limits-hog"
         install -m 755 "$fault" "$root/glove/fault-inject"
         install -m 644 "$2" "$root/glove/guest.sh"
+        install -m 644 "$here/vm-guest-lib.sh" "$root/glove/guest-lib.sh"
         printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home/nobody:/bin/sh\n' >"$root/etc/passwd"
         printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
         chmod 700 "$root/root"

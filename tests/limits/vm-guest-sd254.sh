@@ -10,26 +10,8 @@
 G=/glove/glove
 GD=/glove/gloved
 HOG=/glove/limits-hog
-PASSED=0
-FAILED=0
-RC=
-# as in vm-guest-tests.sh
-check() {
-        desc=$1
-        shift
-        if eval "$@"; then
-                PASSED=$((PASSED + 1))
-                echo "ok - $desc"
-        else
-                FAILED=$((FAILED + 1))
-                echo "not ok - $desc"
-                echo "#   status $RC; stdout: $(head -c 300 /tmp/out | tr '\n' ' ')"
-                echo "#   stderr: $(head -c 600 /tmp/err | tr '\n' ' ')"
-                echo "#   receipt: $(head -c 1500 /tmp/receipt)"
-        fi
-}
+. /glove/guest-lib.sh
 has_controllers() { for c in memory pids cpu; do grep -qw $c "$1" || return 1; done; }
-str() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" /tmp/receipt | head -n 1; }
 : >/tmp/out
 : >/tmp/err
 : >/tmp/receipt

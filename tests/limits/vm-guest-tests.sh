@@ -8,27 +8,7 @@
 G=/glove/glove
 HOG=/glove/limits-hog
 FI=/glove/fault-inject
-PASSED=0
-FAILED=0
-check() {
-        desc=$1
-        shift
-        if eval "$@"; then
-                PASSED=$((PASSED + 1))
-                echo "ok - $desc"
-        else
-                FAILED=$((FAILED + 1))
-                echo "not ok - $desc"
-                echo "#   status $RC; stdout: $(head -c 300 /tmp/out | tr '\n' ' ')"
-                echo "#   stderr: $(head -c 600 /tmp/err | tr '\n' ' ')"
-                echo "#   receipt: $(head -c 1500 /tmp/receipt)"
-        fi
-}
-# the receipt's number or string at KEY (its JSON is canonical and flat enough for sed)
-num() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" /tmp/receipt | head -n 1; }
-str() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" /tmp/receipt | head -n 1; }
-out_num() { sed -n "s/^$1 \([0-9][0-9]*\).*/\1/p" /tmp/out | head -n 1; }
-between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+. /glove/guest-lib.sh
 
 # A policy without the default's ${PWD} grant: everything the tests need
 # is in the initramfs; /tmp is the sandbox's own tmpfs.
@@ -447,6 +427,16 @@ J
                         }
                         sid() { sed -n 's/.*"session":"\([^"]*\)".*/\1/p' /tmp/out; }
                         state() { sed -n 's/.*"state":"\([^"]*\)".*/\1/p' /tmp/out; }
+                        # run_managed KEY PLAN: a managed session created,
+                        # started and waited for; $sm its id, its receipt
+                        # (the journal's last) in /tmp/receipt
+                        run_managed() {
+                                gc session create "$1" "$2"
+                                sm=$(sid)
+                                gc session start "$sm"
+                                for _ in $(seq 120); do gc session status "$sm"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                                tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        }
                         gd install
                         check "nobody, glove daemon install: the unit written and enabled" \
                                 '[ "$RC" = 0 ] && [ -f /home/nobody/.config/systemd/user/gloved.service ] &&
@@ -463,11 +453,8 @@ J
                                 'grep -q "^NoNewPrivs:[[:space:]]*1" /proc/$pid1/status && grep -q "^Seccomp:[[:space:]]*2" /proc/$pid1/status &&
                                  [ "$(sed -n "s/^Seccomp_filters:[[:space:]]*//p" /proc/$pid1/status)" -ge 1 ]'
                         # a managed session under the service: its limits hold
-                        gc session create hog-1 /tmp/plan-hog.json
-                        s1=$(sid)
-                        gc session start "$s1"
-                        for _ in $(seq 120); do gc session status "$s1"; [ "$(state)" = ended ] && break; sleep 0.5; done
-                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        run_managed hog-1 /tmp/plan-hog.json
+                        s1=$sm
                         echo "#   managed session $s1: $(state), reason $(str reason), cgroup $(str cgroup)"
                         # systemd 252: no glove-host leaf; the manager's
                         # slice is the user's, so the supervisor (in the
@@ -477,29 +464,21 @@ J
                                 '[ "$(state)" = ended ] && [ "$(str reason)" = memory ] && [ "$(str mechanism)" = cgroup ] &&
                                  case "$(str cgroup)" in $um/app.slice/glove-*) true ;; *) false ;; esac'
                         # pids and cpu under the service too
-                        gc session create fork-1 /tmp/plan-fork.json
-                        sf=$(sid)
-                        gc session start "$sf"
-                        for _ in $(seq 120); do gc session status "$sf"; [ "$(state)" = ended ] && break; sleep 0.5; done
-                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        run_managed fork-1 /tmp/plan-fork.json
+                        sf=$sm
                         check "nobody, a managed session's fork flood under gloved.service stops at pids 12: reason pids" \
                                 '[ "$(state)" = ended ] && [ "$(str reason)" = pids ] && [ "$(num pids)" = 12 ] &&
                                  grep -q "^forked [1-9]" /home/nobody/.local/state/glove/sessions/$sf/output'
-                        gc session create spin-1 /tmp/plan-spin.json
-                        ss=$(sid)
-                        gc session start "$ss"
-                        for _ in $(seq 120); do gc session status "$ss"; [ "$(state)" = ended ] && break; sleep 0.5; done
-                        tail -n 1 /home/nobody/.local/state/glove/receipts.jsonl >/tmp/receipt
+                        run_managed spin-1 /tmp/plan-spin.json
+                        ss=$sm
                         echo "#   managed session $ss, cpu 0.5, 3 s busy: usage_usec $(num cpu_usage_us), nr_throttled $(num cpu_nr_throttled)"
                         check "nobody, a managed session's busy loop at cpu_millicores 500 under gloved.service gets about half a core and is throttled" \
                                 '[ "$(state)" = ended ] && [ "$(str reason)" = exit ] && [ "$(str cpu)" = 0.5 ] &&
                                  between "$(num cpu_usage_us)" 600000 2400000 && [ "$(num cpu_nr_throttled)" -ge 3 ]'
                         # each of the unit's hardening directives, where a
                         # session can tell it from glove's own filter
-                        gc session create persona-1 /tmp/plan-persona.json
-                        sp=$(sid)
-                        gc session start "$sp"
-                        for _ in $(seq 120); do gc session status "$sp"; [ "$(state)" = ended ] && break; sleep 0.5; done
+                        run_managed persona-1 /tmp/plan-persona.json
+                        sp=$sm
                         echo "#   managed session $sp said: $(cat /home/nobody/.local/state/glove/sessions/$sp/output 2>/dev/null)"
                         check "nobody, LockPersonality=: a managed session's agent cannot change its personality (EPERM), as it could under glove exec" \
                                 '[ "$(state)" = ended ] && grep -q "^personality refused: EPERM" /home/nobody/.local/state/glove/sessions/$sp/output'
@@ -508,11 +487,8 @@ J
                         # (a drop-in here) an agent cannot make the W+X
                         # mapping every JIT (Node.js) makes
                         wx_run() {
-                                gc session create "$1" /tmp/plan-wx.json
-                                sw=$(sid)
-                                gc session start "$sw"
-                                for _ in $(seq 120); do gc session status "$sw"; [ "$(state)" = ended ] && break; sleep 0.5; done
-                                cat /home/nobody/.local/state/glove/sessions/$sw/output 2>/dev/null
+                                run_managed "$1" /tmp/plan-wx.json
+                                cat /home/nobody/.local/state/glove/sessions/$sm/output 2>/dev/null
                         }
                         wx_answer() {
                                 sctl daemon-reload
