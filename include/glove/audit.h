@@ -187,6 +187,9 @@ int glove_audit_log_files(const char *path, struct glove_audit_log_file **ret, s
  * file has meanwhile (its staged name, a dot file) and N; 0 when there is
  * none. Verify reads that file as LOG.N; the next rotation renames it. */
 int glove_audit_log_staged(const char *path, char **ret_staged, uint64_t *ret_index);
+/* Whether the file |fd| continues a rotated one (its first record is the
+ * rotation's log_continued): 1 with that file's number N, 0 when not. */
+int glove_audit_log_continues(int fd, uint64_t *ret_index);
 void glove_audit_log_files_free(struct glove_audit_log_file *v, size_t n);
 
 /* One decision. Strings may be NULL (then left out). A |value| is what was

@@ -231,19 +231,14 @@ static int first_line(int fd, char *buf, size_t cap, size_t *ret_len) {
         return 1;
 }
 
-/* Whether the first record of |fd| (the log, in |dir|) is that of a
- * rotation that stopped after the exchange: the file it continues is not
- * there under its number, but under its staged name. 1 with both names
- * (and the number), 0 when not. */
-static int staged_of(const char *dir, int fd, char **ret_prev, char **ret_staged, uint64_t *ret_index) {
+/* The first record of |fd| when it is one that continues a rotated file
+ * (whose number it names, 1 or more): 1 with it, 0 when not. */
+static int continued_record(int fd, json_t **ret) {
         char line[4096];
         size_t len;
         _cleanup_json_ json_t *rec = NULL;
-        const char *prev, *staged, *component, *event;
-        _cleanup_free_ char *p = NULL, *t = NULL;
-        _cleanup_close_ int dfd = -EBADF;
+        const char *component, *event;
         const json_t *index;
-        struct stat st;
         int r;
 
         r = first_line(fd, line, sizeof(line), &len);
@@ -253,13 +248,42 @@ static int staged_of(const char *dir, int fd, char **ret_prev, char **ret_staged
                 return 0;
         component = json_string_value(json_object_get(rec, "component"));
         event = json_string_value(json_object_get(rec, "event"));
-        prev = json_string_value(json_object_get(rec, "prev_file"));
-        staged = json_string_value(json_object_get(rec, "prev_staged"));
         index = json_object_get(rec, "prev_index");
         if (!component || !event || strcmp(component, AUDIT_LOG_CONTINUED_COMPONENT) != 0 ||
-            strcmp(event, AUDIT_LOG_CONTINUED_EVENT) != 0 || !prev || !staged || strchr(prev, '/') ||
-            strchr(staged, '/') || staged[0] != '.' || prev[0] == '.' || !json_is_integer(index) ||
-            json_integer_value(index) < 1)
+            strcmp(event, AUDIT_LOG_CONTINUED_EVENT) != 0 || !json_is_integer(index) || json_integer_value(index) < 1)
+                return 0;
+        *ret = TAKE_PTR(rec);
+        return 1;
+}
+
+int glove_audit_log_continues(int fd, uint64_t *ret_index) {
+        _cleanup_json_ json_t *rec = NULL;
+        int r = continued_record(fd, &rec);
+
+        if (r <= 0)
+                return r;
+        *ret_index = (uint64_t) json_integer_value(json_object_get(rec, "prev_index"));
+        return 1;
+}
+
+/* Whether the first record of |fd| (the log, in |dir|) is that of a
+ * rotation that stopped after the exchange: the file it continues is not
+ * there under its number, but under its staged name. 1 with both names
+ * (and the number), 0 when not. */
+static int staged_of(const char *dir, int fd, char **ret_prev, char **ret_staged, uint64_t *ret_index) {
+        _cleanup_json_ json_t *rec = NULL;
+        const char *prev, *staged;
+        _cleanup_free_ char *p = NULL, *t = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        struct stat st;
+        int r;
+
+        r = continued_record(fd, &rec);
+        if (r <= 0)
+                return r;
+        prev = json_string_value(json_object_get(rec, "prev_file"));
+        staged = json_string_value(json_object_get(rec, "prev_staged"));
+        if (!prev || !staged || strchr(prev, '/') || strchr(staged, '/') || staged[0] != '.' || prev[0] == '.')
                 return 0;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
@@ -273,7 +297,7 @@ static int staged_of(const char *dir, int fd, char **ret_prev, char **ret_staged
                 return -ENOMEM;
         *ret_prev = TAKE_PTR(p);
         *ret_staged = TAKE_PTR(t);
-        *ret_index = (uint64_t) json_integer_value(index);
+        *ret_index = (uint64_t) json_integer_value(json_object_get(rec, "prev_index"));
         return 1;
 }
 

@@ -989,6 +989,10 @@ static int find_last_run(FILE *f, bool log_mode, char *buf, size_t max, char ret
         return ret[0] ? 0 : -ENOENT;
 }
 
+/* --follow's rounds of 200 ms waiting for a rotation's second rename
+ * before it follows LOG anyway */
+#define FOLLOW_WAIT_ROUNDS 50
+
 static volatile sig_atomic_t follow_stop;
 
 static void on_follow_signal(int sig) {
@@ -1004,27 +1008,72 @@ static bool rotated(FILE *f, const char *path) {
         return fstat(fileno(f), &a) == 0 && (stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
 }
 
-/* The file of the log |path| that follows the one |f| reads, which a
- * rotation numbered: *ret the next rotated file's path, or NULL for |path|
- * itself; -EAGAIN while |f|'s file is not yet among the numbered ones. */
-static int next_log_file(FILE *f, const char *path, char **ret) {
-        struct glove_audit_log_file *v = NULL;
-        struct stat cur, st;
-        size_t n = 0;
-        int r = -EAGAIN;
+/* The number |f|'s file has, or is about to have: 0 when it is neither
+ * among the numbered files nor the staged one of a rotation still under
+ * way (docs/audit.md, "Rotation"). */
+static uint64_t current_index(const struct stat *cur, const struct glove_audit_log_file *v, size_t n,
+                              const char *staged, uint64_t staged_index) {
+        struct stat st;
 
-        *ret = NULL;
-        if (fstat(fileno(f), &cur) < 0 || glove_audit_log_files(path, &v, &n) < 0)
-                return 0;
         for (size_t i = 0; i < n; i++)
-                if (stat(v[i].path, &st) == 0 && st.st_dev == cur.st_dev && st.st_ino == cur.st_ino) {
-                        r = 0;
-                        if (i + 1 < n)
-                                *ret = strdup(v[i + 1].path);
-                        break;
-                }
+                if (stat(v[i].path, &st) == 0 && st.st_dev == cur->st_dev && st.st_ino == cur->st_ino)
+                        return v[i].index;
+        if (staged && stat(staged, &st) == 0 && st.st_dev == cur->st_dev && st.st_ino == cur->st_ino)
+                return staged_index;
+        return 0;
+}
+
+/* Opens the file of the log |path| that follows the one |f| reads (a
+ * rotation numbered |f|'s N): LOG.N+1, or the staged file of a rotation
+ * between its two renames, or LOG itself; whichever it is, its first
+ * record says it continues N, so a rotation that happens meanwhile makes
+ * this try again rather than skip a file. -EAGAIN while that cannot be
+ * told yet. */
+static int open_next_log_file(FILE *f, const char *path, FILE **ret) {
+        struct glove_audit_log_file *v = NULL;
+        _cleanup_free_ char *staged = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *next = path;
+        uint64_t index, staged_index = 0, continues = 0;
+        struct stat cur;
+        size_t n = 0;
+
+        if (fstat(fileno(f), &cur) < 0 || glove_audit_log_staged(path, &staged, &staged_index) < 0)
+                return -EAGAIN;
+        if (glove_audit_log_files(path, &v, &n) < 0)
+                return -EAGAIN;
+        index = current_index(&cur, v, n, staged, staged_index);
+        for (size_t i = 0; index > 0 && i < n; i++)
+                if (v[i].index == index + 1)
+                        next = v[i].path;
+        if (index > 0 && next == path && staged && staged_index == index + 1)
+                next = staged;
+        if (index > 0)
+                fd = open(next, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         glove_audit_log_files_free(v, n);
-        return r;
+        if (fd < 0 || glove_audit_log_continues(fd, &continues) <= 0 || continues != index)
+                return -EAGAIN;
+        *ret = fdopen(fd, "r");
+        if (!*ret)
+                return -ENOMEM;
+        TAKE_FD(fd);
+        return 0;
+}
+
+/* When the file after |f|'s cannot be told (a rotation that stopped
+ * half-way long ago): LOG itself, from its start. */
+static int open_log_anyway(const char *path, FILE **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+
+        if (fd < 0)
+                return -EAGAIN;
+        *ret = fdopen(fd, "r");
+        if (!*ret)
+                return -ENOMEM;
+        TAKE_FD(fd);
+        log_warning("Cannot tell which audit log file follows the one read so far; following %s from its start",
+                    path);
+        return 0;
 }
 
 struct show_state {
@@ -1120,6 +1169,7 @@ static int show_file(struct show_state *st, FILE *f, char *buf, size_t max) {
 static int follow_file(struct show_state *st, FILE **fp, const char *path, char *buf, size_t max) {
         struct sigaction sa = { .sa_handler = on_follow_signal };
         unsigned waited = 0;
+        bool drained = false;
 
         (void) sigemptyset(&sa.sa_mask);
         (void) sigaction(SIGINT, &sa, NULL);
@@ -1145,27 +1195,30 @@ static int follow_file(struct show_state *st, FILE **fp, const char *path, char 
                         return -EIO;
                 clearerr(*fp);
                 if (rotated(*fp, path)) {
-                        /* the old file's rest was read above; then the
-                         * file that came after it: LOG.N+1 when several
-                         * rotations happened meanwhile, else LOG */
-                        _cleanup_free_ char *next = NULL;
-                        int k = next_log_file(*fp, path, &next);
-                        int fd;
-                        FILE *nf;
+                        FILE *nf = NULL;
 
-                        if (k == -EAGAIN && waited++ < 10)
-                                goto sleep; /* the old file has no number yet */
-                        waited = 0;
-                        fd = open(next ? next : path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                        nf = fd >= 0 ? fdopen(fd, "r") : NULL;
-                        if (nf) {
-                                (void) fclose(*fp);
-                                *fp = nf;
+                        /* a record written after the read above and
+                         * before the rotation is still in the old file:
+                         * read it to its end once more, now that no
+                         * writer takes it */
+                        if (!drained) {
+                                drained = true;
                                 continue;
                         }
-                        safe_close(fd);
+                        /* then the file that came after it */
+                        r = open_next_log_file(*fp, path, &nf);
+                        if (r == -EAGAIN && ++waited >= FOLLOW_WAIT_ROUNDS)
+                                r = open_log_anyway(path, &nf);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r == 0) {
+                                (void) fclose(*fp);
+                                *fp = nf;
+                                drained = false;
+                                waited = 0;
+                                continue;
+                        }
                 }
-        sleep:
                 (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
         }
         return 0;

@@ -186,6 +186,69 @@ check "--follow --run ID --denied keeps to that run's refusals (what the current
     eval '[ "$FRC" = 0 ] && grep -q "run=${frun:0:8}.* session_end" "$T/follow2.out" &&
           ! grep -q "session_start" "$T/follow2.out" && ! grep -v -q "run=${frun:0:8}" "$T/follow2.out"'
 
+# --- --follow against rotations faster than it reads: a writer that
+# rotates as Glove's does (docs/audit.md, "Rotation": the new file made
+# under a staged name, exchanged with the log, then the old one numbered)
+# but holds the window between the two renames open, and writes its last
+# record just before each rotation. --follow must print every record, in
+# order, neither skipping the staged file nor the old file's last record.
+fdir="$T/follow-rot"
+mkdir -p "$fdir"
+cat >"$T/rotator.py" <<'PY'
+import ctypes, json, os, random, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+def exchange(a, b):
+    if libc.renameat2(AT_FDCWD, a.encode(), AT_FDCWD, b.encode(), RENAME_EXCHANGE) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+def line(**kw):
+    kw.update(v=1, ts="2026-12-06T00:00:00.000000Z", decision="info", reason="r")
+    return json.dumps(kw, sort_keys=True, separators=(",", ":")) + "\n"
+log = os.path.join(d, "audit.jsonl")
+if not os.path.exists(log):
+    open(log, "w").write(line(component="sandbox", event="rec0", run="0" * 32))
+index = 0
+random.seed(int(sys.argv[3]))
+for k in range(1, n + 1):
+    with open(log, "a") as f:
+        f.write(line(component="sandbox", event="rec%d" % k, run="0" * 32))
+    if k % 2 == 0:
+        index += 1
+        staged = ".audit.jsonl.%016x.rotate" % k
+        with open(os.path.join(d, staged), "w") as f:
+            f.write(line(component="glove", event="log_continued", prev_index=index,
+                         prev_file="audit.jsonl.%d" % index, prev_staged=staged))
+        exchange(os.path.join(d, staged), log)
+        time.sleep(random.choice([0, 0, 0.05, 0.3]))
+        os.rename(os.path.join(d, staged), os.path.join(d, "audit.jsonl.%d" % index))
+    time.sleep(random.choice([0, 0, 0.01, 0.1]))
+PY
+"$PY" "$T/rotator.py" "$fdir" 0 0 # rec0 only
+(
+    cd "$T" || exit 1
+    exec "$GLOVE" audit show --log --follow "$fdir/audit.jsonl"
+) >"$T/follow3.out" 2>"$T/follow3.err" </dev/null &
+FPID=$!
+track_pid "$FPID"
+sleep 0.3
+"$PY" "$T/rotator.py" "$fdir" 120 7
+WRC=$?
+for _ in $(seq 100); do
+    grep -q " rec120 " "$T/follow3.out" && break
+    sleep 0.1
+done
+kill -INT "$FPID"
+for _ in $(seq 50); do running "$FPID" || break; sleep 0.1; done
+wait "$FPID"
+FRC=$?
+seen=$(grep -o ' rec[0-9]* ' "$T/follow3.out" | tr -d ' ' | tr '\n' ' ')
+want=$(for k in $(seq 0 120); do printf 'rec%s ' "$k"; done)
+check "--follow through 60 rotations faster than it reads prints every record once, in order" \
+    eval '[ "$WRC" = 0 ] && [ "$FRC" = 0 ] && [ "$seen" = "$want" ] && ! [ -s "$T/follow3.err" ] &&
+          [ "$(grep -c log_continued "$T/follow3.out")" = 60 ]'
+[ "$seen" = "$want" ] || printf '#   follow3 saw: %s\n#   stderr: %s\n' "$seen" "$(cat "$T/follow3.err")"
+
 show root --last --run abc
 check "--last and --run together are refused (2)" eval '[ "$SRC" = 2 ]'
 

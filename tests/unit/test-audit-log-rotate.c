@@ -420,6 +420,41 @@ static void test_files(void **state) {
         assert_int_equal(n, 0);
 }
 
+/* Which file continues which: each rotated file's successor says it
+ * continues that file's number; the first file and a stand-in do not. */
+static void test_continues(void **state) {
+        struct glove_audit *a = open_run(run_a);
+        uint64_t index = 0;
+        int fd;
+
+        (void) state;
+        for (int i = 0; i < 8; i++)
+                append(a, "/x");
+        glove_audit_close(a);
+        for (uint64_t n = 1;; n++) {
+                _cleanup_free_ char *p = file_n(n), *after = file_n(n + 1);
+
+                if (access(p, F_OK) < 0) {
+                        assert_true(n > 2); /* 8 records rotated more than once */
+                        break;
+                }
+                fd = open(access(after, F_OK) == 0 ? after : path, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                assert_int_equal(glove_audit_log_continues(fd, &index), 1);
+                assert_int_equal(index, n);
+                safe_close(fd);
+                if (n == 1) {
+                        fd = open(p, O_RDONLY | O_CLOEXEC);
+                        assert_true(fd >= 0);
+                        assert_int_equal(glove_audit_log_continues(fd, &index), 0); /* the first file */
+                        safe_close(fd);
+                }
+        }
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        assert_int_equal(glove_audit_log_continues(fd, &index), 0);
+        safe_close(fd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_rotate, setup, teardown),
@@ -428,6 +463,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_interrupted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_interrupted_finished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_continues, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
