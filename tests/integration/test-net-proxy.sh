@@ -485,7 +485,22 @@ EOF
     cat >"$ws/reach.py" <<'EOF'
 import ctypes, errno, os, signal, socket, subprocess, time
 libc = ctypes.CDLL(None, use_errno=True)
-helper = [p for p in os.listdir("/proc") if p.isdigit() and open("/proc/%s/comm" % p).read().strip() == "glove-net"]
+def helpers():
+    found = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open("/proc/%s/comm" % p).read().strip() == "glove-net":
+                found.append(p)
+        except OSError:
+            pass  # a process that ended meanwhile
+    return found
+# the helper names itself first thing after init forks it, but on a
+# loaded machine the agent can list /proc before it ran at all
+for _ in range(100):
+    helper = helpers()
+    if helper:
+        break
+    time.sleep(0.05)
 print("helper found:", len(helper))
 h = int(helper[0])
 # no socket among the agent's own descriptors but what it made itself
