@@ -31,6 +31,10 @@
 #include "sandbox-scope.h"
 #include "time-util.h"
 
+/* how many times one run makes its session cgroup, when a service
+ * manager prunes it before init is in it (limits_vanished()) */
+#define LIMITS_MAKE_MAX 4
+
 #define CPU_PERIOD_US 100000u
 
 /* Messages name paths that may be long; cutting a message short is fine. */
@@ -386,9 +390,103 @@ int cgroup_move_to_supervisor(const char *own, char *why, size_t whylen) {
         return 0;
 }
 
+/* The controllers enabled where the session cgroup goes (again: a
+ * service manager may have pruned them), the cgroup made there, opened
+ * and given its limits; |res| (NULL when made again) told the mechanism. */
+static int session_cgroup_make(struct limits_state *ls, struct glove_session_result *res) {
+        const struct glove_policy *p = ls->policy;
+        char why[1300], value[64], file[1200];
+        bool again = ls->made++ > 0;
+        int r;
+
+        (void) snprintf(file, sizeof(file), "%s/cgroup.subtree_control", ls->base);
+        r = write_string_at(AT_FDCWD, file, p->cpu_milli > 0 ? "+memory +pids +cpu" : "+memory +pids");
+        if (r < 0) {
+                (void) snprintf(why, sizeof(why), "cannot enable the controllers in %s: %s", file, strerror(-r));
+                /* the first time, rlimits where the policy allows them;
+                 * once a cgroup was chosen, no less */
+                return again ? glove_error_set(ls->error, r, "limits", "%s", why)
+                             : no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
+        }
+        (void) snprintf(ls->path, sizeof(ls->path), "%s/glove-%d", ls->base, (int) getpid());
+        if (mkdir(ls->path, 0755) < 0 && (errno != EEXIST || rmdir(ls->path) < 0 || mkdir(ls->path, 0755) < 0)) {
+                r = negative_errno();
+                (void) snprintf(why, sizeof(why), "cannot create the session cgroup %s: %s", ls->path,
+                                strerror(-r));
+                if (again)
+                        return glove_error_set(ls->error, r, "limits", "%s", why);
+                ls->path[0] = 0;
+                return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
+        }
+        ls->fd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ls->fd < 0) {
+                r = glove_error_set(ls->error, negative_errno(), "limits",
+                                    "Cannot open the session cgroup %s: %m", ls->path);
+                (void) rmdir(ls->path);
+                return r;
+        }
+        /* from here on a limit that does not take is no run */
+        ls->cgroup = true;
+        if (res) {
+                res->mechanism = "cgroup";
+                (void) snprintf(res->mechanism_note, sizeof(res->mechanism_note), "%s", ls->path);
+        }
+        if (p->memory_max > 0) {
+                (void) snprintf(value, sizeof(value), "%ju", (uintmax_t) p->memory_max);
+                r = set_limit(ls, "memory.max", value);
+                if (r < 0)
+                        return r;
+                r = write_string_at(ls->fd, "memory.swap.max", "0");
+                if (r == -ENOENT && !swap_active())
+                        r = 0; /* no swap accounting, but no swap either */
+                if (r < 0)
+                        return glove_error_set(ls->error, r, "limits",
+                                               "Cannot set %s/memory.swap.max to 0: %m (the memory limit would "
+                                                  "not hold with swap; boot with swapaccount=1 or turn swap off)",
+                                               ls->path);
+        }
+        if (p->pids_max > 0) {
+                (void) snprintf(value, sizeof(value), "%ju", (uintmax_t) p->pids_max);
+                r = set_limit(ls, "pids.max", value);
+                if (r < 0)
+                        return r;
+        }
+        if (p->cpu_milli > 0) {
+                (void) snprintf(value, sizeof(value), "%ju %u", (uintmax_t) (p->cpu_milli * CPU_PERIOD_US / 1000),
+                                CPU_PERIOD_US);
+                r = set_limit(ls, "cpu.max", value);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+bool limits_vanished(const struct limits_state *ls) {
+        struct stat st;
+
+        /* a removed cgroup's directory keeps no files */
+        return ls->cgroup && ls->fd >= 0 && fstatat(ls->fd, "cgroup.procs", &st, 0) < 0 && errno == ENOENT;
+}
+
+int limits_remake(struct limits_state *ls) {
+        int r;
+
+        if (!ls->cgroup || ls->made >= LIMITS_MAKE_MAX)
+                return -ENOENT;
+        do {
+                log_debug("The session cgroup %s vanished before init entered it: making it again", ls->path);
+                ls->fd = safe_close(ls->fd);
+                (void) rmdir(ls->path);
+                glove_error_clear(ls->error);
+                /* the same name, so what the result says of it stands */
+                r = session_cgroup_make(ls, NULL);
+        } while (r < 0 && limits_vanished(ls) && ls->made < LIMITS_MAKE_MAX);
+        return r;
+}
+
 int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct glove_session_result *res) {
         struct cgroup_probe pr;
-        char why[600], value[64];
+        char why[600];
         int r;
 
         r = cgroup_probe(p, &pr);
@@ -424,70 +522,23 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
                         return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
                 ls->moved = true;
         }
-        {
-                char file[1100];
-
-                (void) snprintf(file, sizeof(file), "%s/cgroup.subtree_control", pr.base);
-                r = write_string_at(AT_FDCWD, file, p->cpu_milli > 0 ? "+memory +pids +cpu" : "+memory +pids");
-                if (r < 0) {
-                        (void) snprintf(why, sizeof(why), "cannot enable the controllers in %s: %s", file,
-                                        strerror(-r));
-                        return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
-                }
-        }
-        (void) snprintf(ls->path, sizeof(ls->path), "%s/glove-%d", pr.base, (int) getpid());
-        if (mkdir(ls->path, 0755) < 0 && (errno != EEXIST || rmdir(ls->path) < 0 || mkdir(ls->path, 0755) < 0)) {
-                (void) snprintf(why, sizeof(why), "cannot create the session cgroup %s: %s", ls->path,
-                                strerror(errno));
-                ls->path[0] = 0;
-                return no_cgroup(ls, p, why, LIMITS_FIX_DELEGATE, res);
-        }
-        ls->fd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (ls->fd < 0) {
-                r = glove_error_set(ls->error, negative_errno(), "limits",
-                                    "Cannot open the session cgroup %s: %m", ls->path);
-                (void) rmdir(ls->path);
-                ls->path[0] = 0;
+        (void) snprintf(ls->base, sizeof(ls->base), "%s", pr.base);
+        ls->policy = p;
+        r = session_cgroup_make(ls, res);
+        if (r < 0 && limits_vanished(ls))
+                r = limits_remake(ls); /* pruned by a service manager while still empty */
+        if (r < 0)
                 return r;
-        }
-        /* from here on a limit that does not take is no run */
-        ls->cgroup = true;
-        res->mechanism = "cgroup";
-        (void) snprintf(res->mechanism_note, sizeof(res->mechanism_note), "%s", ls->path);
-        if (p->memory_max > 0) {
-                (void) snprintf(value, sizeof(value), "%ju", (uintmax_t) p->memory_max);
-                r = set_limit(ls, "memory.max", value);
-                if (r < 0)
-                        return r;
-                r = write_string_at(ls->fd, "memory.swap.max", "0");
-                if (r == -ENOENT && !swap_active())
-                        r = 0; /* no swap accounting, but no swap either */
-                if (r < 0)
-                        return glove_error_set(ls->error, r, "limits",
-                                               "Cannot set %s/memory.swap.max to 0: %m (the memory limit would "
-                                                  "not hold with swap; boot with swapaccount=1 or turn swap off)",
-                                               ls->path);
-        }
-        if (p->pids_max > 0) {
-                (void) snprintf(value, sizeof(value), "%ju", (uintmax_t) p->pids_max);
-                r = set_limit(ls, "pids.max", value);
-                if (r < 0)
-                        return r;
-        }
-        if (p->cpu_milli > 0) {
-                (void) snprintf(value, sizeof(value), "%ju %u", (uintmax_t) (p->cpu_milli * CPU_PERIOD_US / 1000),
-                                CPU_PERIOD_US);
-                r = set_limit(ls, "cpu.max", value);
-                if (r < 0)
-                        return r;
-        }
         ls->attach = !cgroup_uid_map_is_identity();
         log_debug("Session cgroup %s, init %s", ls->path, ls->attach ? "attached" : "cloned into it");
         return 0;
 }
 
-int limits_attach(const struct limits_state *ls, pid_t pid, struct glove_error *error) {
+int limits_attach(struct limits_state *ls, pid_t pid, struct glove_error *error) {
         int r = cgroup_attach_pid(ls->fd, pid);
+
+        while (r < 0 && limits_vanished(ls) && limits_remake(ls) >= 0)
+                r = cgroup_attach_pid(ls->fd, pid);
 
         if (r < 0)
                 return glove_error_set(error, r, "limits",

@@ -46,6 +46,9 @@ struct limits_state {
         bool attach;
         int fd;                /* the session cgroup's directory, -EBADF without one */
         char path[1100];       /* its path */
+        char base[1100];       /* the cgroup it is made in */
+        const struct glove_policy *policy; /* the limits it holds */
+        unsigned made;         /* how many times it was made (limits_remake()) */
         char why[512];         /* rlimits: why not cgroup v2 */
         const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
         struct glove_error *error;       /* limits_setup()'s failure goes here */
@@ -89,10 +92,20 @@ int cgroup_move_to_supervisor(const char *own, char *why, size_t whylen);
  * v2, a value the kernel refuses. Sets res->mechanism. */
 int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct glove_session_result *res);
 
+/* Whether the session cgroup is gone while nothing was in it yet: a
+ * service manager prunes the empty cgroups below a delegated unit when the
+ * unit's main process ends (systemd, as gloved restarts), which can take
+ * one a supervisor made a moment before its init entered it. */
+bool limits_vanished(const struct limits_state *ls);
+/* Then: makes it again, same name, same limits (at most a few times in
+ * one run; then the failure stands). */
+int limits_remake(struct limits_state *ls);
+
 /* The attach placement (ls->attach): moves init, still blocked on the
- * sync socket, into the session cgroup and checks it is listed there.
- * Fails (for exit 125) when it is not: init must not go on outside. */
-int limits_attach(const struct limits_state *ls, pid_t pid, struct glove_error *error);
+ * sync socket, into the session cgroup and checks it is listed there
+ * (making the cgroup again if it vanished first). Fails (for exit 125)
+ * when it is not: init must not go on outside. */
+int limits_attach(struct limits_state *ls, pid_t pid, struct glove_error *error);
 
 /* In the agent, before exec: RLIMIT_CORE 0, RLIMIT_NOFILE, and with the
  * rlimit mechanism RLIMIT_DATA and RLIMIT_NPROC. */

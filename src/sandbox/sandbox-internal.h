@@ -192,7 +192,7 @@ struct plan {
         struct termios termios;
         struct winsize winsize;
         int net_fd;                 /* proxy mode: the helper's end of the proxy channel, else -EBADF */
-        const struct limits_state *limits; /* sandbox-cgroup.h: the mechanism chosen */
+        struct limits_state *limits; /* sandbox-cgroup.h: the mechanism chosen */
         struct glove_error *error;  /* the session's (glove_sandbox_options.error, never NULL here) */
         struct glove_warnings *warnings;
 };

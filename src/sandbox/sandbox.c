@@ -365,8 +365,18 @@ static int run_signals(struct run *run) {
 }
 
 static int run_clone(struct run *run) {
+        unsigned made = run->limits.made;
         pid_t pid = clone_init(&run->plan, &run->relay, run->pair, &run->pidfd);
 
+        /* the session cgroup pruned while still empty (CLONE_INTO_CGROUP
+         * fails ENOENT, or ENODEV): made again, the clone tried again */
+        while ((pid == -ENOENT || pid == -ENODEV) && limits_vanished(&run->limits) &&
+               limits_remake(&run->limits) >= 0) {
+                glove_error_clear(run->o.error);
+                pid = clone_init(&run->plan, &run->relay, run->pair, &run->pidfd);
+        }
+        if (run->limits.made != made)
+                run_record_cgroup(run);
         if (pid < 0)
                 return pid;
         run->pid = pid;
@@ -395,9 +405,12 @@ static void kill_init(struct run *run) {
  * then the command's release: init starts the agent only on our word. */
 static int run_release(struct run *run) {
         struct glove_audit *a = run->o.audit;
+        unsigned made = run->limits.made;
         int r;
 
         r = clone_go(&run->plan, run->pid, run->pair[0]);
+        if (run->limits.made != made)
+                run_record_cgroup(run); /* made again before the attach */
         if (r >= 0 && run->limits.cgroup && run->limits.attach)
                 run->res.placement = "attached";
         if (r >= 0)

@@ -35,7 +35,13 @@
  *                           its own whose only uid and gid are IN, host uid
  *                           and gid OUT ("IN OUT 1"), as IN, no groups: a
  *                           glove whose uid map is not the identity (a
- *                           rootless container's); its exit status */
+ *                           rootless container's); its exit status
+ *   limits-hog prune DIR COUNT SEC  as systemd prunes the empty cgroups of a
+ *                           unit whose main process ended: removes each of
+ *                           the first COUNT glove-* directories made in DIR
+ *                           (inotify) the moment it appears, while it is
+ *                           still empty; "ready" once it watches, then
+ *                           "pruned N" when COUNT are gone or SEC passed */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +51,8 @@
 #include <string.h>
 #include <grp.h>
 #include <sched.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
@@ -291,6 +299,47 @@ static int run_userns(long in, long out, char **argv) {
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+static int hog_prune(const char *dir, long count, long sec) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        int fd = inotify_init1(IN_CLOEXEC), pruned = 0;
+        struct timespec end, now;
+
+        if (fd < 0 || inotify_add_watch(fd, dir, IN_CREATE | IN_ONLYDIR) < 0) {
+                fprintf(stderr, "limits-hog prune: cannot watch %s: %s\n", dir, strerror(errno));
+                return 2;
+        }
+        printf("ready\n");
+        (void) clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += sec;
+        while (pruned < count) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                long left;
+                ssize_t n;
+
+                (void) clock_gettime(CLOCK_MONOTONIC, &now);
+                left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+                if (left <= 0 || poll(&p, 1, (int) left) <= 0)
+                        break;
+                n = read(fd, buf, sizeof(buf));
+                for (char *at = buf; n > 0 && at < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *) at;
+                        char path[4200];
+
+                        at += sizeof(*ev) + ev->len;
+                        if (!(ev->mask & IN_ISDIR) || ev->len == 0 || strncmp(ev->name, "glove-", 6) != 0)
+                                continue;
+                        (void) snprintf(path, sizeof(path), "%s/%s", dir, ev->name);
+                        /* empty now; a moment later init may be in it (EBUSY) */
+                        if (rmdir(path) == 0)
+                                pruned++;
+                        else
+                                fprintf(stderr, "limits-hog prune: %s: %s\n", path, strerror(errno));
+                }
+        }
+        printf("pruned %d\n", pruned);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         if (argc >= 5 && strcmp(argv[1], "userns") == 0)
@@ -317,6 +366,8 @@ int main(int argc, char **argv) {
                 return hog_persona();
         if (argc == 2 && strcmp(argv[1], "raise") == 0)
                 return hog_raise();
-        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | persona | wx | as UID CMD... | userns IN OUT CMD...\n");
+        if (argc == 5 && strcmp(argv[1], "prune") == 0)
+                return hog_prune(argv[2], number(argv[3]), number(argv[4]));
+        fprintf(stderr, "usage: limits-hog mem MIB | reserve MIB | fork N [HOLD] | spin SEC | files N | fill PATH | raise | persona | wx | as UID CMD... | userns IN OUT CMD... | prune DIR COUNT SEC\n");
         return 2;
 }

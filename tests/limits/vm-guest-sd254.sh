@@ -71,19 +71,6 @@ if [ ! -S /run/user/65534/systemd/private ]; then
         exit 1
 fi
 
-gd() {
-        $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
-                "$G" daemon "$@" >/tmp/out 2>/tmp/err </dev/null
-        RC=$?
-}
-sctl() { $HOG as 65534 env XDG_RUNTIME_DIR=/run/user/65534 /usr/bin/systemctl --user "$@"; }
-gc() {
-        $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
-                "$G" ctl "$@" --json >/tmp/out 2>/tmp/err </dev/null
-        RC=$?
-}
-sid() { sed -n 's/.*"session":"\([^"]*\)".*/\1/p' /tmp/out; }
-state() { sed -n 's/.*"state":"\([^"]*\)".*/\1/p' /tmp/out; }
 # sessions ending at their limits, and one that waits (for the restart)
 cat >/home/nobody/.config/glove/gloved.json <<'J'
 {"templates": {

@@ -66,6 +66,28 @@ default_suite() {
                 '[ "$RC" = 5 ] && between "$(out_num forked)" 1 4094 && [ "$(str reason)" = pids ] && [ "$(num pids)" = 4096 ]'
 }
 
+# pruned SESSION_CGROUP WHO PLACEMENT: a session cgroup removed while still empty, as
+# systemd prunes the empty cgroups below a delegated unit when its main
+# process ends (gloved restarting while a session starts): twice, before
+# init is in it; glove makes it again and the run goes on in it, with its
+# limits. Where the last run's session cgroup (SESSION_CGROUP) was, the
+# next one goes.
+pruned() {
+        base=${1%/*}
+        placement=$3
+        rm -f /tmp/prune.out
+        "$HOG" prune "$base" 2 15 >/tmp/prune.out 2>/tmp/prune.err &
+        pr=$!
+        for _ in $(seq 50); do grep -q ready /tmp/prune.out 2>/dev/null && break; sleep 0.1; done
+        gx --memory 64M --pids 16 -- "$HOG" mem 8
+        wait "$pr"
+        echo "#   $(grep pruned /tmp/prune.out) ($(tr '\n' ' ' </tmp/prune.err)); session cgroup $(str cgroup), $(str mechanism) $(str placement), memory $(num memory_bytes), pids $(num pids)"
+        check "$2: a session cgroup removed while still empty (as systemd prunes a unit's) is made again: the run goes on in it, its limits set ($3)" \
+                '[ "$RC" = 0 ] && grep -q "^pruned [12]$" /tmp/prune.out && [ "$(str mechanism)" = cgroup ] &&
+                 [ "$(str placement)" = "$placement" ] && [ "$(num memory_bytes)" = 67108864 ] && [ "$(num pids)" = 16 ] &&
+                 cg=$(str cgroup) && [ "${cg%/*}" = "$base" ] && [ ! -e "$cg" ]'
+}
+
 suite() {
         who=$1
         gx -- true
@@ -73,6 +95,7 @@ suite() {
                 '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ "$(str placement)" = clone_into_cgroup ] &&
                  [ ! -e "$(str cgroup)" ]'
         echo "#   session cgroup was $(str cgroup)"
+        pruned "$(str cgroup)" "$who" clone_into_cgroup
 
         gx --memory 64M -- "$HOG" mem 512
         check "$who: a memory hog past --memory 64M is OOM-killed: 137, reason memory, oom_kills >= 1" \
@@ -144,6 +167,7 @@ mapped_suite() {
                 '[ "$RC" = 0 ] && [ "$(str mechanism)" = cgroup ] && [ "$(str placement)" = attached ] &&
                  [ "$(cat /tmp/out)" = "0::/" ] && [ ! -e "$(str cgroup)" ]'
         echo "#   session cgroup was $(str cgroup)"
+        pruned "$(str cgroup)" mapped attached
         gx --pids 12 -- "$HOG" fork 1000
         check "mapped: a fork flood stops at pids.max 12 (init and the agent count): reason pids" \
                 '[ "$RC" = 5 ] && between "$(out_num forked)" 1 10 && [ "$(str reason)" = pids ]'
@@ -378,12 +402,6 @@ D
                 # the real user manager: Type=notify readiness, a restart
                 # after kill -9, and nothing left after uninstall
                 if [ -x /usr/bin/systemctl ]; then
-                        gd() {
-                                $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
-                                        "$G" daemon "$@" >/tmp/out 2>/tmp/err </dev/null
-                                RC=$?
-                        }
-                        sctl() { $HOG as 65534 env XDG_RUNTIME_DIR=/run/user/65534 /usr/bin/systemctl --user "$@"; }
                         $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 "$G" setup -q </dev/null
                         # two templates for managed sessions: a memory hog
                         # and a session that waits (for the restart)
@@ -420,13 +438,6 @@ J
                         chown 65534:65534 /home/nobody/.config/glove/gloved.json /tmp/plan-hog.json /tmp/plan-wait.json \
                                 /tmp/plan-persona.json /tmp/plan-spin.json /tmp/plan-fork.json /tmp/plan-wx.json
                         chmod 600 /home/nobody/.config/glove/gloved.json
-                        gc() {
-                                $HOG as 65534 env HOME=/home/nobody XDG_RUNTIME_DIR=/run/user/65534 PATH=/bin \
-                                        "$G" ctl "$@" --json >/tmp/out 2>/tmp/err </dev/null
-                                RC=$?
-                        }
-                        sid() { sed -n 's/.*"session":"\([^"]*\)".*/\1/p' /tmp/out; }
-                        state() { sed -n 's/.*"state":"\([^"]*\)".*/\1/p' /tmp/out; }
                         # run_managed KEY PLAN: a managed session created,
                         # started and waited for; $sm its id, its receipt
                         # (the journal's last) in /tmp/receipt
@@ -513,6 +524,7 @@ J
                         gc session start "$s2"
                         gc session status "$s2"
                         check "nobody, a waiting managed session runs" '[ "$(state)" = running ]'
+                        t0=$(date +%s)
                         kill -9 "$pid1"
                         # the new gloved probes the host again before it
                         # is ready: slow under software emulation
@@ -523,8 +535,16 @@ J
                                         [ "$(sctl is-active gloved.service)" = active ] && break
                                 sleep 0.5
                         done
+                        t1=$(date +%s)
                         gd status
-                        echo "#   gloved $pid2 after the restart: $(sctl show -p NRestarts gloved.service)"
+                        echo "#   gloved $pid2 active $((t1 - t0)) s after the kill: $(sctl show -p NRestarts -p ActiveState -p SubState -p Result -p ExecMainCode -p ExecMainStatus gloved.service | tr '\n' ' ')"
+                        # what systemd put where: an inner node with
+                        # controllers would refuse the new gloved (219/CGROUP)
+                        ucg=$um/app.slice/gloved.service
+                        echo "#   $ucg: subtree_control '$(cat $ucg/cgroup.subtree_control 2>&1)', procs $(tr '\n' ' ' <$ucg/cgroup.procs 2>&1)"
+                        for d in $ucg/*/; do
+                                [ -d "$d" ] && echo "#   $d: procs $(tr '\n' ' ' <$d/cgroup.procs 2>&1)"
+                        done
                         check "nobody, gloved killed with SIGKILL: systemd starts it again and it answers" \
                                 '[ "$RC" = 0 ] && [ "$pid2" != "$pid1" ] && grep -q "answers the handshake" /tmp/out'
                         gc session status "$s2"
