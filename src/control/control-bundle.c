@@ -60,7 +60,7 @@ int glove_bundle_root_check(int root_fd, struct glove_error *e) {
         if (mode != 0700)
                 return glove_error_set(e, EPERM, GLOVE_BUNDLE_CHECK_ROOT,
                                        "The bundle root has mode %04o, not 0700: anyone but you who can reach it "
-                                       "could add, rename or replace bundles; fix with chmod 700 on it",
+                                       "could add, rename or replace bundles; fix with chmod 700 on the bundle root",
                                        mode);
         return 0;
 }
