@@ -48,6 +48,7 @@
 struct glove_bundle {
         int fd; /* O_RDONLY, owned; -EBADF when none */
         uint64_t dev, ino, size;
+        int64_t ctime_ns; /* any write, chmod, chown or link since moves it */
         char digest[GLOVE_BUNDLE_DIGEST_CHARS + 1];
 };
 
@@ -79,11 +80,13 @@ int glove_bundle_root_check(int root_fd, struct glove_error *e);
 int glove_bundle_open(int root_fd, const char *digest, uint64_t max_bytes, struct glove_bundle *ret,
                       struct glove_error *e);
 
-/* Just before the descriptor is used (the mount): the descriptor still
- * has |b|'s device, inode and size and one link, and <root_fd>/<digest>
- * still names that inode, so a file renamed over the name, a link added
- * or a truncation since glove_bundle_open() is refused. 0, or -errno with
- * |e| naming the check (GLOVE_BUNDLE_CHECK_IDENTITY, _LINKS, _ROOT). */
+/* Just before the descriptor is used (the mount): the store passes its
+ * check again, the descriptor still has |b|'s device, inode and size,
+ * <root_fd>/<digest> still names that inode, the file has one link and
+ * its ctime has not moved, so a file renamed over the name, a link added,
+ * or a change of the content or mode in place since glove_bundle_open()
+ * is refused. 0, or -errno with |e| naming the check
+ * (GLOVE_BUNDLE_CHECK_IDENTITY, _LINKS, _ROOT). */
 int glove_bundle_recheck(int root_fd, const struct glove_bundle *b, struct glove_error *e);
 
 /* Copies the regular file |src_fd| (read from its current offset to its

@@ -269,6 +269,7 @@ int glove_bundle_open(int root_fd, const char *digest, uint64_t max_bytes, struc
                 .dev = (uint64_t) st.st_dev,
                 .ino = (uint64_t) st.st_ino,
                 .size = (uint64_t) st.st_size,
+                .ctime_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
         };
         memcpy(ret->digest, digest, sizeof(ret->digest));
         return 0;
@@ -301,6 +302,11 @@ int glove_bundle_recheck(int root_fd, const struct glove_bundle *b, struct glove
                 return glove_error_set(e, EMLINK, GLOVE_BUNDLE_CHECK_LINKS,
                                        "Bundle %s has %ju links since its check, not 1", b->digest,
                                        (uintmax_t) st.st_nlink);
+        if ((int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec != b->ctime_ns)
+                return glove_error_set(e, ESTALE, GLOVE_BUNDLE_CHECK_IDENTITY,
+                                       "Bundle %s was changed in place since its check (its ctime moved: a write, "
+                                       "chmod or chown)",
+                                       b->digest);
         return 0;
 }
 

@@ -2,7 +2,7 @@
 /* src/control/control-bundle.c: the bundle store. Each attack on it is
  * refused by the check it is aimed at, named as the error's stage: a
  * symlink in the store, a hard-linked bundle, a file swapped under the
- * name between check and use, content that is not its name's, a bundle
+ * name or changed in place between check and use, content that is not its name's, a bundle
  * over the bound, a store others can write or read, a name that is not
  * a digest; and the good case keeps what it checked. */
 #include <errno.h>
@@ -360,6 +360,27 @@ static void test_swap(void **state) {
         glove_bundle_done(&b);
 }
 
+/* the same inode under the same name, changed in place after the check:
+ * made writable, rewritten with as many bytes, made read-only again */
+static void test_changed_in_place(void **state) {
+        char digest[GLOVE_BUNDLE_DIGEST_CHARS + 1];
+        struct glove_bundle b = { .fd = -EBADF };
+        int fd;
+
+        put("original", digest);
+        opened(digest, GLOVE_BUNDLE_MAX_BYTES, &b);
+        rechecked(&b, 0, NULL);
+        assert_int_equal(chmod(in_root(digest), 0600), 0);
+        fd = open(in_root(digest), O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, "ORIGINAL", 8, 0), 8);
+        assert_int_equal(close(fd), 0);
+        assert_int_equal(chmod(in_root(digest), 0400), 0);
+        rechecked(&b, ESTALE, GLOVE_BUNDLE_CHECK_IDENTITY);
+        glove_bundle_done(&b);
+        refused(digest, GLOVE_BUNDLE_MAX_BYTES, EBADMSG, GLOVE_BUNDLE_CHECK_DIGEST);
+}
+
 /* content whose SHA-256 is not the name it is under */
 static void test_wrong_content(void **state) {
         char digest[GLOVE_BUNDLE_DIGEST_CHARS + 1];
@@ -474,6 +495,7 @@ int main(void) {
                 T(test_symlink),
                 T(test_hardlink),
                 T(test_swap),
+                T(test_changed_in_place),
                 T(test_wrong_content),
                 T(test_size),
                 T(test_type_mode_owner),
