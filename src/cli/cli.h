@@ -21,6 +21,7 @@ int cli_ctl(int argc, char **argv);
 int cli_changes(int argc, char **argv);
 int cli_init(int argc, char **argv);
 int cli_daemon(int argc, char **argv);
+int cli_bundle(int argc, char **argv);
 
 /* cli-ctl.c, for glove ctl and glove init: calls |method| of gloved as the
  * owner (|params| may be NULL; not taken) and gives its result (a new

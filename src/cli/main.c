@@ -28,6 +28,7 @@ static const struct {
         { "ctl", cli_ctl, "talk to gloved, this user's control service, as its owner" },
         { "daemon", cli_daemon, "install, start, stop or remove gloved as this user's systemd service" },
         { "changes", cli_changes, "list, show, apply or drop the change sets overlay runs kept" },
+        { "bundle", cli_bundle, "add a file to the bundle store, named by its SHA-256, for plans to name" },
         { "help", cli_help, "describe glove, or one command: glove help COMMAND" },
 };
 

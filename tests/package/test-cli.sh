@@ -17,7 +17,7 @@ check "glove help exits 0 and prints the usage" eval '[ $rc = 0 ] && [[ $OUT == 
 OUT2=$("$GLOVE" --help 2>&1)
 check "glove help prints what glove --help prints" eval '[ "$OUT" = "$OUT2" ]'
 commands=$(printf '%s\n' "$help" | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
-check "glove help lists the commands" eval '[ "$(echo $commands)" = "exec doctor setup audit run mcp mcp-connect init ctl daemon changes help" ]'
+check "glove help lists the commands" eval '[ "$(echo $commands)" = "exec doctor setup audit run mcp mcp-connect init ctl daemon changes bundle help" ]'
 for c in $commands; do
     [ "$c" = help ] && continue
     OUT=$("$GLOVE" help "$c" 2>&1); rc=$?

@@ -25,7 +25,9 @@ OUT=$(bash --norc -c 'source "$1" && complete -p glove' _ "$COMPLETIONS_DIR/glov
 check "the built bash completion loads and registers _glove" eval '[[ $OUT == "complete -F _glove glove" ]]'
 check "it names the installed profiles directory" grep -q "_glove_profiles_dir='/" "$COMPLETIONS_DIR/glove.bash"
 check "glove ex<TAB>: exec" is "exec " glove ex
-check "glove <TAB>: every command" is "audit changes ctl daemon doctor exec help init mcp mcp-connect run setup " glove ""
+check "glove <TAB>: every command" is "audit bundle changes ctl daemon doctor exec help init mcp mcp-connect run setup " glove ""
+check "glove bundle <TAB>: its verb" is "add " glove bundle ""
+check "glove bundle add <TAB>: files" is "agent.json notes.txt " glove bundle add ""
 check "glove daemon <TAB>: its verbs" is "install restart start status stop uninstall " glove daemon ""
 check "glove --v<TAB>: --version" is "--version " glove --v
 check "glove exec --pol<TAB>: --policy" is "--policy " glove exec --pol
