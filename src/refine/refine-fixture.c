@@ -121,7 +121,7 @@ static int termination_parse(const json_t *doc, struct glove_refine_fixture *f, 
         const json_t *t = json_object_get(doc, "termination"), *code = json_object_get(doc, "exit_code"),
                      *sig = json_object_get(doc, "signal");
         const char *kind = json_string_value(t);
-        uint64_t v;
+        uint64_t v = 0;
         int r;
 
         if (!kind)
