@@ -420,6 +420,8 @@ static int session_cgroup_make(struct limits_state *ls, struct glove_session_res
         }
         ls->fd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ls->fd < 0) {
+                /* the path stays: a cgroup pruned before this open is
+                 * made again (limits_vanished()) */
                 r = glove_error_set(ls->error, negative_errno(), "limits",
                                     "Cannot open the session cgroup %s: %m", ls->path);
                 (void) rmdir(ls->path);
@@ -464,14 +466,19 @@ static int session_cgroup_make(struct limits_state *ls, struct glove_session_res
 bool limits_vanished(const struct limits_state *ls) {
         struct stat st;
 
-        /* a removed cgroup's directory keeps no files */
-        return ls->cgroup && ls->fd >= 0 && fstatat(ls->fd, "cgroup.procs", &st, 0) < 0 && errno == ENOENT;
+        if (!ls->policy || ls->path[0] == 0)
+                return false; /* none was made */
+        /* a removed cgroup's directory keeps no files; one removed before
+         * it was opened has no name either */
+        if (ls->fd >= 0)
+                return fstatat(ls->fd, "cgroup.procs", &st, 0) < 0 && errno == ENOENT;
+        return fstatat(AT_FDCWD, ls->path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
 int limits_remake(struct limits_state *ls) {
         int r;
 
-        if (!ls->cgroup || ls->made >= LIMITS_MAKE_MAX)
+        if (!ls->policy || ls->path[0] == 0 || ls->made >= LIMITS_MAKE_MAX)
                 return -ENOENT;
         do {
                 log_debug("The session cgroup %s vanished before init entered it: making it again", ls->path);
