@@ -515,7 +515,11 @@ int glove_journal_append_refinement(int state_fd, struct glove_journal_reservati
         receipt = json_pack("{s:s, s:s, s:{s:s}, s:s, s:s, s:O}", "kind", JOURNAL_KIND_REFINEMENT, "run", rr->run,
                             "end", "wall", wall, "fixture_sha256", rr->fixture_sha256, "skill_sha256",
                             rr->skill_sha256, "outcome", rr->outcome);
-        if (!receipt || (rr->managed && json_object_set(receipt, "managed", (json_t *) rr->managed) < 0))
+        /* json_pack refuses a string that is not UTF-8 (or has no memory) */
+        if (!receipt)
+                return audit_fail(err, errlen, -EINVAL,
+                                  "a refinement receipt's run and digests must be UTF-8 strings");
+        if (rr->managed && json_object_set(receipt, "managed", (json_t *) rr->managed) < 0)
                 return -ENOMEM;
         /* held to the verifier's own check, so that nothing is written
          * that verify would call damage */

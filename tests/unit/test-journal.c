@@ -2058,6 +2058,9 @@ static void test_refinement_refusals(void **state) {
         assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
         assert_non_null(strstr(err, "\"skill_sha256\""));
         bad = ok;
+        bad.skill_sha256 = "\xff\xfe";
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        bad = ok;
         bad.fixture_sha256 = NULL;
         assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
         assert_int_equal(json_object_del(no_schema, "schema"), 0);
