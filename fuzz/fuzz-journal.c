@@ -5,8 +5,11 @@
  * 0..31, key B's 32..63), so the seeds in fuzz/corpus/journal, made with
  * those keys by journal_record_make() and journal_head_make(), carry valid
  * MACs and reach every check past the MAC: valid journals (with a rotation
- * from A to B, a head one behind, 520 records), and one of each kind of
- * damage, named after it.
+ * from A to B, a head one behind, 520 records, refinement receipts among
+ * session receipts), and one of each kind of damage, named after it (for
+ * refinement receipts, made from the documented format in Python: one
+ * relabelled each way, one MAC'd in the records' domain, a head in the
+ * wrong head domain).
  *
  * What must hold: no crash; the outcome is 0 or -EBADMSG (or -ENOMEM); a
  * report names a damage kind, a line and a reason; every line before the

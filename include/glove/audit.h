@@ -94,7 +94,8 @@ int glove_journal_rotate(int state_fd, char ret_new_id[GLOVE_KEY_ID_CHARS + 1], 
 
 /* Appends |receipt| (a JSON object; its members "v", "seq", "prev", "key"
  * and "mac" are Glove's and must not be set by the caller; "kind" must be
- * set, e.g. "session") to <state>/receipts.jsonl: takes the journal lock,
+ * set, e.g. "session", and not "setup", "rotation" or "refinement", whose
+ * records have writers of their own) to <state>/receipts.jsonl: takes the journal lock,
  * reads and checks the last record and the head, fills in v/seq/prev/key,
  * computes the MAC with the current key, writes the line, fsyncs, updates
  * the head, unlocks. A failed or partial write leaves the journal as it
@@ -125,6 +126,29 @@ static inline void glove_journal_reservation_freep(struct glove_journal_reservat
         glove_journal_reservation_free(*res);
 }
 #define _cleanup_journal_reservation_ __attribute__((cleanup(glove_journal_reservation_freep)))
+
+/* A refinement receipt (docs/audit.md, "Refinement receipts"): the
+ * verdict of one refinement-eval-v1 run, in the journal's one chain (the
+ * same seq and prev as every record) but MAC'd, and its head, in domains
+ * of their own, so that it can never verify as a record of another kind,
+ * nor one of those as it. Everything is borrowed. */
+struct glove_journal_refinement {
+        const char *run;            /* the run's id, GLOVE_RUN_ID_CHARS hex digits */
+        const char *fixture_sha256; /* the fixture bundle's digest, 64 hex digits */
+        const char *skill_sha256;   /* the skill bundle's digest, 64 hex digits */
+        const json_t *outcome;      /* glove_refine_eval_finish()'s outcome object */
+        const json_t *managed;      /* NULL, or the managed binding as a session receipt's
+                                     * "managed" holds it (an object with "session") */
+};
+
+/* Appends the refinement receipt |rr| (kind "refinement", with "end":
+ * {"wall": now}) as glove_journal_append_reserved() appends a receipt;
+ * |res| may be NULL. Anything of |rr| not of the form docs/audit.md gives
+ * is -EINVAL with the reason in |err|, and nothing is written. The generic
+ * appends refuse kind "refinement": this is its only writer. */
+int glove_journal_append_refinement(int state_fd, struct glove_journal_reservation *res,
+                                    const struct glove_journal_refinement *rr, char **ret_line, char *err,
+                                    size_t errlen);
 
 /* The outcome of verifying a journal. */
 struct glove_journal_report {

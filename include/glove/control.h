@@ -680,8 +680,10 @@ void glove_control_receipts_free(struct glove_control_receipts *r);
 /* Indexes what was appended since; -ESTALE (for good) when the journal
  * shrank, was replaced, or holds a line that is not the next receipt. */
 int glove_control_receipts_refresh(struct glove_control_receipts *r);
-/* The last receipt whose managed.session is |session|: 1 with it (a new
- * reference) and its seq, 0 when there is none. */
+/* The last receipt whose managed.session is |session|, of any kind but
+ * refinement (a refinement receipt bound to a session is the verdict on
+ * its run, not how it ended): 1 with it (a new reference) and its seq, 0
+ * when there is none. */
 int glove_control_receipts_find_session(struct glove_control_receipts *r, const char *session, json_t **ret,
                                         uint64_t *ret_seq);
 /* receipts.page and receipts.ack (userdata: struct glove_control_state) */

@@ -22,9 +22,20 @@
 
 #define JOURNAL_RECORD_VERSION 1
 /* The MAC domains: a record's MAC can never pass for a head's, or for
- * anything else made with the same key. */
+ * anything else made with the same key. A refinement record (kind
+ * "refinement": a verdict of refinement-eval-v1, docs/audit.md) and the
+ * head naming one have domains of their own, picked by the record's kind:
+ * such a record shares the journal's seq and chain, but its MAC can never
+ * pass for another kind's record, nor another's for its. */
 #define JOURNAL_RECORD_DOMAIN "glove receipt v1\n"
 #define JOURNAL_HEAD_DOMAIN "glove head v1\n"
+#define JOURNAL_REFINEMENT_RECORD_DOMAIN "glove refinement receipt v1\n"
+#define JOURNAL_REFINEMENT_HEAD_DOMAIN "glove refinement head v1\n"
+#define JOURNAL_KIND_REFINEMENT "refinement"
+/* What a refinement record's outcome says it is: refine.h's
+ * GLOVE_REFINE_OUTCOME_SCHEMA (the audit component does not depend on the
+ * refine one; tests/unit/test-journal.c holds the two equal). */
+#define JOURNAL_REFINEMENT_OUTCOME_SCHEMA "glove.refinement-outcome.v1"
 /* A head file is one short line; anything longer is damage. */
 #define JOURNAL_HEAD_MAX_BYTES ((size_t) 1024)
 /* keys/ gains one file per rotation; far more than that is not ours. */
@@ -105,18 +116,29 @@ const struct glove_key *keyring_find(const struct glove_keyring *ring, const cha
 
 /* ---- records and heads (audit-journal-record.c) ---- */
 
+/* Whether |kind| is the refinement kind; the record and head domains of
+ * a record of |kind| (NULL: not refinement). */
+bool journal_kind_is_refinement(const char *kind);
+const char *journal_record_domain(const char *kind);
+const char *journal_head_domain(const char *kind);
+
 /* HMAC-SHA256(key, domain || data) as 64 hex digits. */
 void journal_mac_hex(const struct glove_key *key, const char *domain, const void *data, size_t len,
                      char ret[GLOVE_MAC_HEX_CHARS + 1]);
 
 /* Makes the record: |members| (an object, borrowed; must hold "kind" and
- * none of Glove's members) plus v, seq, prev and key, MAC'd with |key|.
+ * none of Glove's members) plus v, seq, prev and key, MAC'd with |key| in
+ * the record domain of its kind.
  * *ret_line is the canonical text without newline (caller frees);
  * |ret_mac| its mac. -E2BIG when longer than GLOVE_RECEIPT_MAX_BYTES. */
 int journal_record_make(const json_t *members, uint64_t seq, const char *prev, const struct glove_key *key,
                         char **ret_line, size_t *ret_len, char ret_mac[GLOVE_MAC_HEX_CHARS + 1]);
 /* The head file's content (with its newline) naming record |seq| with
- * |mac|, MAC'd with |key| (the key that record was made with). */
+ * |mac|, MAC'd with |key| (the key that record was made with) in the head
+ * domain of that record's |kind|. journal_head_make(): for a record of any
+ * kind but refinement. */
+int journal_head_make_kind(uint64_t seq, const char *mac, const char *kind, const struct glove_key *key, char **ret,
+                           size_t *ret_len);
 int journal_head_make(uint64_t seq, const char *mac, const struct glove_key *key, char **ret, size_t *ret_len);
 
 /* ---- the writers' side (audit-journal.c) ---- */

@@ -70,6 +70,18 @@ static void mac_hex_parts(const struct glove_key *key, const char *domain, const
         sodium_bin2hex(ret, GLOVE_MAC_HEX_CHARS + 1, mac, sizeof(mac));
 }
 
+bool journal_kind_is_refinement(const char *kind) {
+        return kind && strcmp(kind, JOURNAL_KIND_REFINEMENT) == 0;
+}
+
+const char *journal_record_domain(const char *kind) {
+        return journal_kind_is_refinement(kind) ? JOURNAL_REFINEMENT_RECORD_DOMAIN : JOURNAL_RECORD_DOMAIN;
+}
+
+const char *journal_head_domain(const char *kind) {
+        return journal_kind_is_refinement(kind) ? JOURNAL_REFINEMENT_HEAD_DOMAIN : JOURNAL_HEAD_DOMAIN;
+}
+
 void journal_mac_hex(const struct glove_key *key, const char *domain, const void *data, size_t len,
                      char ret[GLOVE_MAC_HEX_CHARS + 1]) {
         mac_hex_parts(key, domain, data, len, "", 0, ret);
@@ -127,6 +139,7 @@ int journal_record_make(const json_t *members, uint64_t seq, const char *prev, c
         _cleanup_json_ json_t *rec = NULL;
         _cleanup_free_ char *text = NULL;
         char mac[GLOVE_MAC_HEX_CHARS + 1];
+        const char *kind;
         size_t len;
         int r;
 
@@ -135,7 +148,8 @@ int journal_record_make(const json_t *members, uint64_t seq, const char *prev, c
         for (size_t i = 0; i < ELEMENTSOF(journal_reserved_members); i++)
                 if (json_object_get(members, journal_reserved_members[i]))
                         return -EINVAL;
-        if (!json_is_string(json_object_get(members, "kind")))
+        kind = json_string_value(json_object_get(members, "kind"));
+        if (!kind)
                 return -EINVAL;
         rec = json_deep_copy(members);
         if (!rec)
@@ -145,7 +159,7 @@ int journal_record_make(const json_t *members, uint64_t seq, const char *prev, c
             json_object_set_new(rec, "prev", json_string(prev)) < 0 ||
             json_object_set_new(rec, "key", json_string(key->id)) < 0)
                 return -ENOMEM;
-        r = canonical_with_mac(rec, "mac", JOURNAL_RECORD_DOMAIN, key, &text, &len, mac);
+        r = canonical_with_mac(rec, "mac", journal_record_domain(kind), key, &text, &len, mac);
         if (r < 0)
                 return r;
         if (len > GLOVE_RECEIPT_MAX_BYTES)
@@ -158,6 +172,11 @@ int journal_record_make(const json_t *members, uint64_t seq, const char *prev, c
 }
 
 int journal_head_make(uint64_t seq, const char *mac, const struct glove_key *key, char **ret, size_t *ret_len) {
+        return journal_head_make_kind(seq, mac, NULL, key, ret, ret_len);
+}
+
+int journal_head_make_kind(uint64_t seq, const char *mac, const char *kind, const struct glove_key *key, char **ret,
+                           size_t *ret_len) {
         _cleanup_json_ json_t *head = NULL;
         _cleanup_free_ char *text = NULL;
         char head_mac[GLOVE_MAC_HEX_CHARS + 1];
@@ -167,7 +186,7 @@ int journal_head_make(uint64_t seq, const char *mac, const struct glove_key *key
         head = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t) seq, "mac", mac, "key", key->id);
         if (!head)
                 return -ENOMEM;
-        r = canonical_with_mac(head, "head_mac", JOURNAL_HEAD_DOMAIN, key, &text, &len, head_mac);
+        r = canonical_with_mac(head, "head_mac", journal_head_domain(kind), key, &text, &len, head_mac);
         if (r < 0)
                 return r;
         r = journal_add_newline(&text, len);
@@ -380,6 +399,73 @@ static bool changes_receipt_ok(const struct glove_json_doc *doc, bool apply) {
         return false;
 }
 
+/* A refinement record's members, exactly (docs/audit.md, "Refinement
+ * receipts"), besides Glove's own: each one's check. */
+static bool is_hex_member(const struct glove_json_doc *doc, size_t i, size_t n) {
+        char buf[GLOVE_MAC_HEX_CHARS + 1];
+
+        return n <= GLOVE_MAC_HEX_CHARS && member_hex(doc, (ssize_t) i, n, buf, NULL);
+}
+
+static bool string_in(const char *s, const char *const *set) {
+        for (; s && *set; set++)
+                if (strcmp(s, *set) == 0)
+                        return true;
+        return false;
+}
+
+int journal_refinement_check(const struct glove_json_doc *doc, char *why, size_t whylen) {
+        static const char *const verdicts[] = { "pass", "fail", "resource", "invalid", NULL };
+        static const char *const required[] = { "run", "end", "fixture_sha256", "skill_sha256", "outcome" };
+        const struct glove_json_token *root = &doc->tokens[0];
+        const char *s;
+        ssize_t i;
+
+        for (size_t k = 1; k < root->span; k += doc->tokens[k].span) {
+                const struct glove_json_token *t = &doc->tokens[k];
+                const char *name = doc->strings + t->key;
+                bool ok;
+
+                if (string_in(name, journal_reserved_members) || strcmp(name, "kind") == 0)
+                        continue;
+                if (strcmp(name, "run") == 0)
+                        ok = is_hex_member(doc, k, GLOVE_RUN_ID_CHARS);
+                else if (strcmp(name, "fixture_sha256") == 0 || strcmp(name, "skill_sha256") == 0)
+                        ok = is_hex_member(doc, k, GLOVE_SHA256_HEX_CHARS);
+                else if (strcmp(name, "end") == 0) {
+                        i = glove_json_doc_get(doc, k, "wall");
+                        s = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
+                        ok = t->type == JSON_OBJECT && t->span == 2 && s && s[0];
+                } else if (strcmp(name, "outcome") == 0) {
+                        i = glove_json_doc_get(doc, k, "schema");
+                        s = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
+                        ok = s && strcmp(s, JOURNAL_REFINEMENT_OUTCOME_SCHEMA) == 0;
+                        i = glove_json_doc_get(doc, k, "verdict");
+                        ok = ok && i >= 0 && string_in(glove_json_doc_string(doc, (size_t) i, NULL), verdicts);
+                } else if (strcmp(name, "managed") == 0) {
+                        i = glove_json_doc_get(doc, k, "session");
+                        s = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
+                        ok = s && s[0];
+                } else
+                        return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                          "a refinement receipt with a member \"%s\" Glove does not write there "
+                                          "(docs/audit.md, \"Refinement receipts\")",
+                                          name);
+                if (!ok)
+                        return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                          "a refinement receipt whose \"%s\" is not what Glove writes (docs/audit.md, "
+                                          "\"Refinement receipts\")",
+                                          name);
+        }
+        for (size_t k = 0; k < ELEMENTSOF(required); k++)
+                if (glove_json_doc_get(doc, 0, required[k]) < 0)
+                        return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
+                                          "a refinement receipt without \"%s\" (docs/audit.md, \"Refinement "
+                                          "receipts\")",
+                                          required[k]);
+        return JOURNAL_OK;
+}
+
 /* Parses a line into |rec| and checks its form (not its MAC). On damage
  * returns it with a reason in |why| (without the damage's name). Returns
  * a negative errno for a failure of our own (ENOMEM). One pass over the
@@ -453,6 +539,12 @@ int journal_record_parse(const char *line, size_t len, struct journal_record *re
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD, "\"kind\" is missing or empty");
         rec->setup = strcmp(rec->kind, "setup") == 0;
         rec->rotation = strcmp(rec->kind, "rotation") == 0;
+        rec->refinement = journal_kind_is_refinement(rec->kind);
+        if (rec->refinement) {
+                r = journal_refinement_check(&rec->doc, why, whylen);
+                if (r != JOURNAL_OK)
+                        return r;
+        }
         if (strcmp(rec->kind, "session") == 0 &&
             (!layers_ok(&rec->doc, m[MEMBER_TMPFS], false) || !layers_ok(&rec->doc, m[MEMBER_CHANGES], true)))
                 return audit_fail(why, whylen, JOURNAL_BAD_RECORD,
@@ -472,12 +564,13 @@ int journal_record_parse(const char *line, size_t len, struct journal_record *re
         return JOURNAL_OK;
 }
 
-void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key) {
-        static const char domain[] = JOURNAL_RECORD_DOMAIN;
+void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key, bool refinement) {
+        const char *domain = refinement ? JOURNAL_REFINEMENT_RECORD_DOMAIN : JOURNAL_RECORD_DOMAIN;
 
         mk->key = key;
+        mk->refinement = refinement;
         crypto_auth_hmacsha256_init(&mk->st, key->bytes, GLOVE_KEY_BYTES);
-        crypto_auth_hmacsha256_update(&mk->st, (const unsigned char *) domain, sizeof(domain) - 1);
+        crypto_auth_hmacsha256_update(&mk->st, (const unsigned char *) domain, strlen(domain));
 }
 
 void journal_mac_key_wipe(struct journal_mac_key *mk) {
@@ -495,7 +588,7 @@ int journal_record_mac_ok_with(const struct journal_record *rec, const struct jo
         crypto_auth_hmacsha256_state st;
         size_t start, end;
 
-        if (doc->n_tokens == 0 || doc->tokens[0].type != JSON_OBJECT)
+        if (doc->n_tokens == 0 || doc->tokens[0].type != JSON_OBJECT || mk->refinement != rec->refinement)
                 return -EINVAL;
         start = end = doc->text_len;
         if (rec->mac_tok > 0) {
@@ -524,7 +617,7 @@ int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *ke
         struct journal_mac_key mk;
         int r;
 
-        journal_mac_key_init(&mk, key);
+        journal_mac_key_init(&mk, key, rec->refinement);
         r = journal_record_mac_ok_with(rec, &mk);
         journal_mac_key_wipe(&mk);
         return r;
@@ -580,9 +673,17 @@ int journal_head_parse(const char *buf, size_t len, const struct glove_keyring *
                                   "the head names key %s, which is not in keys/: it was written by someone without "
                                   "your key (or that key's copy was deleted)",
                                   h.key);
+        /* the head domain it is in says the kind of the record it names,
+         * which the caller holds against that record */
         r = mac_without(obj, "head_mac", JOURNAL_HEAD_DOMAIN, key, mac);
         if (r < 0)
                 return r;
+        if (!journal_mac_equal(mac, head_mac)) {
+                r = mac_without(obj, "head_mac", JOURNAL_REFINEMENT_HEAD_DOMAIN, key, mac);
+                if (r < 0)
+                        return r;
+                h.refinement = true;
+        }
         if (!journal_mac_equal(mac, head_mac))
                 return audit_fail(why, whylen, JOURNAL_HEAD_BAD_MAC,
                                   "the head's MAC does not verify under key %s: the head was edited, or written by "

@@ -133,7 +133,7 @@ static int reader_next(struct line_reader *lr, struct line *ret) {
 
 struct last_record {
         uint64_t seq, line, offset;
-        bool rotation;
+        bool rotation, refinement;
         char mac[GLOVE_MAC_HEX_CHARS + 1];
         char key[GLOVE_KEY_ID_CHARS + 1];
         char next_key[GLOVE_KEY_ID_CHARS + 1];
@@ -150,20 +150,26 @@ struct verifier {
         bool looking;
         uint64_t want_lo, want_hi, found_line, found_seq;
         /* kept from one line to the next: the decoder's buffers, and the
-         * HMAC keyed once for the key records are made with */
+         * HMAC keyed once for the key records are made with, in each
+         * record domain */
         struct journal_record rec;
-        struct journal_mac_key mk;
+        struct journal_mac_key mk, mk_refinement;
 };
 
 static void verifier_done(struct verifier *v) {
         journal_record_done(&v->rec);
         journal_mac_key_wipe(&v->mk);
+        journal_mac_key_wipe(&v->mk_refinement);
 }
 
+/* In the domain the record's kind picks: a record relabelled to or from
+ * kind refinement is checked in the other domain and fails. */
 static int verifier_mac_ok(struct verifier *v, const struct glove_key *key) {
-        if (v->mk.key != key)
-                journal_mac_key_init(&v->mk, key);
-        return journal_record_mac_ok_with(&v->rec, &v->mk);
+        struct journal_mac_key *mk = v->rec.refinement ? &v->mk_refinement : &v->mk;
+
+        if (mk->key != key)
+                journal_mac_key_init(mk, key, v->rec.refinement);
+        return journal_record_mac_ok_with(&v->rec, mk);
 }
 
 static void verifier_fail(struct verifier *v, enum journal_damage d, uint64_t line, uint64_t offset, uint64_t seq,
@@ -258,10 +264,19 @@ static int verifier_line(struct verifier *v, const struct line *l) {
         if (r < 0)
                 return r < 0 ? r : 0;
         if (r == 0) {
-                verifier_fail(v, JOURNAL_MAC_MISMATCH, line, l->offset, rec->seq,
-                              "the MAC does not match the record under key %s: the record was edited after it was "
-                              "written, or written by someone without the key",
-                              rec->key);
+                if (rec->refinement)
+                        verifier_fail(v, JOURNAL_MAC_MISMATCH, line, l->offset, rec->seq,
+                                      "the MAC does not match this refinement receipt under key %s in the refinement "
+                                      "receipt domain: the record was edited after it was written (a record of "
+                                      "another kind relabelled \"refinement\" fails so), or written by someone "
+                                      "without the key",
+                                      rec->key);
+                else
+                        verifier_fail(v, JOURNAL_MAC_MISMATCH, line, l->offset, rec->seq,
+                                      "the MAC does not match the record under key %s: the record was edited after "
+                                      "it was written (a refinement receipt relabelled \"%s\" fails so), or "
+                                      "written by someone without the key",
+                                      rec->key, rec->kind);
                 r = 0;
                 return r < 0 ? r : 0;
         }
@@ -346,7 +361,8 @@ static int verifier_line(struct verifier *v, const struct line *l) {
 
         v->before = v->last;
         v->last = (struct last_record) {
-                .seq = rec->seq, .line = line, .offset = l->offset, .rotation = rec->rotation
+                .seq = rec->seq, .line = line, .offset = l->offset, .rotation = rec->rotation,
+                .refinement = rec->refinement,
         };
         memcpy(v->last.mac, rec->mac, sizeof(rec->mac));
         memcpy(v->last.key, rec->key, sizeof(rec->key));
@@ -361,8 +377,17 @@ static int verifier_line(struct verifier *v, const struct line *l) {
 /* Whether the head, naming |rec|'s seq, names it with its MAC and key:
  * 0, or -EBADMSG with the damage reported at the record. */
 static int head_names(struct verifier *v, const struct journal_head *h, const struct last_record *rec) {
-        if (journal_mac_equal(h->mac, rec->mac) && strcmp(h->key, rec->key) == 0)
-                return 0;
+        if (journal_mac_equal(h->mac, rec->mac) && strcmp(h->key, rec->key) == 0) {
+                if (h->refinement == rec->refinement)
+                        return 0;
+                verifier_fail(v, JOURNAL_HEAD_BAD_MAC, v->lines + 1, v->bytes, h->seq,
+                              "the head names seq %llu with a MAC made for the head of %s, but that record is %s: "
+                              "the head was made for another record, or by someone without the key",
+                              (unsigned long long) h->seq,
+                              h->refinement ? "a refinement receipt" : "a record of another kind than refinement",
+                              rec->refinement ? "a refinement receipt" : "not");
+                return -EBADMSG;
+        }
         verifier_fail(v, JOURNAL_HEAD_MISMATCH, rec->line, rec->offset, h->seq,
                       "the head names seq %llu, but not with the MAC and key of the journal's record %llu: that "
                       "record was replaced, or the head comes from another journal",

@@ -25,6 +25,7 @@
 #include "glove/json.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "time-util.h"
 
 /* ---- the writers' side ---- */
 
@@ -234,11 +235,17 @@ int journal_check_tail(int state_fd, int journal_fd, const struct glove_keyring 
                 return r;
         if (r != JOURNAL_OK)
                 return tail_damaged(err, errlen, state_path, (enum journal_damage) r, (uint64_t) st.st_size, why);
-        if (h.seq == t.seq && journal_mac_equal(h.mac, t.mac) && strcmp(h.key, t.key) == 0)
+        if (h.seq == t.seq && journal_mac_equal(h.mac, t.mac) && strcmp(h.key, t.key) == 0) {
+                if (h.refinement != rec.refinement)
+                        return tail_damaged(err, errlen, state_path, JOURNAL_HEAD_BAD_MAC, (uint64_t) st.st_size,
+                                            "the head's MAC is made for the head of another kind of record than "
+                                            "the last one");
                 t.head_behind = false;
-        else if (h.seq + 1 == t.seq && journal_mac_equal(h.mac, rec.prev))
+        } else if (h.seq + 1 == t.seq && journal_mac_equal(h.mac, rec.prev))
                 /* a crash between the record's fdatasync and the head's
-                 * rename: the record is complete and authentic */
+                 * rename: the record is complete and authentic (the kind
+                 * of the record the head names is not read here; verify
+                 * checks it, and this append replaces the head) */
                 t.head_behind = true;
         else if (h.seq > t.seq)
                 return tail_damaged(err, errlen, state_path, JOURNAL_HEAD_BEYOND_END, (uint64_t) st.st_size,
@@ -323,7 +330,8 @@ int journal_append_record(int state_fd, int journal_fd, const struct journal_tai
                                   GLOVE_RECEIPT_MAX_BYTES);
         if (r < 0)
                 return r;
-        r = journal_head_make(tail->seq + 1, mac, key, &head, &head_len);
+        r = journal_head_make_kind(tail->seq + 1, mac, json_string_value(json_object_get(members, "kind")), key,
+                                   &head, &head_len);
         if (r < 0)
                 return r;
         /* the newline goes out in the same write as the record */
@@ -449,13 +457,23 @@ int glove_journal_append(int state_fd, const json_t *receipt, char **ret_line, c
         return glove_journal_append_reserved(state_fd, NULL, receipt, ret_line, err, errlen);
 }
 
-int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation *res, const json_t *receipt,
-                                  char **ret_line, char *err, size_t errlen) {
+/* Under the lock, after the tail's checks: the record after it. */
+static int append_locked(int state_fd, struct glove_journal_reservation *res, const json_t *receipt, char **ret_line,
+                         char *err, size_t errlen) {
         _cleanup_keyring_ struct glove_keyring ring = {};
         _cleanup_close_ int journal_fd = -EBADF;
-        const char *kind;
         struct journal_tail tail;
         int r;
+
+        r = journal_begin(state_fd, &journal_fd, &ring, &tail, err, errlen);
+        if (r < 0)
+                return r;
+        return journal_append_record(state_fd, journal_fd, &tail, &ring.keys[0], receipt, res, ret_line, err, errlen);
+}
+
+int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation *res, const json_t *receipt,
+                                  char **ret_line, char *err, size_t errlen) {
+        const char *kind;
 
         if (!json_is_object(receipt))
                 return audit_fail(err, errlen, -EINVAL, "a receipt must be a JSON object");
@@ -470,8 +488,52 @@ int glove_journal_append_reserved(int state_fd, struct glove_journal_reservation
         if (strcmp(kind, "setup") == 0 || strcmp(kind, "rotation") == 0)
                 return audit_fail(err, errlen, -EINVAL,
                                   "receipts of kind \"%s\" are written only by glove_journal_init/_rotate", kind);
-        r = journal_begin(state_fd, &journal_fd, &ring, &tail, err, errlen);
+        if (journal_kind_is_refinement(kind))
+                return audit_fail(err, errlen, -EINVAL,
+                                  "receipts of kind \"%s\" are written only by glove_journal_append_refinement "
+                                  "(their MAC has a domain of its own)",
+                                  kind);
+        return append_locked(state_fd, res, receipt, ret_line, err, errlen);
+}
+
+int glove_journal_append_refinement(int state_fd, struct glove_journal_reservation *res,
+                                    const struct glove_journal_refinement *rr, char **ret_line, char *err,
+                                    size_t errlen) {
+        _cleanup_(glove_json_doc_done) struct glove_json_doc doc = {};
+        _cleanup_json_ json_t *receipt = NULL;
+        _cleanup_free_ char *text = NULL;
+        char wall[RFC3339_MAX], why[400], perr[256] = "";
+        size_t len;
+        int r;
+
+        if (!rr || !rr->run || !rr->fixture_sha256 || !rr->skill_sha256 || !json_is_object(rr->outcome) ||
+            (rr->managed && !json_is_object(rr->managed)))
+                return audit_fail(err, errlen, -EINVAL,
+                                  "a refinement receipt needs its run, the fixture's and the skill's digests and "
+                                  "the outcome (an object); its managed binding, when given, is an object");
+        now_rfc3339(wall);
+        receipt = json_pack("{s:s, s:s, s:{s:s}, s:s, s:s, s:O}", "kind", JOURNAL_KIND_REFINEMENT, "run", rr->run,
+                            "end", "wall", wall, "fixture_sha256", rr->fixture_sha256, "skill_sha256",
+                            rr->skill_sha256, "outcome", rr->outcome);
+        /* json_pack refuses a string that is not UTF-8 (or has no memory) */
+        if (!receipt)
+                return audit_fail(err, errlen, -EINVAL,
+                                  "a refinement receipt's run and digests must be UTF-8 strings");
+        if (rr->managed && json_object_set(receipt, "managed", (json_t *) rr->managed) < 0)
+                return -ENOMEM;
+        /* held to the verifier's own check, so that nothing is written
+         * that verify would call damage */
+        r = glove_json_canonical(receipt, &text, &len);
         if (r < 0)
                 return r;
-        return journal_append_record(state_fd, journal_fd, &tail, &ring.keys[0], receipt, res, ret_line, err, errlen);
+        r = glove_json_decode(&doc, text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_RECEIPT_MAX_BYTES },
+                              perr, sizeof(perr));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return audit_fail(err, errlen, -EINVAL, "the refinement receipt cannot be a record (%s)", perr);
+        r = journal_refinement_check(&doc, why, sizeof(why));
+        if (r != JOURNAL_OK)
+                return audit_fail(err, errlen, -EINVAL, "not written: %s", why);
+        return append_locked(state_fd, res, receipt, ret_line, err, errlen);
 }

@@ -42,6 +42,7 @@ struct journal_record {
         uint64_t seq; /* 0 until known */
         const char *kind;
         bool rotation, setup;
+        bool refinement; /* kind "refinement": MAC'd in its own domain */
         ssize_t mac_tok; /* the "mac" member's token, or -1 */
         char prev[GLOVE_MAC_HEX_CHARS + 1];
         char key[GLOVE_KEY_ID_CHARS + 1];
@@ -58,18 +59,28 @@ void journal_record_done(struct journal_record *rec);
  * buffers are kept); it points into |line|, and needs journal_record_done(). */
 int journal_record_parse(const char *line, size_t len, struct journal_record *rec, char *why, size_t whylen);
 
-/* A key's HMAC state once the key and the records' domain went in: copied
+/* Checks the members of a refinement record (the object at token 0 of
+ * |doc|) against docs/audit.md's "Refinement receipts": exactly those
+ * members, each of its form; Glove's own (v, seq, ...) are let through
+ * unchecked, for journal_record_parse() checks them. JOURNAL_OK, or
+ * JOURNAL_BAD_RECORD with a reason naming the member. The writer holds
+ * what it is asked to append to the same check. */
+int journal_refinement_check(const struct glove_json_doc *doc, char *why, size_t whylen);
+
+/* A key's HMAC state once the key and one record domain went in: copied
  * for each record rather than keying HMAC again. Holds key material:
  * journal_mac_key_wipe() it. */
 struct journal_mac_key {
         const struct glove_key *key;
+        bool refinement; /* the refinement record domain, else the records' */
         crypto_auth_hmacsha256_state st;
 };
 
-void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key);
+void journal_mac_key_init(struct journal_mac_key *mk, const struct glove_key *key, bool refinement);
 void journal_mac_key_wipe(struct journal_mac_key *mk);
-/* Whether the record's MAC verifies under |mk|'s key (or |key|): 1, 0, or
- * -errno. */
+/* Whether the record's MAC verifies under |mk|'s key (or |key|), in the
+ * domain of the record's kind: 1, 0, or -errno. -EINVAL when |mk| was made
+ * for the other domain. */
 int journal_record_mac_ok_with(const struct journal_record *rec, const struct journal_mac_key *mk);
 int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *key);
 
@@ -77,11 +88,14 @@ int journal_record_mac_ok(struct journal_record *rec, const struct glove_key *ke
 
 struct journal_head {
         uint64_t seq;
+        bool refinement; /* MAC'd in the head domain of a refinement record */
         char mac[GLOVE_MAC_HEX_CHARS + 1];
         char key[GLOVE_KEY_ID_CHARS + 1];
 };
 
-/* Checks a head's form and MAC (its key from |ring|):
+/* Checks a head's form and MAC (its key from |ring|), in either head
+ * domain: ->refinement says which, and the caller checks that the record
+ * the head names is of that kind:
  * JOURNAL_HEAD_MALFORMED or _BAD_MAC with a reason, JOURNAL_OK, or a
  * negative errno. */
 int journal_head_parse(const char *buf, size_t len, const struct glove_keyring *ring, struct journal_head *ret,

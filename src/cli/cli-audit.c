@@ -626,7 +626,7 @@ static const char *const receipt_time_members[] = { "ts", "ended", "created", "s
 static const char *const receipt_order[] = {
         "run",         "command",   "argv_sha256", "cwd",    "policy_sha256", "policy_source",
         "reason",      "end_reason", "exit_status", "exit_code", "signal",   "duration_ns",
-        "next_key",
+        "next_key",    "fixture_sha256", "skill_sha256",
 };
 /* Glove's own members: in the header or the last line */
 static const char *const receipt_own[] = { "v", "seq", "kind", "prev", "key", "mac" };
@@ -672,6 +672,20 @@ static void show_receipt(const json_t *rec) {
         }
         (void) putchar('\n');
 
+        /* a refinement receipt's verdict first (docs/audit.md,
+         * "Refinement receipts"); its whole outcome follows with the rest */
+        if (strcmp(str_member(rec, "kind") ?: "", "refinement") == 0) {
+                const json_t *outcome = json_object_get(rec, "outcome");
+
+                (void) printf("  %-*s ", (int) width, "verdict");
+                put_value(json_object_get(outcome, "verdict") ?: json_null());
+                (void) putchar('\n');
+                if (json_object_get(outcome, "why")) {
+                        (void) printf("  %-*s ", (int) width, "why");
+                        put_value(json_object_get(outcome, "why"));
+                        (void) putchar('\n');
+                }
+        }
         for (size_t i = 0; i < ELEMENTSOF(receipt_order); i++) {
                 v = json_object_get(rec, receipt_order[i]);
                 if (!v)

@@ -39,6 +39,7 @@ struct record {
         uint32_t len;
         bool managed;
         bool acked;
+        bool refinement; /* kind "refinement": a run's verdict, not how its session ended */
         char session[GLOVE_SESSION_ID_CHARS + 1]; /* managed.session; empty for none */
         uint8_t sha256[32];
 };
@@ -72,6 +73,7 @@ static void receipts_freep(struct glove_control_receipts **r) {
 static int index_line(struct glove_control_receipts *r, const char *line, size_t len, uint64_t off) {
         _cleanup_json_ json_t *rec = NULL;
         const json_t *seq, *managed;
+        const char *kind;
         struct record *x;
 
         if (glove_json_parse(line, len, &(struct glove_json_limits) { .max_bytes = GLOVE_RECEIPT_MAX_BYTES }, &rec,
@@ -93,6 +95,8 @@ static int index_line(struct glove_control_receipts *r, const char *line, size_t
         }
         x = &r->recs[r->n];
         *x = (struct record) { .seq = (uint64_t) json_integer_value(seq), .off = off, .len = (uint32_t) len };
+        kind = json_string_value(json_object_get(rec, "kind"));
+        x->refinement = kind && strcmp(kind, "refinement") == 0;
         managed = json_object_get(rec, "managed");
         if (json_is_object(managed)) {
                 const char *id = json_string_value(json_object_get(managed, "session"));
@@ -253,7 +257,9 @@ int glove_control_receipts_find_session(struct glove_control_receipts *r, const 
                 const struct record *x = &r->recs[i - 1];
                 _cleanup_free_ char *line = NULL;
 
-                if (strcmp(x->session, session) != 0)
+                /* a refinement receipt bound to the session is the verdict
+                 * on its run, never the receipt its end is read from */
+                if (x->refinement || strcmp(x->session, session) != 0)
                         continue;
                 q = read_line(r, x, &line);
                 if (q < 0)

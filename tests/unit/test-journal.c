@@ -28,6 +28,7 @@
 #include "audit-internal.h"
 #include "glove/audit.h"
 #include "glove/json.h"
+#include "glove/refine.h"
 #include "macro.h"
 
 /* ---- a state directory per test ---- */
@@ -1731,6 +1732,385 @@ static void test_concurrent_rotation(void **state) {
         assert_int_equal(rep.rotations, 3);
 }
 
+/* ---- refinement receipts: one chain, domains of their own ---- */
+
+/* A real outcome, from the evaluator: a run that printed |text| and exited 0. */
+static json_t *refinement_outcome(const char *text) {
+        static const char fixture[] = "{\"schema\":\"glove.refinement-fixture.v1\",\"termination\":\"exit\","
+                                      "\"exit_code\":0,\"wall_ms_max\":60000,\"required\":[\"ALL OK\"]}";
+        struct glove_refine_fixture f;
+        struct glove_refine_eval *e = NULL;
+        const struct glove_refine_observed o = { .reason = "exit", .wall_ms = 12, .stream_complete = true };
+        json_t *out = NULL;
+        char err[256];
+
+        assert_int_equal(glove_refine_fixture_decode(fixture, sizeof(fixture) - 1, &f, err, sizeof(err)), 0);
+        assert_int_equal(glove_refine_eval_new(&f, &e), 0);
+        glove_refine_eval_feed(e, text, strlen(text));
+        assert_int_equal(glove_refine_eval_finish(e, &o, &out), 0);
+        glove_refine_eval_free(e);
+        glove_refine_fixture_done(&f);
+        return out;
+}
+
+static int append_refinement(struct st *s, unsigned i, bool managed, char **ret_line, char *err, size_t errlen) {
+        _cleanup_json_ json_t *outcome = refinement_outcome(i % 2 ? "ALL OK\n" : "nope\n");
+        _cleanup_json_ json_t *binding = NULL;
+        char run[GLOVE_RUN_ID_CHARS + 1], fixture[GLOVE_SHA256_HEX_CHARS + 1], skill[GLOVE_SHA256_HEX_CHARS + 1];
+        struct glove_journal_refinement rr;
+
+        glove_run_id_new(run);
+        glove_sha256_hex("fixture", 7, fixture);
+        glove_sha256_hex(&i, sizeof(i), skill);
+        if (managed)
+                binding = json_pack("{s:s, s:s, s:s, s:s, s:s}", "session", "s-0123456789abcdef", "request_key",
+                                    "req-1", "plan_sha256", fixture, "plan_blake3", skill, "template", "eval");
+        rr = (struct glove_journal_refinement) {
+                .run = run, .fixture_sha256 = fixture, .skill_sha256 = skill, .outcome = outcome, .managed = binding,
+        };
+        return glove_journal_append_refinement(s->fd, NULL, &rr, ret_line, err, errlen);
+}
+
+static void append_refinement_ok(struct st *s, unsigned i, bool managed, char **ret_line) {
+        char err[1024] = "";
+        int r = append_refinement(s, i, managed, ret_line, err, sizeof(err));
+
+        if (r != 0)
+                fail_msg("glove_journal_append_refinement #%u: %d %s", i, r, err);
+}
+
+/* HMAC(key, domain || text) in hex */
+static void hmac_hex(const struct glove_key *key, const char *domain, const char *text, char ret[65]) {
+        unsigned char mac[crypto_auth_hmacsha256_BYTES];
+        crypto_auth_hmacsha256_state hs;
+
+        crypto_auth_hmacsha256_init(&hs, key->bytes, sizeof(key->bytes));
+        crypto_auth_hmacsha256_update(&hs, (const unsigned char *) domain, strlen(domain));
+        crypto_auth_hmacsha256_update(&hs, (const unsigned char *) text, strlen(text));
+        crypto_auth_hmacsha256_final(&hs, mac);
+        sodium_bin2hex(ret, 65, mac, sizeof(mac));
+}
+
+/* The canonical text of |line| without its |member|, and that member's value. */
+static char *without_member(const char *line, const char *member, char value[65]) {
+        _cleanup_json_ json_t *obj = NULL;
+        char err[256];
+
+        assert_int_equal(glove_json_parse(line, strlen(line), NULL, &obj, err, sizeof(err)), 0);
+        if (value)
+                (void) snprintf(value, 65, "%s", json_string_value(json_object_get(obj, member)));
+        assert_int_equal(json_object_del(obj, member), 0);
+        return json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/* |line| with its MAC replaced by HMAC(key, domain || the rest) */
+static char *remac(const char *line, const struct glove_key *key, const char *domain, char ret_mac[65]) {
+        _cleanup_free_ char *text = without_member(line, "mac", NULL);
+        _cleanup_json_ json_t *obj = NULL;
+        char err[256];
+
+        hmac_hex(key, domain, text, ret_mac);
+        assert_int_equal(glove_json_parse(text, strlen(text), NULL, &obj, err, sizeof(err)), 0);
+        assert_int_equal(json_object_set_new(obj, "mac", json_string(ret_mac)), 0);
+        return json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static void test_refinement_interleaved(void **state) {
+        struct st *s = *state;
+        char prev[65], mac[65], want[65], seen[65], err[1024];
+        struct glove_key key;
+
+        /* refine.h's outcome is what the journal holds refinement receipts to */
+        assert_string_equal(GLOVE_REFINE_OUTCOME_SCHEMA, "glove.refinement-outcome.v1");
+        init_ok(s);
+        current_key(s, &key);
+        {
+                struct lines l = lines_read(s);
+                _cleanup_free_ char *t = without_member(l.v[0], "mac", prev);
+                lines_done(&l);
+        }
+        for (unsigned i = 0; i < 12; i++) {
+                _cleanup_free_ char *line = NULL, *text = NULL, *head = NULL, *htext = NULL, *session_head = NULL;
+                _cleanup_json_ json_t *rec = NULL;
+                bool refinement = i % 3 != 0;
+                size_t head_len, session_head_len;
+
+                if (refinement)
+                        append_refinement_ok(s, i, i % 3 == 2, &line);
+                else {
+                        _cleanup_json_ json_t *r = session_receipt(i);
+                        assert_int_equal(glove_journal_append(s->fd, r, &line, err, sizeof(err)), 0);
+                }
+                assert_int_equal(glove_json_parse(line, strlen(line), NULL, &rec, err, sizeof(err)), 0);
+                /* one seq over every kind, one chain */
+                assert_int_equal(json_integer_value(json_object_get(rec, "seq")), i + 2);
+                assert_string_equal(json_string_value(json_object_get(rec, "prev")), prev);
+                assert_string_equal(json_string_value(json_object_get(rec, "kind")),
+                                    refinement ? "refinement" : "session");
+                if (refinement) {
+                        assert_int_equal(json_object_size(json_object_get(rec, "managed")) > 0, i % 3 == 2);
+                        assert_string_equal(json_string_value(json_object_get(json_object_get(rec, "outcome"),
+                                                                               "verdict")),
+                                            i % 2 ? "pass" : "fail");
+                }
+                /* its MAC in its kind's domain, and only there */
+                text = without_member(line, "mac", mac);
+                hmac_hex(&key, refinement ? "glove refinement receipt v1\n" : "glove receipt v1\n", text, want);
+                assert_string_equal(mac, want);
+                hmac_hex(&key, refinement ? "glove receipt v1\n" : "glove refinement receipt v1\n", text, want);
+                assert_string_not_equal(mac, want);
+                /* the head after it: in its kind's head domain, so not what
+                 * the other domain makes of the same seq, mac and key */
+                head = slurp(s->fd, GLOVE_JOURNAL_HEAD_NAME, &head_len);
+                head[head_len - 1] = 0;
+                htext = without_member(head, "head_mac", seen);
+                hmac_hex(&key, refinement ? "glove refinement head v1\n" : "glove head v1\n", htext, want);
+                assert_string_equal(seen, want);
+                assert_int_equal(journal_head_make_kind(i + 2, mac, refinement ? "session" : "refinement", &key,
+                                                        &session_head, &session_head_len),
+                                 0);
+                session_head[session_head_len - 1] = 0;
+                assert_string_not_equal(head, session_head);
+                memcpy(prev, mac, sizeof(prev));
+                verify_ok(s, i + 2);
+        }
+}
+
+/* |l|'s line |i| with "kind":"<from>" made "kind":"<to>" (the member
+ * sorts to the same place: still canonical), its MAC kept. */
+static void relabel(struct lines *l, size_t i, const char *from, const char *to) {
+        char a[64], b[64], *p, *line;
+
+        (void) snprintf(a, sizeof(a), "\"kind\":\"%s\"", from);
+        (void) snprintf(b, sizeof(b), "\"kind\":\"%s\"", to);
+        p = strstr(l->v[i], a);
+        assert_non_null(p);
+        line = malloc(strlen(l->v[i]) + strlen(b) + 1);
+        assert_non_null(line);
+        (void) snprintf(line, strlen(l->v[i]) + strlen(b) + 1, "%.*s%s%s", (int) (p - l->v[i]), l->v[i], b,
+                        p + strlen(a));
+        free(l->v[i]);
+        l->v[i] = line;
+}
+
+/* A record's kind changed between refinement and another kind, its MAC
+ * kept: verify picks the domain by the kind, and the MAC fails, saying
+ * so. */
+static void test_refinement_kind_flipped(void **state) {
+        struct st *s = *state;
+        _cleanup_json_ json_t *outcome = refinement_outcome("ALL OK\n");
+        struct glove_journal_report rep;
+        char digest[GLOVE_SHA256_HEX_CHARS + 1], run[GLOVE_RUN_ID_CHARS + 1], err[1024];
+        struct lines l;
+
+        init_ok(s);
+        append_ok(s, 0);
+        append_refinement_ok(s, 1, false, NULL);
+        append_ok(s, 2);
+        /* a session receipt with a refinement receipt's members and no
+         * other, so that relabelled it has the right form */
+        glove_sha256_hex("x", 1, digest);
+        glove_run_id_new(run);
+        {
+                _cleanup_json_ json_t *r = json_pack("{s:s, s:s, s:{s:s}, s:s, s:s, s:O}", "kind", "session", "run",
+                                                     run, "end", "wall", "2026-12-06T05:00:00.000000Z",
+                                                     "fixture_sha256", digest, "skill_sha256", digest, "outcome",
+                                                     outcome);
+                assert_int_equal(glove_journal_append(s->fd, r, NULL, err, sizeof(err)), 0);
+        }
+        append_ok(s, 3);
+        verify_ok(s, 6);
+
+        /* refinement -> session */
+        l = lines_read(s);
+        relabel(&l, 2, "refinement", "session");
+        lines_write(s, &l);
+        EXPECT_DAMAGE(s, 3, 3, JOURNAL_MAC_MISMATCH);
+        assert_int_equal(verify_state(s, &rep), -EBADMSG);
+        assert_non_null(strstr(rep.reason, "refinement receipt relabelled"));
+        relabel(&l, 2, "session", "refinement");
+        lines_write(s, &l);
+        verify_ok(s, 6);
+
+        /* session -> refinement */
+        relabel(&l, 4, "session", "refinement");
+        lines_write(s, &l);
+        EXPECT_DAMAGE(s, 5, 5, JOURNAL_MAC_MISMATCH);
+        assert_int_equal(verify_state(s, &rep), -EBADMSG);
+        assert_non_null(strstr(rep.reason, "refinement receipt domain"));
+        lines_done(&l);
+}
+
+/* A refinement receipt MAC'd with the key in the records' (session)
+ * domain, chained and headed as it should be: not a refinement receipt.
+ * The same in its own domain is. */
+static void test_refinement_session_domain(void **state) {
+        struct st *s = *state;
+        _cleanup_free_ char *last = NULL, *wrong = NULL, *right = NULL, *head = NULL, *head2 = NULL;
+        char mac[65];
+        struct glove_key key;
+        size_t head_len;
+        struct lines l;
+
+        journal_with(s, 3);
+        append_refinement_ok(s, 1, true, &last);
+        verify_ok(s, 5);
+        current_key(s, &key);
+
+        l = lines_read(s);
+        wrong = remac(last, &key, "glove receipt v1\n", mac);
+        free(l.v[4]);
+        l.v[4] = strdup(wrong);
+        lines_write(s, &l);
+        assert_int_equal(journal_head_make_kind(5, mac, "refinement", &key, &head, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, 0600);
+        EXPECT_DAMAGE(s, 5, 5, JOURNAL_MAC_MISMATCH);
+        /* an append onto it is refused too */
+        append_refused(s, -EBADMSG, "mac-mismatch");
+
+        right = remac(last, &key, "glove refinement receipt v1\n", mac);
+        assert_string_equal(right, last);
+        free(l.v[4]);
+        l.v[4] = strdup(right);
+        lines_write(s, &l);
+        assert_int_equal(journal_head_make_kind(5, mac, "refinement", &key, &head2, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head2, head_len, 0600);
+        verify_ok(s, 5);
+        lines_done(&l);
+}
+
+/* The head of a refinement receipt is MAC'd in its own domain: a head
+ * naming it made in the other, or one made in the refinement head domain
+ * naming another kind of record, is damage, to verify and to an append. */
+static void test_refinement_head_domain(void **state) {
+        struct st *s = *state;
+        _cleanup_free_ char *line = NULL, *head = NULL, *head2 = NULL, *good = NULL;
+        char mac[65];
+        struct glove_key key;
+        size_t head_len, good_len;
+
+        journal_with(s, 2);
+        append_refinement_ok(s, 3, false, &line);
+        current_key(s, &key);
+        good = slurp(s->fd, GLOVE_JOURNAL_HEAD_NAME, &good_len);
+        {
+                _cleanup_free_ char *t = without_member(line, "mac", mac);
+        }
+        assert_int_equal(journal_head_make(4, mac, &key, &head, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, 0600);
+        EXPECT_DAMAGE(s, 5, 4, JOURNAL_HEAD_BAD_MAC);
+        append_refused(s, -EBADMSG, "head-bad-mac");
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, good, good_len, 0600);
+        verify_ok(s, 4);
+
+        /* and the reverse: a session receipt last, its head in the
+         * refinement head domain */
+        append_ok(s, 5);
+        free(line);
+        line = NULL;
+        {
+                struct lines l = lines_read(s);
+                _cleanup_free_ char *t = without_member(l.v[4], "mac", mac);
+                lines_done(&l);
+        }
+        assert_int_equal(journal_head_make_kind(5, mac, "refinement", &key, &head2, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head2, head_len, 0600);
+        EXPECT_DAMAGE(s, 6, 5, JOURNAL_HEAD_BAD_MAC);
+        append_refused(s, -EBADMSG, "head-bad-mac");
+}
+
+/* Only glove_journal_append_refinement writes kind refinement, and only
+ * of the form docs/audit.md gives; verify holds a well-MAC'd record of
+ * another form to be bad-record. */
+static void test_refinement_refusals(void **state) {
+        struct st *s = *state;
+        _cleanup_json_ json_t *outcome = refinement_outcome("ALL OK\n");
+        _cleanup_json_ json_t *no_schema = json_deep_copy(outcome), *bad_verdict = json_deep_copy(outcome);
+        _cleanup_json_ json_t *generic = NULL, *no_session = json_pack("{s:s}", "template", "t");
+        _cleanup_json_ json_t *extra = NULL;
+        _cleanup_free_ char *before = NULL, *after = NULL, *line = NULL, *head = NULL;
+        char run[GLOVE_RUN_ID_CHARS + 1], d[GLOVE_SHA256_HEX_CHARS + 1], err[1024], mac[65], prev[65];
+        struct glove_journal_refinement ok, bad;
+        struct glove_key key;
+        size_t head_len;
+        struct lines l;
+
+        journal_with(s, 2);
+        before = slurp(s->fd, GLOVE_JOURNAL_NAME, NULL);
+        glove_run_id_new(run);
+        glove_sha256_hex("y", 1, d);
+        ok = (struct glove_journal_refinement) {
+                .run = run, .fixture_sha256 = d, .skill_sha256 = d, .outcome = outcome,
+        };
+
+        generic = json_pack("{s:s, s:s, s:{s:s}, s:s, s:s, s:O}", "kind", "refinement", "run", run, "end", "wall",
+                            "2026-12-06T05:00:00.000000Z", "fixture_sha256", d, "skill_sha256", d, "outcome",
+                            outcome);
+        assert_int_equal(glove_journal_append(s->fd, generic, NULL, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "glove_journal_append_refinement"));
+
+        bad = ok;
+        bad.run = "xyz";
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "\"run\""));
+        bad = ok;
+        bad.skill_sha256 = "ABCDEF";
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "\"skill_sha256\""));
+        bad = ok;
+        bad.skill_sha256 = "\xff\xfe";
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        bad = ok;
+        bad.fixture_sha256 = NULL;
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        assert_int_equal(json_object_del(no_schema, "schema"), 0);
+        bad = ok;
+        bad.outcome = no_schema;
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "\"outcome\""));
+        assert_int_equal(json_object_set_new(bad_verdict, "verdict", json_string("PASS")), 0);
+        bad.outcome = bad_verdict;
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        bad = ok;
+        bad.managed = no_session;
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "\"managed\""));
+        bad.managed = json_string("s-1");
+        assert_int_equal(glove_journal_append_refinement(s->fd, NULL, &bad, NULL, err, sizeof(err)), -EINVAL);
+        json_decref((json_t *) bad.managed);
+        after = slurp(s->fd, GLOVE_JOURNAL_NAME, NULL);
+        assert_string_equal(before, after);
+        verify_ok(s, 3);
+
+        /* made with the key, in the refinement domain, with a member more */
+        current_key(s, &key);
+        l = lines_read(s);
+        {
+                _cleanup_free_ char *t = without_member(l.v[2], "mac", prev);
+        }
+        extra = json_deep_copy(generic);
+        assert_int_equal(json_object_set_new(extra, "command", json_string("exec")), 0);
+        assert_int_equal(journal_record_make(extra, 4, prev, &key, &line, NULL, mac), 0);
+        lines_insert(&l, l.n, strdup(line));
+        lines_write(s, &l);
+        assert_int_equal(journal_head_make_kind(4, mac, "refinement", &key, &head, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, 0600);
+        EXPECT_DAMAGE(s, 4, 4, JOURNAL_BAD_RECORD);
+        /* without it, the same record verifies */
+        free(line);
+        line = NULL;
+        free(head);
+        head = NULL;
+        assert_int_equal(journal_record_make(generic, 4, prev, &key, &line, NULL, mac), 0);
+        free(l.v[3]);
+        l.v[3] = strdup(line);
+        lines_write(s, &l);
+        assert_int_equal(journal_head_make_kind(4, mac, "refinement", &key, &head, &head_len), 0);
+        spit(s->fd, GLOVE_JOURNAL_HEAD_NAME, head, head_len, 0600);
+        verify_ok(s, 4);
+        lines_done(&l);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, state_setup, state_teardown)
@@ -1778,6 +2158,11 @@ int main(void) {
                 T(test_full_disk),
                 T(test_concurrent),
                 T(test_concurrent_rotation),
+                T(test_refinement_interleaved),
+                T(test_refinement_kind_flipped),
+                T(test_refinement_session_domain),
+                T(test_refinement_head_domain),
+                T(test_refinement_refusals),
 #undef T
         };
 
