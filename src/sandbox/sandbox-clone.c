@@ -88,9 +88,10 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
                                                     "idmapped mounts; see 'glove doctor')"
                                                   : "");
         }
-        /* projected files: read-only, so not idmapped (sandbox-projection.c) */
+        /* projected files: read-only, idmapped so that the agent's uid may
+         * read the invoker's 0400 file (sandbox-projection.c) */
         for (size_t i = 0; i < plan->n_projections; i++) {
-                int r = projection_clone(plan, &plan->projections[i]);
+                int r = projection_clone(plan, &plan->projections[i], userns);
 
                 if (r < 0)
                         return r;

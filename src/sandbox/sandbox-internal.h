@@ -257,11 +257,12 @@ int audit_grant_refused(const struct glove_sandbox_options *opts, const char *wh
  * file). projection_tree() gives init the projection's detached tree,
  * read-only, nosuid, nodev and noexec: re-resolved by path and checked
  * (the supervisor's descriptor belongs to another mount namespace), or in
- * root mode the supervisor's own clone (projection_clone()). */
+ * root mode the supervisor's own clone (projection_clone(), idmapped by
+ * the sandbox's user namespace |userns| so the agent's uid may read it). */
 int plan_projections(struct plan *plan, const struct glove_sandbox_options *opts);
 int projection_verify(const struct glove_sandbox_projection *p, int fd);
 int projection_tree(const struct projection *pr, char *detail, size_t len);
-int projection_clone(struct plan *plan, struct projection *pr);
+int projection_clone(struct plan *plan, struct projection *pr, int userns);
 void projections_done(struct plan *plan);
 
 /* sandbox-env.c */

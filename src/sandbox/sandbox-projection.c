@@ -219,8 +219,12 @@ int projection_tree(const struct projection *pr, char *detail, size_t len) {
         return TAKE_FD(tree);
 }
 
-int projection_clone(struct plan *plan, struct projection *pr) {
-        struct mount_attr attr = { .attr_set = PROJECTION_ATTRS, .propagation = MS_PRIVATE };
+int projection_clone(struct plan *plan, struct projection *pr, int userns) {
+        /* idmapped as the grants a root run's agent writes are: a bundle is
+         * 0400 and the invoker's, and the agent runs as a uid of its own;
+         * read-only, so nothing is written through the mapping */
+        struct mount_attr attr = { .attr_set = PROJECTION_ATTRS | MOUNT_ATTR_IDMAP, .propagation = MS_PRIVATE,
+                                   .userns_fd = (uint64_t) userns };
 
         pr->tree_fd = open_tree(pr->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
         if (pr->tree_fd < 0)
@@ -232,10 +236,11 @@ int projection_clone(struct plan *plan, struct projection *pr) {
                                        "Refusing the projection at %s: its source %s changed between check and use "
                                        "(the bundle changed since gloved checked it)",
                                        pr->p->target, pr->p->source);
-        /* no idmap: nothing is written through it */
         if (mount_setattr(pr->tree_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
                 return glove_error_set(plan->error, negative_errno(), "projection",
-                                       "Failed to make the projection at %s read-only, nosuid, nodev and noexec: %m",
+                                       "Failed to make the projection at %s an idmapped mount, read-only, nosuid, "
+                                       "nodev and noexec: %m (its file system may not support idmapped mounts; "
+                                       "see 'glove doctor')",
                                        pr->p->target);
         return 0;
 }
