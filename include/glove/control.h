@@ -306,6 +306,10 @@ int glove_control_probe_host(const char *glove_version, json_t **ret);
  * another shape. */
 int glove_control_capabilities(const json_t *doctor, const char *glove_version, const char *sessions_unavailable,
                                json_t **ret);
+/* bundle_projection in |caps|: 1 when lifecycle is 1 and |unavailable| is
+ * NULL (gloved opened and checked its bundle store), else 0 with the
+ * reason in not_offered. */
+int glove_control_capabilities_bundles(json_t *caps, const char *unavailable);
 
 /* ---- gloved's durable state (control-store.c) ---- */
 
@@ -390,6 +394,7 @@ void glove_control_exposures_free(struct glove_control_exposure *v, size_t n);
 #define GLOVE_PLAN_DEST_MAX 259
 #define GLOVE_PLAN_EXPOSURES_MAX 32
 #define GLOVE_PLAN_NET_MAX 32
+#define GLOVE_PLAN_BUNDLES_MAX 16
 #define GLOVE_PLAN_GENERATION_MAX ((uint64_t) 9007199254740991) /* 2^53 - 1 */
 
 /* The limits a plan asks for and the ceilings gloved.json sets, all
@@ -413,14 +418,32 @@ struct glove_gloved_template {
 };
 #define GLOVE_TERMINAL_SIZE_MAX GLOVE_CHANNEL_SIZE_MAX /* glove/sandbox.h: what a session channel carries */
 
+/* A bundle alias of gloved.json: where a bundle a plan names by this
+ * alias appears in the sandbox (docs/bundles.md, "Projection"). */
+#define GLOVE_GLOVED_BUNDLES_MAX 32
+#define GLOVE_BUNDLE_TARGET_MAX 4096
+struct glove_gloved_bundle_alias {
+        char alias[GLOVE_PLAN_ID_MAX + 1];
+        char *target; /* absolute, normalized, not "/", not under /proc or /dev */
+};
+
 struct glove_gloved_policy {
         struct glove_gloved_template *templates;
         size_t n_templates;
+        struct glove_gloved_bundle_alias *bundles;
+        size_t n_bundles;
         struct glove_plan_limits ceilings;
         char **net;     /* the destinations a controller may ask for, "host:port" */
         size_t n_net;
         uint64_t max_ttl_seconds;
 };
+
+/* The alias |alias| of gloved.json's "bundles", or NULL. */
+const struct glove_gloved_bundle_alias *glove_gloved_policy_bundle(const struct glove_gloved_policy *p,
+                                                                   const char *alias);
+/* A bundle's target: absolute, normalized, at most
+ * GLOVE_BUNDLE_TARGET_MAX bytes, not "/", not in /proc or /dev. */
+int glove_bundle_target_check(const char *target, const char *field, char *err, size_t errlen);
 
 /* Decodes a gloved.json document strictly: unknown members, wrong types
  * and out-of-bound values are refused naming the member ("/ceilings/pids:
@@ -467,10 +490,20 @@ struct glove_plan_exposure {
         enum glove_plan_mode mode;
 };
 
+/* A bundle a plan projects: its digest (64 lowercase hex, the SHA-256 of
+ * a file in the owner's bundle store) at the target gloved.json maps its
+ * alias to (docs/bundles.md, "Projection"). */
+struct glove_plan_bundle {
+        char alias[GLOVE_PLAN_ID_MAX + 1];
+        char digest[65];
+};
+
 struct glove_plan {
         char template_id[GLOVE_PLAN_ID_MAX + 1];
         struct glove_plan_exposure exposures[GLOVE_PLAN_EXPOSURES_MAX];
         size_t n_exposures;
+        struct glove_plan_bundle bundles[GLOVE_PLAN_BUNDLES_MAX];
+        size_t n_bundles;
         struct glove_plan_limits limits; /* 0: not asked for */
         char net[GLOVE_PLAN_NET_MAX][GLOVE_PLAN_DEST_MAX + 1];
         size_t n_net;
@@ -526,6 +559,9 @@ struct glove_plan_context {
         const struct glove_gloved_policy *policy; /* NULL: no gloved.json */
         glove_plan_exposure_lookup_t lookup;      /* NULL: no catalog */
         void *lookup_userdata;
+        /* why no bundle can be projected (capabilities' bundle_projection
+         * 0): a plan naming one is refused; NULL: they can */
+        const char *bundles_unavailable;
 };
 int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
                         int *ret_code, char *reason, size_t reasonlen);
@@ -536,6 +572,10 @@ int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *para
 int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_json, const char *blake3,
                      struct glove_plan *ret, struct glove_plan_limits *ret_effective, int *ret_code, char *reason,
                      size_t reasonlen);
+/* The plan's projections, as the launch binding and the receipt commit
+ * them: [{"id": N (its place in the plan), "alias", "target" (gloved.json's),
+ * "digest"}]; NULL when out of memory or an alias is not |policy|'s. */
+json_t *glove_plan_projections_json(const struct glove_plan *plan, const struct glove_gloved_policy *policy);
 /* The limits as plan.validate answers them (a limit of 0 left out): a new
  * reference, NULL when out of memory. */
 json_t *glove_plan_limits_to_json(const struct glove_plan_limits *l);

@@ -81,6 +81,22 @@ struct glove_sandbox_link {
         const char *target;
 };
 
+/* A file projected into the sandbox (a verified bundle, docs/bundles.md):
+ * the host file |source|, which the caller opened, verified and pinned
+ * (|dev|, |ino|, |size|, |ctime_ns| as fstat gave them), mounted
+ * read-only, nosuid, nodev and noexec as the file |target| inside. Just
+ * before the mount the sandbox resolves |source| again without following
+ * any link and refuses the session unless it is still that file (same
+ * device, inode, size and ctime) with one link. |target| is an absolute,
+ * normalized path, not "/", under no host-bound grant (a file made there
+ * would be made on the host), not under /proc or /dev. Borrowed. */
+struct glove_sandbox_projection {
+        const char *source;
+        const char *target;
+        uint64_t dev, ino, size;
+        int64_t ctime_ns;
+};
+
 struct glove_sandbox_options {
         const struct glove_policy *policy;
         char *const *argv;           /* command and arguments; argv[0] searched in the sandbox's PATH */
@@ -134,6 +150,9 @@ struct glove_sandbox_options {
         void (*notice)(const char *line);
         /* a managed session's channel (gloved --supervise); NULL: none */
         const struct glove_sandbox_channel *channel;
+        /* files projected read-only (gloved's verified bundles); borrowed */
+        const struct glove_sandbox_projection *projections;
+        size_t n_projections;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of

@@ -85,6 +85,10 @@ struct glove_session_run_options {
         /* gloved's supervisor: the session channel (glove/sandbox.h);
          * borrowed; NULL: none */
         const struct glove_sandbox_channel *channel;
+        /* gloved's supervisor: its verified bundles, projected read-only
+         * (glove_sandbox_options.projections); borrowed */
+        const struct glove_sandbox_projection *projections;
+        size_t n_projections;
 };
 
 struct glove_session_outcome {

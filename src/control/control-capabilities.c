@@ -30,7 +30,9 @@ static const struct {
         { "lifecycle", 1, NULL },
         { "receipts", 1, NULL },
         { "exposures", 1, NULL },
-        { "bundle_projection", 0, "library bundle projection is not built" },
+        /* 1 only when sessions can start and the bundle store checks out:
+         * glove_control_capabilities_bundles() */
+        { "bundle_projection", 0, "the bundle store was not checked" },
         { "refinement_eval", 0, "refinement evaluation is not built" },
         { "guest_channel", 0, "guest channels are not built" },
         { "remote_backend", 0, "there is no remote backend" },
@@ -132,5 +134,25 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
         if (!root)
                 return -ENOMEM;
         *ret = TAKE_PTR(root);
+        return 0;
+}
+
+int glove_control_capabilities_bundles(json_t *caps, const char *unavailable) {
+        json_t *schemas = json_object_get(caps, "schemas"), *not_offered = json_object_get(caps, "not_offered");
+        const char *why = unavailable;
+
+        if (!json_is_object(schemas) || !json_is_object(not_offered))
+                return -EINVAL;
+        /* a bundle is projected into a managed session: none, none projected */
+        if (json_integer_value(json_object_get(schemas, "lifecycle")) != 1)
+                why = "managed sessions cannot start here, so no bundle is projected";
+        if (why)
+                return json_object_set_new(schemas, "bundle_projection", json_integer(0)) < 0 ||
+                                       json_object_set_new(not_offered, "bundle_projection", json_string(why)) < 0
+                               ? -ENOMEM
+                               : 0;
+        if (json_object_set_new(schemas, "bundle_projection", json_integer(1)) < 0)
+                return -ENOMEM;
+        (void) json_object_del(not_offered, "bundle_projection");
         return 0;
 }

@@ -22,6 +22,7 @@
 #include "glove/policy.h"
 #include "log.h"
 #include "macro.h"
+#include "path-util.h"
 
 #define TEMPLATES_MAX 64
 #define ARGV_MAX 256
@@ -47,6 +48,9 @@ void glove_gloved_policy_free(struct glove_gloved_policy *p) {
                 json_decref(p->templates[i].policy);
         }
         free(p->templates);
+        for (size_t i = 0; i < p->n_bundles; i++)
+                free(p->bundles[i].target);
+        free(p->bundles);
         strv_free(p->net);
         free(p);
 }
@@ -207,9 +211,100 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
         return 0;
 }
 
+const struct glove_gloved_bundle_alias *glove_gloved_policy_bundle(const struct glove_gloved_policy *p,
+                                                                   const char *alias) {
+        for (size_t i = 0; i < p->n_bundles; i++)
+                if (strcmp(p->bundles[i].alias, alias) == 0)
+                        return &p->bundles[i];
+        return NULL;
+}
+
+int glove_bundle_target_check(const char *target, const char *field, char *err, size_t errlen) {
+        _cleanup_free_ char *norm = NULL;
+        char q[128];
+        int r;
+
+        if (target[0] != '/')
+                return error_format(err, errlen, -EINVAL, "%s: %s is not an absolute path", field,
+                                    control_quote(target, strlen(target), q, sizeof(q)));
+        if (strlen(target) > GLOVE_BUNDLE_TARGET_MAX)
+                return error_format(err, errlen, -EINVAL, "%s: longer than %d bytes", field,
+                                    GLOVE_BUNDLE_TARGET_MAX);
+        r = path_normalize(target, &norm);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || strcmp(norm, target) != 0)
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: %s is not a normalized path (no \"..\", \".\", \"//\" or trailing "
+                                    "\"/\")",
+                                    field, control_quote(target, strlen(target), q, sizeof(q)));
+        if (strcmp(target, "/") == 0 || path_startswith(target, "/proc") || path_startswith(target, "/dev"))
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: %s: a bundle goes in a file of its own, not at / or in /proc or /dev",
+                                    field, control_quote(target, strlen(target), q, sizeof(q)));
+        return 0;
+}
+
+/* "bundles": {"ALIAS": {"target": "/path/in/the/sandbox"}, ...} */
+static int bundles_parse(const json_t *v, const char *origin, struct glove_gloved_policy *p, char *err,
+                         size_t errlen) {
+        static const char *const names[] = { "target", NULL };
+        char field[256], perr[512];
+        const char *alias;
+        json_t *b;
+        int r;
+
+        if (!v)
+                return 0;
+        if (!json_is_object(v) || json_object_size(v) > GLOVE_GLOVED_BUNDLES_MAX)
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: /bundles: must be an object of at most %d aliases, each {\"target\": "
+                                    "\"/path/in/the/sandbox\"}",
+                                    origin, GLOVE_GLOVED_BUNDLES_MAX);
+        p->bundles = calloc(json_object_size(v) + 1, sizeof(*p->bundles));
+        if (!p->bundles)
+                return -ENOMEM;
+        json_object_foreach((json_t *) v, alias, b) {
+                struct glove_gloved_bundle_alias *a = &p->bundles[p->n_bundles];
+                const json_t *t;
+
+                r = glove_plan_identifier_check(alias, "/bundles", perr, sizeof(perr));
+                if (r < 0)
+                        return error_format(err, errlen, -EINVAL, "%s: %s (a bundle alias)", origin, perr);
+                (void) snprintf(field, sizeof(field), "/bundles/%s", alias);
+                if (!json_is_object(b))
+                        return error_format(err, errlen, -EINVAL, "%s: %s: must be {\"target\": \"/path\"}",
+                                            origin, field);
+                r = members_known(b, origin, field, names, "target", err, errlen);
+                if (r < 0)
+                        return r;
+                (void) snprintf(field, sizeof(field), "/bundles/%s/target", alias);
+                t = json_object_get(b, "target");
+                if (!json_is_string(t) || strlen(json_string_value(t)) != json_string_length(t))
+                        return error_format(err, errlen, -EINVAL, "%s: %s: missing or not a string", origin,
+                                            field);
+                r = glove_bundle_target_check(json_string_value(t), field, perr, sizeof(perr));
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return error_format(err, errlen, -EINVAL, "%s: %s", origin, perr);
+                for (size_t i = 0; i < p->n_bundles; i++)
+                        if (strcmp(p->bundles[i].target, json_string_value(t)) == 0)
+                                return error_format(err, errlen, -EINVAL, "%s: %s: the same target as "
+                                                    "/bundles/%s/target",
+                                                    origin, field, p->bundles[i].alias);
+                a->target = strdup(json_string_value(t));
+                if (!a->target)
+                        return -ENOMEM;
+                (void) snprintf(a->alias, sizeof(a->alias), "%s", alias);
+                p->n_bundles++;
+        }
+        return 0;
+}
+
 int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char *home,
                               struct glove_gloved_policy **ret, char *err, size_t errlen) {
-        static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", NULL };
+        static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", "bundles", NULL };
         _cleanup_(gloved_policy_freep) struct glove_gloved_policy *p = NULL;
         char field[128], perr[512];
         const char *id;
@@ -220,7 +315,8 @@ int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char 
 
         if (!json_is_object(doc))
                 return error_format(err, errlen, -EINVAL, "%s: must be a JSON object", origin);
-        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds", err, errlen);
+        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds, bundles", err,
+                          errlen);
         if (r < 0)
                 return r;
         p = calloc(1, sizeof(*p));
@@ -274,6 +370,10 @@ int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char 
                                 return -ENOMEM;
                         p->n_net = i + 1;
                 }
+
+        r = bundles_parse(json_object_get(doc, "bundles"), origin, p, err, errlen);
+        if (r < 0)
+                return r;
 
         v = json_object_get(doc, "max_ttl_seconds");
         if (!json_is_integer(v))

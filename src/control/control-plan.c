@@ -16,6 +16,7 @@
 
 #include "blake3.h"
 #include "control-internal.h"
+#include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
 #include "log.h"
@@ -439,8 +440,87 @@ static int net_parse(const json_t *arr, struct glove_plan *p, char *err, size_t 
         return 0;
 }
 
+/* Only a bundle's bytes, as one read-only file: a reference to a prompt
+ * or an expansion into a directory is not built (threat model, "Bundle
+ * expansion absent"), and said so rather than "unknown member". */
+static int expansion_refused(const json_t *obj, const char *prefix, char *err, size_t errlen) {
+        static const char *const refused[] = { "prompt_ref", "expand", "expand_to", NULL };
+
+        for (size_t i = 0; refused[i]; i++)
+                if (json_object_get(obj, refused[i]))
+                        return error_format(err, errlen, -EBADMSG,
+                                            "%s/%s: not supported: a bundle is projected only as one read-only "
+                                            "file at the target gloved.json names; prompt references and "
+                                            "expanding a bundle into a directory are refused",
+                                            prefix, refused[i]);
+        return 0;
+}
+
+static int bundles_parse(const json_t *arr, struct glove_plan *p, char *err, size_t errlen) {
+        static const char *const names[] = { "alias", "digest", NULL };
+        char field[64], q[128];
+        json_t *e;
+        size_t i;
+        int r;
+
+        if (!json_is_array(arr))
+                return error_format(err, errlen, -EBADMSG, "/bundles: must be an array");
+        if (json_array_size(arr) > GLOVE_PLAN_BUNDLES_MAX)
+                return error_format(err, errlen, -EBADMSG, "/bundles: %zu bundles, more than %d",
+                                    json_array_size(arr), GLOVE_PLAN_BUNDLES_MAX);
+        json_array_foreach(arr, i, e) {
+                struct glove_plan_bundle *b = &p->bundles[i];
+                const char *s = NULL;
+                size_t len = 0;
+
+                (void) snprintf(field, sizeof(field), "/bundles/%zu", i);
+                if (!json_is_object(e))
+                        return error_format(err, errlen, -EBADMSG,
+                                            "%s: must be an object {\"alias\", \"digest\"}", field);
+                r = expansion_refused(e, field, err, errlen);
+                if (r < 0)
+                        return r;
+                r = control_members_known(e, field, field, names, "alias, digest", err, errlen);
+                if (r < 0)
+                        return r;
+                (void) snprintf(field, sizeof(field), "/bundles/%zu/alias", i);
+                if (!json_object_get(e, "alias"))
+                        return error_format(err, errlen, -EBADMSG, "%s: missing", field);
+                r = string_of(json_object_get(e, "alias"), field, &s, &len, err, errlen);
+                if (r < 0)
+                        return r;
+                r = identifier_check_len(s, len, field, err, errlen);
+                if (r < 0)
+                        return r;
+                memcpy(b->alias, s, len + 1);
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(p->bundles[j].alias, b->alias) == 0)
+                                return error_format(err, errlen, -EBADMSG,
+                                                    "%s: %s is named twice (an alias is one target)", field,
+                                                    control_quote(b->alias, strlen(b->alias), q, sizeof(q)));
+                (void) snprintf(field, sizeof(field), "/bundles/%zu/digest", i);
+                if (!json_object_get(e, "digest"))
+                        return error_format(err, errlen, -EBADMSG, "%s: missing", field);
+                r = string_of(json_object_get(e, "digest"), field, &s, &len, err, errlen);
+                if (r < 0)
+                        return r;
+                if (path_like(s, len))
+                        return error_format(err, errlen, -EBADMSG, "%s: looks like a path: %s", field,
+                                            path_like(s, len));
+                if (len != GLOVE_BUNDLE_DIGEST_CHARS || !glove_bundle_digest_valid(s))
+                        return error_format(err, errlen, -EBADMSG,
+                                            "%s: not a bundle digest (64 lowercase hex digits, the SHA-256 "
+                                            "'glove bundle add' printed)",
+                                            field);
+                memcpy(b->digest, s, len + 1);
+                p->n_bundles = i + 1;
+        }
+        return 0;
+}
+
 static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size_t errlen) {
-        static const char *const names[] = { "template", "exposures", "limits", "net", "ttl_seconds", NULL };
+        static const char *const names[] = { "template", "exposures", "bundles", "limits", "net", "ttl_seconds",
+                                             NULL };
         const char *s = NULL;
         json_t *v;
         size_t len = 0;
@@ -448,8 +528,11 @@ static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size
 
         if (!json_is_object(plan))
                 return error_format(err, errlen, -EBADMSG, "/: a plan is a JSON object");
-        r = control_members_known(plan, "", "a plan", names, "template, exposures, limits, net, ttl_seconds", err,
-                                  errlen);
+        r = expansion_refused(plan, "", err, errlen);
+        if (r < 0)
+                return r;
+        r = control_members_known(plan, "", "a plan", names, "template, exposures, bundles, limits, net, ttl_seconds",
+                                  err, errlen);
         if (r < 0)
                 return r;
 
@@ -467,6 +550,12 @@ static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size
         v = json_object_get(plan, "exposures");
         if (v) {
                 r = exposures_parse(v, p, err, errlen);
+                if (r < 0)
+                        return r;
+        }
+        v = json_object_get(plan, "bundles");
+        if (v) {
+                r = bundles_parse(v, p, err, errlen);
                 if (r < 0)
                         return r;
         }
@@ -615,6 +704,12 @@ int glove_plan_match(const struct glove_plan *plan, const struct glove_gloved_po
                         return error_format(err, errlen, -EPERM, "/exposures/%zu/ref: %s@%" PRIu64 ": %s", i,
                                             x->alias, x->generation, why[0] ? why : "not in the catalog");
         }
+        for (size_t i = 0; i < plan->n_bundles; i++)
+                if (!glove_gloved_policy_bundle(policy, plan->bundles[i].alias))
+                        return error_format(err, errlen, -EPERM,
+                                            "/bundles/%zu/alias: gloved.json maps no bundle alias \"%s\" to a "
+                                            "target (its \"bundles\")",
+                                            i, plan->bundles[i].alias);
         *ret_effective = eff;
         return 0;
 }
@@ -668,6 +763,9 @@ int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_js
         }
         r = glove_plan_match(&plan, ctx->policy, ctx->lookup, ctx->lookup_userdata, ret_effective, reason,
                              reasonlen);
+        if (r >= 0 && plan.n_bundles > 0 && ctx->bundles_unavailable)
+                r = error_format(reason, reasonlen, -EPERM, "/bundles: bundle projection is not offered here: %s",
+                                 ctx->bundles_unavailable);
         if (r < 0) {
                 *ret_code = GLOVE_CONTROL_PLAN_REFUSED;
                 return -EBADMSG;
@@ -675,6 +773,22 @@ int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_js
         *ret = plan;
         plan = (struct glove_plan) {};
         return 0;
+}
+
+json_t *glove_plan_projections_json(const struct glove_plan *plan, const struct glove_gloved_policy *policy) {
+        _cleanup_json_ json_t *a = json_array();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < plan->n_bundles; i++) {
+                const struct glove_gloved_bundle_alias *b = glove_gloved_policy_bundle(policy, plan->bundles[i].alias);
+
+                if (!b || json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t) i, "alias",
+                                                             b->alias, "target", b->target, "digest",
+                                                             plan->bundles[i].digest)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
 }
 
 json_t *glove_plan_limits_to_json(const struct glove_plan_limits *l) {
@@ -714,6 +828,12 @@ int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *para
                            "ttl_seconds", (json_int_t) plan.ttl_seconds);
         if (!result)
                 goto oom;
+        if (plan.n_bundles > 0) {
+                json_t *bundles = glove_plan_projections_json(&plan, ctx->policy);
+
+                if (!bundles || json_object_set_new(result, "bundles", bundles) < 0)
+                        goto oom;
+        }
         *ret_result = TAKE_PTR(result);
         return 0;
 oom:

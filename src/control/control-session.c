@@ -28,6 +28,7 @@
 #include "fd-util.h"
 #include "frame-util.h"
 #include "glove/audit.h"
+#include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
 #include "glove/sandbox.h"
@@ -778,6 +779,45 @@ static int exposures_resolve(struct glove_control_sessions *s, const struct glov
         return 0;
 }
 
+/* The plan's bundles, each opened beneath the owner's bundle store and
+ * checked whole (docs/bundles.md: type, owner, links, size, SHA-256): what
+ * the supervisor is told to project, [{"id", "alias", "target", "digest",
+ * "dev", "ino", "size", "ctime_ns"}], in *ret. The supervisor checks each
+ * again and mounts only the file with this identity. A bundle that fails
+ * a check refuses the start, naming the check. */
+static int bundles_verify(struct glove_control_sessions *s, const struct glove_plan *plan, json_t **ret, char *err,
+                          size_t errlen) {
+        _cleanup_json_ json_t *out = glove_plan_projections_json(plan, s->policy);
+        _cleanup_close_ int root = -EBADF;
+        struct glove_error e = {};
+
+        if (!out)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        if (plan->n_bundles == 0) {
+                *ret = TAKE_PTR(out);
+                return 0;
+        }
+        root = glove_bundle_root_open(s->state_fd, false, &e);
+        if (root < 0)
+                return error_format(err, errlen, root, "/bundles: %s: %s", e.stage, e.message);
+        for (size_t i = 0; i < plan->n_bundles; i++) {
+                struct glove_bundle b = { .fd = -EBADF };
+                _cleanup_json_ json_t *id = NULL;
+                int r;
+
+                r = glove_bundle_open(root, plan->bundles[i].digest, GLOVE_BUNDLE_MAX_BYTES, &b, &e);
+                if (r < 0)
+                        return error_format(err, errlen, r, "/bundles/%zu/digest: %s: %s", i, e.stage, e.message);
+                id = json_pack("{s:I,s:I,s:I,s:I}", "dev", (json_int_t) b.dev, "ino", (json_int_t) b.ino, "size",
+                               (json_int_t) b.size, "ctime_ns", (json_int_t) b.ctime_ns);
+                glove_bundle_done(&b);
+                if (!id || json_object_update(json_array_get(out, i), id) < 0)
+                        return error_format(err, errlen, -ENOMEM, "Out of memory");
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
 /* Not synced: the supervisor reads it from the page cache, and a crash
  * that could lose it ends the session anyway (another boot id). */
 static int write_file_at(int dirfd, const char *name, const char *text, size_t len) {
@@ -819,10 +859,10 @@ static int leftovers_remove(struct glove_control_sessions *s, const char *id, ch
  * session's directory and policy. The directory's descriptor in
  * *ret_dir_fd. */
 static int start_prepare(struct glove_control_sessions *s, const struct glove_control_session *x,
-                         const struct glove_gloved_template **ret_template, int *ret_dir_fd, char *err,
-                         size_t errlen) {
+                         const struct glove_gloved_template **ret_template, json_t **ret_projections,
+                         int *ret_dir_fd, char *err, size_t errlen) {
         _cleanup_(glove_plan_done) struct glove_plan plan = {};
-        _cleanup_json_ json_t *plan_json = NULL, *policy = NULL;
+        _cleanup_json_ json_t *plan_json = NULL, *policy = NULL, *projections = NULL;
         _cleanup_free_ char *canonical = NULL, *text = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         char *paths[GLOVE_PLAN_EXPOSURES_MAX] = {};
@@ -850,6 +890,8 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
                                     plan.template_id);
         r = exposures_resolve(s, &plan, paths, err, errlen);
         if (r >= 0)
+                r = bundles_verify(s, &plan, &projections, err, errlen);
+        if (r >= 0)
                 r = session_policy(t, &plan, &eff, paths, &policy);
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
                 free(paths[i]);
@@ -876,6 +918,7 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
                 return error_format(err, errlen, r, "Cannot write the session's policy in %s/%s/%s: %s", s->state,
                                     GLOVE_SESSIONS_DIR_NAME, x->id, strerror(-r));
         *ret_template = t;
+        *ret_projections = TAKE_PTR(projections);
         *ret_dir_fd = TAKE_FD(dir_fd);
         return 0;
 }
@@ -971,7 +1014,28 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd,
         return r == 0 ? 0 : -r;
 }
 
-static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x, char **ret) {
+/* The binding the receipt commits: the session's, and what it projects
+ * without the identities only gloved and the supervisor need. */
+static json_t *launch_binding(const struct glove_control_session *x, const json_t *projections) {
+        _cleanup_json_ json_t *b = managed_binding(x), *committed = json_array();
+        size_t i;
+        json_t *p;
+
+        if (!b || !committed)
+                return NULL;
+        json_array_foreach(projections, i, p)
+                if (json_array_append_new(committed, json_pack("{s:O,s:O,s:O,s:O}", "id", json_object_get(p, "id"),
+                                                               "alias", json_object_get(p, "alias"), "target",
+                                                               json_object_get(p, "target"), "digest",
+                                                               json_object_get(p, "digest"))) < 0)
+                        return NULL;
+        if (json_array_size(committed) > 0 && json_object_set(b, "projections", committed) < 0)
+                return NULL;
+        return TAKE_PTR(b);
+}
+
+static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x,
+                     const json_t *projections, char **ret) {
         _cleanup_json_ json_t *spec = NULL, *argv = json_array(), *env = json_array();
         char *text;
 
@@ -983,8 +1047,10 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         for (char **e = t->env; e && *e; e++)
                 if (json_array_append_new(env, json_string(*e)) < 0)
                         return -ENOMEM;
-        spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", managed_binding(x));
+        spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", launch_binding(x, projections));
         if (!spec)
+                return -ENOMEM;
+        if (json_array_size(projections) > 0 && json_object_set(spec, "projections", (json_t *) projections) < 0)
                 return -ENOMEM;
         if (t->rows > 0 &&
             json_object_set_new(spec, "terminal", json_pack("{s:i,s:i}", "rows", (int) t->rows, "cols",
@@ -1084,6 +1150,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF, channel_fd = -EBADF;
         _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
         _cleanup_free_ char *spec = NULL;
+        _cleanup_json_ json_t *projections = NULL;
         const struct glove_gloved_template *t = NULL;
         struct glove_control_session u = {};
         unsigned long long starttime = 0;
@@ -1105,10 +1172,10 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
                             "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
 
-        r = start_prepare(s, &x, &t, &dir_fd, err, sizeof(err));
+        r = start_prepare(s, &x, &t, &projections, &dir_fd, err, sizeof(err));
         if (r < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
-        r = spec_text(t, &x, &spec);
+        r = spec_text(t, &x, projections, &spec);
         if (r < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED,
                                     r == -E2BIG ? "the template's argv and environment are too large to hand over"

@@ -20,6 +20,7 @@
 
 #include "cgroup-util.h"
 #include "fd-util.h"
+#include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
@@ -217,7 +218,7 @@ static int run(void) {
         _cleanup_json_ json_t *doctor = NULL, *capabilities = NULL;
         struct glove_plan_context plans = {};
         _cleanup_close_ int sfd = -EBADF;
-        char err[1024] = "";
+        char err[1024] = "", bundles_why[GLOVE_ERROR_MESSAGE_MAX + 64] = "";
         sigset_t mask;
         int r;
 
@@ -309,6 +310,26 @@ static int run(void) {
                                        &capabilities);
         if (r < 0)
                 return log_error_errno(r, "Cannot make the capabilities answer: %m");
+        /* the bundle store, made if missing and checked: what a plan's
+         * bundles are opened beneath (docs/bundles.md); one that fails its
+         * check is said, and no plan may name a bundle */
+        {
+                struct glove_error e = {};
+                int root = glove_bundle_root_open(state_fd, true, &e);
+
+                if (root < 0) {
+                        (void) snprintf(bundles_why, sizeof(bundles_why), "the bundle store is refused: %s",
+                                        e.message);
+                        log_warning("gloved: %s", bundles_why);
+                        plans.bundles_unavailable = bundles_why;
+                }
+                safe_close(root);
+                r = glove_control_capabilities_bundles(capabilities, root < 0 ? bundles_why : NULL);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot make the capabilities answer: %m");
+                if (!sessions)
+                        plans.bundles_unavailable = "managed sessions cannot start here";
+        }
 
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)

@@ -22,6 +22,7 @@
 
 #include "fd-util.h"
 #include "file-util.h"
+#include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
@@ -92,6 +93,83 @@ static void dirs_donep(struct glove_dirs *d) {
         glove_dirs_done(d);
 }
 
+/* The bundles gloved checked, each opened and checked again here and held
+ * open until the session ends; the sandbox mounts a file only if it is
+ * still the one with this identity. */
+struct projections {
+        struct glove_sandbox_projection v[GLOVE_PLAN_BUNDLES_MAX];
+        struct glove_bundle b[GLOVE_PLAN_BUNDLES_MAX];
+        char *source[GLOVE_PLAN_BUNDLES_MAX];
+        size_t n;
+};
+
+static void projections_done(struct projections *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                glove_bundle_done(&p->b[i]);
+                free(p->source[i]);
+        }
+        p->n = 0;
+}
+
+static json_int_t member_int(const json_t *o, const char *key) {
+        const json_t *v = json_object_get(o, key);
+
+        return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static int projections_open(const json_t *spec, const struct glove_dirs *dirs, struct projections *ret,
+                            struct glove_error *e) {
+        const json_t *a = json_object_get(spec, "projections"), *p;
+        _cleanup_close_ int state = -EBADF, root = -EBADF;
+        size_t i;
+        int r;
+
+        if (!a)
+                return 0;
+        if (!json_is_array(a) || json_array_size(a) > GLOVE_PLAN_BUNDLES_MAX)
+                return glove_error_set(e, EBADMSG, "projection", "The spec's projections do not decode");
+        state = open(dirs->state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (state < 0)
+                return glove_error_set(e, negative_errno(), "projection", "Cannot open %s: %m", dirs->state);
+        root = glove_bundle_root_open(state, false, e);
+        if (root < 0)
+                return root;
+        json_array_foreach(a, i, p) {
+                const char *digest = json_string_value(json_object_get(p, "digest")),
+                           *target = json_string_value(json_object_get(p, "target"));
+                struct glove_bundle *b = &ret->b[i];
+
+                b->fd = -EBADF;
+                if (!digest || !target)
+                        return glove_error_set(e, EBADMSG, "projection", "The spec's projection %zu does not decode",
+                                               i);
+                r = glove_bundle_open(root, digest, GLOVE_BUNDLE_MAX_BYTES, b, e);
+                if (r < 0)
+                        return r;
+                ret->n = i + 1;
+                /* gloved checked this very file at the start */
+                if (member_int(p, "dev") != (json_int_t) b->dev || member_int(p, "ino") != (json_int_t) b->ino ||
+                    member_int(p, "size") != (json_int_t) b->size || member_int(p, "ctime_ns") != b->ctime_ns)
+                        return glove_error_set(e, ESTALE, GLOVE_BUNDLE_CHECK_IDENTITY,
+                                               "Bundle %s is not the file gloved checked when the session started "
+                                               "(replaced or changed since)",
+                                               digest);
+                if (asprintf(&ret->source[i], "%s/%s/%s", dirs->state, GLOVE_BUNDLES_DIR_NAME, digest) < 0) {
+                        ret->source[i] = NULL;
+                        return glove_error_set(e, ENOMEM, "projection", "Out of memory");
+                }
+                ret->v[i] = (struct glove_sandbox_projection) {
+                        .source = ret->source[i],
+                        .target = target,
+                        .dev = b->dev,
+                        .ino = b->ino,
+                        .size = b->size,
+                        .ctime_ns = b->ctime_ns,
+                };
+        }
+        return 0;
+}
+
 int supervisor_main(const char *id) {
         _cleanup_free_ char *text = NULL, *policy_path = NULL;
         _cleanup_json_ json_t *spec = NULL;
@@ -102,6 +180,8 @@ int supervisor_main(const char *id) {
         const json_t *managed, *terminal;
         struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD,
                                                  .dir_fd = GLOVE_SUPERVISOR_DIR_FD };
+        struct projections proj = {};
+        struct glove_error perr = {};
         struct stat st;
         char err[1024] = "", name[64];
         size_t len = 0;
@@ -164,12 +244,15 @@ int supervisor_main(const char *id) {
         }, &s);
         if (r < 0)
                 return EXIT_FAILURE;
-        if (glove_session_load_policy(s) >= 0 && glove_session_seal(s) >= 0)
+        r = projections_open(spec, &dirs, &proj, &perr);
+        if (r >= 0 && glove_session_load_policy(s) >= 0 && glove_session_seal(s) >= 0)
                 (void) glove_session_run(s, &(const struct glove_session_run_options) {
                         .argv = argv,
                         .receipt_fd = -1,
                         .managed = managed,
                         .channel = &channel,
+                        .projections = proj.v,
+                        .n_projections = proj.n,
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved
@@ -180,7 +263,8 @@ int supervisor_main(const char *id) {
         /* nothing takes what comes on the channel any more */
         (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, GLOVE_CHANNEL_NAME, 0);
         (void) close(GLOVE_SUPERVISOR_CHANNEL_FD);
-        r = write_result(&out, glove_session_error(s));
+        projections_done(&proj);
+        r = write_result(&out, glove_error_is_set(&perr) ? &perr : glove_session_error(s));
         if (r < 0) {
                 log_error("gloved --supervise %s: cannot write %s: %s", id, GLOVE_SESSION_RESULT_NAME, strerror(-r));
                 return EXIT_FAILURE;

@@ -101,8 +101,8 @@ static int add_to_list(json_t *o, const char *key, const char *path) {
         return json_array_append_new(list, glove_json_string_lossy(path, strlen(path))) < 0 ? -ENOMEM : 0;
 }
 
-/* Every grant and recreated symlink in one record ("grants", in mount
- * order), and every protected path in another ("readonly", "placeholders",
+/* Every grant, recreated symlink and projected file in one record
+ * ("grants", in mount order), and every protected path in another ("readonly", "placeholders",
  * "watched"): they take effect together, and one record each keeps a run's
  * share of the log small (docs/audit.md). */
 static int record_paths(const struct plan *plan, struct glove_audit *a) {
@@ -132,6 +132,15 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                 if (!item || json_array_append_new(grants, item) < 0)
                         return -ENOMEM;
         }
+        for (size_t i = 0; i < plan->n_projections; i++) {
+                const struct glove_sandbox_projection *p = plan->projections[i].p;
+                json_t *item = json_pack("{s:o,s:s,s:s,s:o}", "path", glove_json_string_lossy(p->target, strlen(p->target)),
+                                         "access", "projection", "rule", "projection", "source",
+                                         glove_json_string_lossy(p->source, strlen(p->source)));
+
+                if (!item || json_array_append_new(grants, item) < 0)
+                        return -ENOMEM;
+        }
         allowed = json_pack("{s:O}", "grants", grants);
         if (!allowed)
                 return -ENOMEM;
@@ -156,7 +165,8 @@ static int record_paths(const struct plan *plan, struct glove_audit *a) {
                 .event = "path",
                 .decision = "allow",
                 .reason = "granted: ro read-only, rw read-write (live), tmpfs an empty private tmpfs (nothing "
-                          "reaches the host), symlink a host symlink recreated inside",
+                          "reaches the host), symlink a host symlink recreated inside, projection a checked host "
+                          "file read-only and noexec",
                 .extra = allowed,
         });
         if (r < 0)

@@ -7,6 +7,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -87,23 +88,38 @@ static int prepare_root_trees(struct plan *plan, pid_t pid) {
                                                     "idmapped mounts; see 'glove doctor')"
                                                   : "");
         }
+        /* projected files: read-only, idmapped so that the agent's uid may
+         * read the invoker's 0400 file (sandbox-projection.c) */
+        for (size_t i = 0; i < plan->n_projections; i++) {
+                int r = projection_clone(plan, &plan->projections[i], userns);
+
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
+/* Tree |i| of MSG_TREES' numbering: the grants', then the projections'. */
+static int tree_at(const struct plan *plan, size_t i) {
+        return i < plan->n_grants ? plan->grants[i].tree_fd : plan->projections[i - plan->n_grants].tree_fd;
+}
+
 static int send_trees(const struct plan *plan, int sync_fd) {
+        size_t total = plan->n_grants + plan->n_projections;
         int fds[64];
         size_t n = 0;
         int32_t first = 0;
 
-        for (size_t i = 0; i <= plan->n_grants; i++) {
-                if (i < plan->n_grants && plan->grants[i].tree_fd >= 0) {
+        if (total > INT32_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i <= total; i++) {
+                if (i < total && tree_at(plan, i) >= 0) {
                         if (n == 0)
                                 first = (int32_t) i;
-                        fds[n++] = plan->grants[i].tree_fd;
+                        fds[n++] = tree_at(plan, i);
                 }
                 /* one message per run of consecutive trees, at most 64 each */
-                if (n > 0 && (i == plan->n_grants || n == ELEMENTSOF(fds) || i + 1 >= plan->n_grants ||
-                              plan->grants[i + 1].tree_fd < 0)) {
+                if (n > 0 && (i == total || n == ELEMENTSOF(fds) || i + 1 >= total || tree_at(plan, i + 1) < 0)) {
                         struct sync_msg m = { .type = MSG_TREES, .status = first, .error = (int32_t) n };
                         int r = sync_send(sync_fd, &m, fds, n);
                         if (r < 0)
@@ -150,11 +166,21 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
                                 sync_fail(sync_fd, STAGE_IDENTITY, errno, "PR_SET_PDEATHSIG");
                         return;
                 }
+                /* indexes from n_grants on are the projections' */
                 if (m.type != MSG_TREES || m.status < 0 || m.error < 0 || (size_t) m.error != n ||
-                    (size_t) m.status + n > plan->n_grants)
+                    (size_t) m.status > plan->n_grants + plan->n_projections ||
+                    n > plan->n_grants + plan->n_projections - (size_t) m.status)
                         sync_fail(sync_fd, STAGE_SYNC, EBADMSG, "unexpected message from the supervisor");
-                for (size_t i = 0; i < n; i++)
-                        plan->grants[(size_t) m.status + i].tree_fd = fds[i];
+                for (size_t i = 0; i < n; i++) {
+                        size_t k = (size_t) m.status + i;
+                        int *slot = k < plan->n_grants ? &plan->grants[k].tree_fd
+                                                       : &plan->projections[k - plan->n_grants].tree_fd;
+
+                        /* each tree is sent once */
+                        if (*slot >= 0)
+                                sync_fail(sync_fd, STAGE_SYNC, EBADMSG, "a tree sent twice by the supervisor");
+                        *slot = fds[i];
+                }
         }
 }
 
@@ -202,6 +228,8 @@ pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_p
                 timeline_mark("init: cloned");
                 for (size_t i = 0; i < plan->n_grants; i++)
                         plan->grants[i].fd = plan->grants[i].tree_fd = -EBADF;
+                for (size_t i = 0; i < plan->n_projections; i++)
+                        plan->projections[i].fd = plan->projections[i].tree_fd = -EBADF;
                 child_wait_go(plan, fd);
                 timeline_mark("init: go");
                 sandbox_init_main(plan, fd);
@@ -242,5 +270,7 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd) {
         }
         for (size_t i = 0; i < plan->n_grants; i++)
                 plan->grants[i].tree_fd = safe_close(plan->grants[i].tree_fd);
+        for (size_t i = 0; i < plan->n_projections; i++)
+                plan->projections[i].tree_fd = safe_close(plan->projections[i].tree_fd);
         return r;
 }

@@ -750,6 +750,11 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         r = plan_symlinks(plan, opts);
         if (r < 0)
                 return r;
+        /* after the symlinks, which a target must not meet; their sources
+         * are not Glove's private paths' business (sandbox-projection.c) */
+        r = plan_projections(plan, opts);
+        if (r < 0)
+                return r;
         r = plan_protect(plan);
         if (r < 0 && !glove_error_is_set(plan->error))
                 /* what protect_one() saw but did not name */
@@ -785,6 +790,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
 
 void plan_done(struct plan *plan) {
         protect_done(plan);
+        projections_done(plan);
         for (size_t i = 0; i < plan->n_grants; i++) {
                 safe_close(plan->grants[i].fd);
                 safe_close(plan->grants[i].tree_fd);

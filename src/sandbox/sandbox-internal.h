@@ -51,6 +51,7 @@ enum stage {
         STAGE_NET,
         STAGE_LIMITS,
         STAGE_OVERLAY,
+        STAGE_PROJECTION,
         _STAGE_MAX,
 };
 
@@ -60,7 +61,8 @@ const char *stage_to_string(enum stage s);
  * (sandbox.c's table says which carry descriptors). */
 enum msg_type {
         MSG_GO = FRAME_TYPE_SYNC_BASE + 1, /* supervisor -> init: maps written, trees attached */
-        MSG_TREES,          /* supervisor -> init: detached grant trees (SCM_RIGHTS), root mode */
+        MSG_TREES,          /* supervisor -> init: detached grant trees, then projections' (SCM_RIGHTS),
+                             * root mode */
         MSG_SETUP_FAILED,   /* init/agent -> supervisor */
         MSG_EXEC_FAILED,    /* agent -> supervisor */
         MSG_AGENT_EXITED,   /* init -> supervisor */
@@ -78,7 +80,8 @@ struct sync_msg {
         uint32_t type;
         int32_t stage;
         int32_t error;   /* positive errno */
-        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES); the grant (MSG_LAYER);
+        int32_t status;  /* wait status (MSG_AGENT_EXITED); first index (MSG_TREES: a grant's below
+                          * n_grants, projection i - n_grants's from there); the grant (MSG_LAYER);
                           * the signal (MSG_SIGNAL) */
         char detail[240];
         /* MSG_AGENT_EXITED: rusage of everything init reaped */
@@ -113,6 +116,14 @@ struct grant {
 struct sym {
         char *path;
         char *target;
+};
+
+/* A file projected read-only (glove_sandbox_projection), pinned and
+ * checked by the supervisor (sandbox-projection.c). */
+struct projection {
+        const struct glove_sandbox_projection *p;
+        int fd;             /* O_PATH, pinned */
+        int tree_fd;        /* root mode: detached tree cloned by the supervisor */
 };
 
 /* A path inside a writable grant that is bound over itself: read-only for a
@@ -162,6 +173,8 @@ struct plan {
         bool private_outside;
         struct sym *syms;
         size_t n_syms;
+        struct projection *projections;
+        size_t n_projections;
         struct protect_mount *prot; /* sorted by depth */
         size_t n_prot;
         struct missing_protected *missing;
@@ -235,6 +248,23 @@ int audit_session_end(const struct glove_sandbox_options *opts, const struct glo
  * saying why (the session's error, which names the path and the flag). */
 int audit_grant_refused(const struct glove_sandbox_options *opts, const char *why);
 
+/* sandbox-projection.c: the projected files. plan_projections() checks
+ * every target against the plan's grants and symlinks, then pins and
+ * checks every source (step 1, in the supervisor): 0, or -errno with
+ * plan->error set (stage "projection"). projection_verify() is the check
+ * each side makes of a descriptor of the source: 0, -ESTALE (not the file
+ * the caller pinned), -EMLINK (more than one link), -EINVAL (not a regular
+ * file). projection_tree() gives init the projection's detached tree,
+ * read-only, nosuid, nodev and noexec: re-resolved by path and checked
+ * (the supervisor's descriptor belongs to another mount namespace), or in
+ * root mode the supervisor's own clone (projection_clone(), idmapped by
+ * the sandbox's user namespace |userns| so the agent's uid may read it). */
+int plan_projections(struct plan *plan, const struct glove_sandbox_options *opts);
+int projection_verify(const struct glove_sandbox_projection *p, int fd);
+int projection_tree(const struct projection *pr, char *detail, size_t len);
+int projection_clone(struct plan *plan, struct projection *pr, int userns);
+void projections_done(struct plan *plan);
+
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
 
@@ -244,11 +274,13 @@ int env_build(const struct glove_policy *p, char *const *host_env, const char *h
 enum mount_op_kind {
         MOUNT_OP_PRIVATE,           /* / made private, recursively */
         MOUNT_OP_CLONE_GRANT,       /* a host grant's tree cloned (before the new root hides its path) */
+        MOUNT_OP_CLONE_PROJECTION,  /* a projected file's tree cloned, checked, made read-only and noexec */
         MOUNT_OP_ROOT_TMPFS,        /* the new root: an empty tmpfs */
         MOUNT_OP_TMPFS,             /* a tmpfs grant attached */
         MOUNT_OP_ATTACH_GRANT,      /* a host grant's tree attached (a file grant onto a file) */
         MOUNT_OP_OVERLAY,           /* a host grant's tree attached as the lower layer of an overlay of |size| */
         MOUNT_OP_SYMLINK,           /* a host symlink recreated */
+        MOUNT_OP_ATTACH_PROJECTION, /* a projected file attached onto an empty file made for it */
         MOUNT_OP_WAIT_PLACEHOLDERS, /* the supervisor's word that the placeholders exist */
         MOUNT_OP_PROTECT,           /* a protected path bound over itself: read-only, or pinned */
         MOUNT_OP_PROC,
@@ -262,6 +294,7 @@ struct mount_op {
         const char *path;           /* where, as the agent sees it; borrowed from the plan */
         const char *target;         /* MOUNT_OP_SYMLINK */
         size_t grant;               /* MOUNT_OP_CLONE_GRANT, _ATTACH_GRANT: the plan's grant */
+        size_t projection;          /* MOUNT_OP_CLONE_PROJECTION, _ATTACH_PROJECTION: the plan's projection */
         uint64_t size;              /* tmpfs size in bytes */
         const char *mode;           /* tmpfs mode ("1777") */
         bool file;                  /* MOUNT_OP_ATTACH_GRANT: a file grant */

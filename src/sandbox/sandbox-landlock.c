@@ -157,6 +157,16 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
                         return r;
                 }
         }
+        /* a projected file is read, never run: its mount is noexec too */
+        for (size_t i = 0; i < plan->n_projections; i++) {
+                const char *t = plan->projections[i].p->target;
+
+                r = add_rule(ruleset, t, LL_READ_FILE, handled);
+                if (r < 0) {
+                        (void) snprintf(detail, len, "rule for %s", t);
+                        return r;
+                }
+        }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
             sys_landlock_restrict_self(ruleset, 0) < 0) {
                 (void) snprintf(detail, len, "restrict self (ABI %d)", abi);

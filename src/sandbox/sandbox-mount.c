@@ -351,6 +351,9 @@ int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
         for (size_t i = 0; i < plan->n_grants; i++)
                 if (plan->grants[i].g->kind != GLOVE_GRANT_TMPFS)
                         ADD(.kind = MOUNT_OP_CLONE_GRANT, .path = plan->grants[i].g->path, .grant = i);
+        /* a projection's source may lie under STAGING as well */
+        for (size_t i = 0; i < plan->n_projections; i++)
+                ADD(.kind = MOUNT_OP_CLONE_PROJECTION, .path = plan->projections[i].p->target, .projection = i);
         ADD(.kind = MOUNT_OP_ROOT_TMPFS, .path = "/", .size = 4 << 20, .mode = "0755");
         /* parents before children: a child is attached over its parent */
         for (size_t i = 0; i < plan->n_grants; i++) {
@@ -367,6 +370,10 @@ int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
         }
         for (size_t i = 0; i < plan->n_syms; i++)
                 ADD(.kind = MOUNT_OP_SYMLINK, .path = plan->syms[i].path, .target = plan->syms[i].target);
+        /* in the root tmpfs or a tmpfs grant (never a host grant, nor
+         * below a symlink: plan_projections()), once those exist */
+        for (size_t i = 0; i < plan->n_projections; i++)
+                ADD(.kind = MOUNT_OP_ATTACH_PROJECTION, .path = plan->projections[i].p->target, .projection = i);
         if (plan->n_pending_placeholders > 0)
                 ADD(.kind = MOUNT_OP_WAIT_PLACEHOLDERS);
         /* Protected paths, ancestors first, after every grant is in place so
@@ -389,7 +396,7 @@ int mount_plan(const struct plan *plan, struct mount_op **ret, size_t *ret_n) {
 /* What walking the plan needs besides it. */
 struct mount_walk {
         int root;               /* the new root, once made */
-        int *trees;             /* per grant: its cloned tree until attached */
+        int *trees;             /* per grant, then per projection: its cloned tree until attached */
         size_t n_trees;
         int sync_fd;
 };
@@ -563,6 +570,13 @@ static int mount_op_run(const struct plan *plan, const struct mount_op *op, stru
                         return r;
                 w->trees[op->grant] = r;
                 return 0;
+        case MOUNT_OP_CLONE_PROJECTION:
+                *stage = STAGE_PROJECTION;
+                r = projection_tree(&plan->projections[op->projection], detail, len);
+                if (r < 0)
+                        return r;
+                w->trees[plan->n_grants + op->projection] = r;
+                return 0;
         case MOUNT_OP_ROOT_TMPFS: {
                 _cleanup_close_ int mnt = -EBADF;
 
@@ -602,6 +616,12 @@ static int mount_op_run(const struct plan *plan, const struct mount_op *op, stru
                 return r;
         case MOUNT_OP_SYMLINK:
                 return symlink_at(w->root, op, stage, detail, len);
+        case MOUNT_OP_ATTACH_PROJECTION:
+                *stage = STAGE_PROJECTION;
+                (void) snprintf(detail, len, "attach the projection %s", op->path);
+                r = attach(w->trees[plan->n_grants + op->projection], w->root, op->path + 1, true);
+                w->trees[plan->n_grants + op->projection] = safe_close(w->trees[plan->n_grants + op->projection]);
+                return r;
         case MOUNT_OP_WAIT_PLACEHOLDERS:
                 *stage = STAGE_PROTECT;
                 (void) snprintf(detail, len, "placeholders for missing protected directories");
@@ -654,7 +674,7 @@ int mount_build_root(const struct plan *plan, int sync_fd, enum stage *ret_stage
 
         r = mount_plan(plan, &ops, &n);
         if (r >= 0) {
-                w.n_trees = plan->n_grants;
+                w.n_trees = plan->n_grants + plan->n_projections;
                 w.trees = malloc((w.n_trees ? w.n_trees : 1) * sizeof(int));
                 r = w.trees ? 0 : -ENOMEM;
         }

@@ -67,6 +67,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_NET] = "network-helper",
         [STAGE_LIMITS] = "limits",
         [STAGE_OVERLAY] = "overlay",
+        [STAGE_PROJECTION] = "projection",
 };
 
 STRING_TABLE_TO_STRING(stage_to_string, enum stage, stage_names, "unknown")

@@ -564,6 +564,8 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .retain_overlays = true,
                         .notice = o->notice,
                         .channel = o->channel,
+                        .projections = o->projections,
+                        .n_projections = o->n_projections,
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;

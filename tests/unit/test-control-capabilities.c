@@ -80,6 +80,37 @@ static void test_lifecycle(void **state) {
         assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "receipts")), 1);
 }
 
+/* bundle_projection: 0 until gloved checked its store, 1 when it did and
+ * sessions can start, 0 again with the reason when either is taken away */
+static void test_bundles(void **state) {
+        _cleanup_json_ json_t *ready = NULL, *caps = NULL;
+        json_t *schemas, *not_offered;
+
+        ready = json_pack("{s:b, s:[{s:s, s:s}]}", "ready", 1, "checks", "name", "landlock", "status", "available");
+        assert_int_equal(glove_control_capabilities(ready, "1", NULL, &caps), 0);
+        schemas = json_object_get(caps, "schemas");
+        not_offered = json_object_get(caps, "not_offered");
+        assert_int_equal(json_integer_value(json_object_get(schemas, "bundle_projection")), 0);
+        assert_string_equal(json_string_value(json_object_get(not_offered, "bundle_projection")),
+                            "the bundle store was not checked");
+        assert_int_equal(glove_control_capabilities_bundles(caps, NULL), 0);
+        assert_int_equal(json_integer_value(json_object_get(schemas, "bundle_projection")), 1);
+        assert_null(json_object_get(not_offered, "bundle_projection"));
+        assert_int_equal(glove_control_capabilities_bundles(caps, "the bundle store is refused: mode 0755"), 0);
+        assert_int_equal(json_integer_value(json_object_get(schemas, "bundle_projection")), 0);
+        assert_string_equal(json_string_value(json_object_get(not_offered, "bundle_projection")),
+                            "the bundle store is refused: mode 0755");
+        glove_json_decrefp(&caps);
+        caps = NULL;
+        /* no sessions: no projection, whatever the store */
+        assert_int_equal(glove_control_capabilities(ready, "1", "the sessions directory cannot be made", &caps), 0);
+        assert_int_equal(glove_control_capabilities_bundles(caps, NULL), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "bundle_projection")), 0);
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(caps, "not_offered"),
+                                                                 "bundle_projection")),
+                               "managed sessions cannot start here"));
+}
+
 static void test_probe(void **state) {
         _cleanup_json_ json_t *doctor = NULL, *caps = NULL;
 
@@ -93,6 +124,7 @@ static void test_probe(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_report),
+                cmocka_unit_test(test_bundles),
                 cmocka_unit_test(test_lifecycle),
                 cmocka_unit_test(test_probe),
         };

@@ -521,6 +521,144 @@ static void test_catalog(void **state) {
         glove_gloved_policy_free(policy);
 }
 
+#define D64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* bundles: an alias and a digest each, decoded strictly; an alias the
+ * owner's gloved.json does not map is refused at the match; prompt
+ * references and expansion are refused as such */
+static void test_bundles(void **state) {
+        static const char gloved_bundles[] =
+                "{\"templates\": {\"shell\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}}},"
+                " \"ceilings\": {\"memory_bytes\": 2147483648, \"pids\": 256, \"wall_seconds\": 3600,"
+                " \"output_bytes\": 1048576}, \"max_ttl_seconds\": 86400,"
+                " \"bundles\": {\"skills\": {\"target\": \"/opt/skills/SKILL.md\"},"
+                " \"notes\": {\"target\": \"/home/agent/notes.txt\"}}}";
+        static const struct {
+                const char *plan, *why;
+        } bad[] = {
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": {}}", "/bundles: must be an array" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [\"x\"]}", "/bundles/0: must be an object" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\"}]}",
+                  "/bundles/0/digest: missing" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"digest\": \"" D64 "\"}]}",
+                  "/bundles/0/alias: missing" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  "0123\"}]}", "/bundles/0/digest: not a bundle digest" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}]}", "not a bundle digest" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  "../../etc/passwd\"}]}", "/bundles/0/digest: looks like a path" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"/etc\", \"digest\": \""
+                  D64 "\"}]}", "/bundles/0/alias" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  D64 "\"}, {\"alias\": \"skills\", \"digest\": \"" D64 "\"}]}", "is named twice" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  D64 "\", \"target\": \"/x\"}]}", "unknown member" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"prompt_ref\": \"skills\"}",
+                  "/prompt_ref: not supported" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  D64 "\", \"expand\": true}]}", "/bundles/0/expand: not supported" },
+                { "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"skills\", \"digest\": \""
+                  D64 "\", \"prompt_ref\": \"x\"}]}", "/bundles/0/prompt_ref: not supported" },
+        };
+        _cleanup_json_ json_t *doc = parse(gloved_bundles), *proj = NULL, *v = NULL;
+        struct glove_gloved_policy *policy = NULL;
+        struct glove_plan_limits eff = {};
+        struct glove_plan p = {};
+        char err[512] = "";
+        size_t len;
+        char *text = NULL;
+
+        (void) state;
+        assert_int_equal(glove_gloved_policy_parse(doc, "gloved.json", "/home/u", &policy, err, sizeof(err)), 0);
+        assert_int_equal(policy->n_bundles, 2);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                err[0] = 0;
+                if (decode(bad[i].plan, err, sizeof(err)) >= 0 || !strstr(err, bad[i].why))
+                        fail_msg("%s: got \"%s\", wanted \"%s\"", bad[i].plan, err, bad[i].why);
+        }
+        /* 17 bundles: one more than a plan may name */
+        {
+                char big[4096];
+                size_t n = (size_t) snprintf(big, sizeof(big), "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [");
+
+                for (int i = 0; i < GLOVE_PLAN_BUNDLES_MAX + 1; i++)
+                        n += (size_t) snprintf(big + n, sizeof(big) - n, "%s{\"alias\": \"a%d\", \"digest\": \"" D64 "\"}",
+                                               i ? ", " : "", i);
+                (void) snprintf(big + n, sizeof(big) - n, "]}");
+                assert_true(decode(big, err, sizeof(err)) < 0);
+                assert_non_null(strstr(err, "/bundles: 17 bundles, more than 16"));
+        }
+
+        v = parse("{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": \"notes\", \"digest\": \""
+                  D64 "\"}, {\"alias\": \"skills\", \"digest\": \"" D64 "\"}]}");
+        assert_int_equal(glove_plan_decode(v, &p, err, sizeof(err)), 0);
+        assert_int_equal(p.n_bundles, 2);
+        assert_string_equal(p.bundles[1].alias, "skills");
+        assert_int_equal(glove_plan_match(&p, policy, NULL, NULL, &eff, err, sizeof(err)), 0);
+        proj = glove_plan_projections_json(&p, policy);
+        assert_non_null(proj);
+        assert_int_equal(glove_json_canonical(proj, &text, &len), 0);
+        assert_string_equal(text, "[{\"alias\":\"notes\",\"digest\":\"" D64 "\",\"id\":0,\"target\":"
+                                  "\"/home/agent/notes.txt\"},{\"alias\":\"skills\",\"digest\":\"" D64 "\",\"id\":1,"
+                                  "\"target\":\"/opt/skills/SKILL.md\"}]");
+        free(text);
+        glove_plan_done(&p);
+        /* an alias gloved.json does not map */
+        assert_int_equal(match(policy, "{\"template\": \"shell\", \"ttl_seconds\": 1, \"bundles\": [{\"alias\": "
+                                       "\"other\", \"digest\": \"" D64 "\"}]}",
+                               NULL, NULL, &eff, err, sizeof(err)),
+                         -EPERM);
+        assert_non_null(strstr(err, "/bundles/0/alias: gloved.json maps no bundle alias \"other\""));
+        glove_gloved_policy_free(policy);
+}
+
+/* gloved.json's bundles: alias -> a normalized absolute target, each refused
+ * naming the member otherwise */
+static void test_gloved_bundles(void **state) {
+        static const struct {
+                const char *bundles, *why;
+        } bad[] = {
+                { "[]", "/bundles: must be an object" },
+                { "{\"Skills\": {\"target\": \"/a\"}}", "(a bundle alias)" },
+                { "{\"s\": \"/a\"}", "/bundles/s: must be {\"target\"" },
+                { "{\"s\": {}}", "/bundles/s/target: missing" },
+                { "{\"s\": {\"target\": \"/a\", \"mode\": \"rw\"}}", "unknown member" },
+                { "{\"s\": {\"target\": \"a/b\"}}", "is not an absolute path" },
+                { "{\"s\": {\"target\": \"/a/../b\"}}", "is not a normalized path" },
+                { "{\"s\": {\"target\": \"/a//b\"}}", "is not a normalized path" },
+                { "{\"s\": {\"target\": \"/a/\"}}", "is not a normalized path" },
+                { "{\"s\": {\"target\": \"/a/./b\"}}", "is not a normalized path" },
+                { "{\"s\": {\"target\": \"/\"}}", "not at / or in /proc or /dev" },
+                { "{\"s\": {\"target\": \"/proc/self/x\"}}", "not at / or in /proc or /dev" },
+                { "{\"s\": {\"target\": \"/dev\"}}", "not at / or in /proc or /dev" },
+                { "{\"s\": {\"target\": \"/a\"}, \"t\": {\"target\": \"/a\"}}", "the same target as /bundles/" },
+        };
+        char text[512], err[512];
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct glove_gloved_policy *p = NULL;
+                json_t *doc;
+
+                (void) snprintf(text, sizeof(text),
+                                "{\"templates\": {\"shell\": {\"argv\": [\"/bin/sh\"], \"policy\": {\"version\": 1}}},"
+                                " \"ceilings\": {\"memory_bytes\": 2147483648, \"pids\": 256, \"wall_seconds\": 3600,"
+                                " \"output_bytes\": 1048576}, \"max_ttl_seconds\": 1, \"bundles\": %s}",
+                                bad[i].bundles);
+                doc = parse(text);
+                err[0] = 0;
+                if (glove_gloved_policy_parse(doc, "gloved.json", "/home/u", &p, err, sizeof(err)) >= 0 ||
+                    !strstr(err, bad[i].why))
+                        fail_msg("%s: got \"%s\", wanted \"%s\"", bad[i].bundles, err, bad[i].why);
+                json_decref(doc);
+                glove_gloved_policy_free(p);
+        }
+        /* /devices and /processes are not /dev or /proc */
+        assert_int_equal(glove_bundle_target_check("/devices/x", "t", err, sizeof(err)), 0);
+        assert_int_equal(glove_bundle_target_check("/processes", "t", err, sizeof(err)), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_decode_good),    cmocka_unit_test(test_decode_modes),
@@ -528,6 +666,7 @@ int main(void) {
                 cmocka_unit_test(test_path_smuggling), cmocka_unit_test(test_identifier),
                 cmocka_unit_test(test_match),         cmocka_unit_test(test_validate),
                 cmocka_unit_test(test_catalog),
+                cmocka_unit_test(test_bundles),        cmocka_unit_test(test_gloved_bundles),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The mount plan (src/sandbox/sandbox-mount.c, mount_plan()): the steps
  * that build the sandbox's root from a plan, in the order init takes them:
- * every host grant cloned before the new root exists, grants attached
- * parents first (a file grant onto a file, tmpfs grants with their size
- * and mode), symlinks, the wait for placeholders only when there are any,
+ * every host grant and projected file cloned before the new root exists,
+ * grants attached parents first (a file grant onto a file, tmpfs grants
+ * with their size and mode), symlinks, projected files, the wait for placeholders only when there are any,
  * protected paths ancestors first, then /proc, /dev (with /dev/shm's
  * size), the root read-only, pivot_root. Walking them needs a mount
  * namespace of its own: the integration and escape suites do that. */
@@ -25,11 +25,13 @@
 static const char *const kind_names[] = {
         [MOUNT_OP_PRIVATE] = "private",
         [MOUNT_OP_CLONE_GRANT] = "clone",
+        [MOUNT_OP_CLONE_PROJECTION] = "clone-projection",
         [MOUNT_OP_ROOT_TMPFS] = "root-tmpfs",
         [MOUNT_OP_TMPFS] = "tmpfs",
         [MOUNT_OP_ATTACH_GRANT] = "attach",
         [MOUNT_OP_OVERLAY] = "overlay",
         [MOUNT_OP_SYMLINK] = "symlink",
+        [MOUNT_OP_ATTACH_PROJECTION] = "attach-projection",
         [MOUNT_OP_WAIT_PLACEHOLDERS] = "wait-placeholders",
         [MOUNT_OP_PROTECT] = "protect",
         [MOUNT_OP_PROC] = "proc",
@@ -56,6 +58,10 @@ static void check_steps(const struct plan *plan, const char *want) {
                         break;
                 case MOUNT_OP_ATTACH_GRANT:
                         k += (size_t) snprintf(got + k, sizeof(got) - k, " #%zu%s", op->grant, op->file ? " file" : "");
+                        break;
+                case MOUNT_OP_CLONE_PROJECTION:
+                case MOUNT_OP_ATTACH_PROJECTION:
+                        k += (size_t) snprintf(got + k, sizeof(got) - k, " @%zu", op->projection);
                         break;
                 case MOUNT_OP_OVERLAY:
                         k += (size_t) snprintf(got + k, sizeof(got) - k, " #%zu %ju", op->grant, (uintmax_t) op->size);
@@ -187,8 +193,53 @@ static void test_overlay(void **state) {
                            "pivot-root /\n");
 }
 
+/* Projected files: cloned with the grants, before the root tmpfs (a source
+ * under /tmp would be hidden by it), attached after the grants and symlinks
+ * (the target may lie in a tmpfs grant) and before the protected paths and
+ * /proc and /dev. */
+static void test_projections(void **state) {
+        struct glove_policy pol = { .shm_size = 0 };
+        struct glove_grant g[] = {
+                { .path = (char *) "/usr", .kind = GLOVE_GRANT_RO },
+                { .path = (char *) "/home/u/w", .kind = GLOVE_GRANT_RW },
+                { .path = (char *) "/scratch", .kind = GLOVE_GRANT_TMPFS, .size = 4096 },
+        };
+        struct grant grants[] = { { .g = &g[2], .type = S_IFDIR }, { .g = &g[0], .type = S_IFDIR },
+                                  { .g = &g[1], .type = S_IFDIR } };
+        struct sym syms[] = { { .path = (char *) "/lib", .target = (char *) "usr/lib" } };
+        struct protect_mount prot[] = { { .path = (char *) "/home/u/w/.git", .readonly = true, .is_dir = true } };
+        const struct glove_sandbox_projection p[] = {
+                { .source = "/var/lib/glove/bundles/a", .target = "/opt/bundles/a.json" },
+                { .source = "/tmp/b", .target = "/scratch/b" },
+        };
+        struct projection projections[] = { { .p = &p[0] }, { .p = &p[1] } };
+        struct plan plan = { .policy = &pol, .grants = grants, .n_grants = ELEMENTSOF(grants), .syms = syms,
+                             .n_syms = ELEMENTSOF(syms), .prot = prot, .n_prot = ELEMENTSOF(prot),
+                             .projections = projections, .n_projections = ELEMENTSOF(projections) };
+
+        (void) state;
+        check_steps(&plan, "private /\n"
+                           "clone /usr #1\n"
+                           "clone /home/u/w #2\n"
+                           "clone-projection /opt/bundles/a.json @0\n"
+                           "clone-projection /scratch/b @1\n"
+                           "root-tmpfs / 4194304 0755\n"
+                           "tmpfs /scratch 4096 0755\n"
+                           "attach /usr #1\n"
+                           "attach /home/u/w #2\n"
+                           "symlink /lib -> usr/lib\n"
+                           "attach-projection /opt/bundles/a.json @0\n"
+                           "attach-projection /scratch/b @1\n"
+                           "protect /home/u/w/.git ro\n"
+                           "proc /proc\n"
+                           "dev /dev shm 268435456\n"
+                           "root-readonly /\n"
+                           "pivot-root /\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_projections),
                 cmocka_unit_test(test_overlay),
                 cmocka_unit_test(test_grants_and_protected),
                 cmocka_unit_test(test_nothing_granted),

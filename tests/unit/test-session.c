@@ -3,10 +3,15 @@
  * (a grant of a path that does not exist), the second running /bin/true
  * with the same user directories. The second's error, warnings and
  * receipt carry nothing of the first: a failure is the session's value,
- * not the process's. Needs user namespaces (the second runs a sandbox);
- * as root, a uid of its own from /run/glove/uid as glove exec would. */
+ * not the process's. Then a file projected into a real sandbox, and the
+ * projections refused before one is made. Needs user namespaces (the
+ * sessions run sandboxes); as root, a uid of its own from /run/glove/uid
+ * as glove exec would, and then everything again as nobody (uid 65534),
+ * whose sandbox is not a root run's: its init resolves a projected file
+ * itself. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -22,10 +27,12 @@
 
 #include <cmocka.h>
 
+#include "glove/audit.h"
 #include "glove/error.h"
 #include "glove/host.h"
 #include "glove/json.h"
 #include "glove/policy.h"
+#include "glove/sandbox.h"
 #include "glove/session.h"
 #include "macro.h"
 
@@ -58,6 +65,7 @@ static int setup(void **state) {
         int r;
 
         (void) state;
+        memcpy(tmp + sizeof(tmp) - 7, "XXXXXX", 6); /* a directory of each test's own */
         assert_non_null(mkdtemp(tmp));
         path(p, sizeof(p), "home");
         assert_int_equal(mkdir(p, 0700), 0);
@@ -164,6 +172,142 @@ static void test_two_sessions(void **state) {
         json_decref(j2);
 }
 
+/* A session of glove exec over |argv| with the projections |ps|. */
+static int run_projected(const struct glove_sandbox_projection *ps, size_t n, char *const *argv,
+                         struct glove_error *ret_error) {
+        _cleanup_session_ struct glove_session *s = NULL;
+        struct glove_session_outcome o;
+
+        assert_int_equal(glove_session_new(&(const struct glove_session_options) {
+                .command = GLOVE_SESSION_EXEC,
+                .host_env = environ,
+        }, &s), 0);
+        assert_int_equal(glove_session_load_policy(s), 0);
+        assert_int_equal(glove_session_seal(s), 0);
+        (void) glove_session_run(s, &(const struct glove_session_run_options) {
+                .argv = argv,
+                .receipt_fd = -1,
+                .projections = ps,
+                .n_projections = n,
+        }, &o);
+        *ret_error = *glove_session_error(s);
+        return o.status;
+}
+
+static struct glove_sandbox_projection filled(const char *source, const char *target) {
+        struct stat st;
+
+        assert_int_equal(stat(source, &st), 0);
+        return (struct glove_sandbox_projection) {
+                .source = source,
+                .target = target,
+                .dev = (uint64_t) st.st_dev,
+                .ino = (uint64_t) st.st_ino,
+                .size = (uint64_t) st.st_size,
+                .ctime_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+        };
+}
+
+static void write_file(const char *file, const char *text, mode_t mode) {
+        int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        assert_int_equal(fchmod(fd, mode), 0);
+        assert_int_equal(close(fd), 0);
+}
+
+#define TARGET "/glove-projection/bundle"
+
+/* A projected file inside a real sandbox: its content is there; writing it
+ * fails with EROFS; running it fails with EACCES though its mode lets its
+ * owner run it (in a root run the agent is not its owner: there its mode
+ * lets everyone run it); its mount is read-only, nosuid, nodev and noexec.
+ * The agent's exit code names the first check that failed. */
+static void test_projection(void **state) {
+        char *const argv[] = {
+                (char *) "/bin/sh", (char *) "-c",
+                (char *) "t=" TARGET "\n"
+                         "[ \"$(cat $t)\" = projected ] || exit 10\n"
+                         "e=$( (echo x > $t) 2>&1 ) && exit 11\n"
+                         "case \"$e\" in *'Read-only file system'*) ;; *) echo \"$e\" >&2; exit 12;; esac\n"
+                         "e=$($t 2>&1) && exit 13\n"
+                         "case \"$e\" in *'Permission denied'*) ;; *) echo \"$e\" >&2; exit 14;; esac\n"
+                         "grep \" $t \" /proc/self/mountinfo | grep -q ' ro,nosuid,nodev,noexec' || exit 15\n",
+                NULL,
+        };
+        char source[PATH_MAX];
+        struct glove_sandbox_projection p;
+        struct glove_error e;
+        int status;
+
+        (void) state;
+        path(source, sizeof(source), "bundle");
+        write_file(source, "projected\n", getuid() == 0 ? 0555 : 0500);
+        p = filled(source, TARGET);
+        status = run_projected(&p, 1, argv, &e);
+        if (status != 0)
+                fail_msg("status %d: %s", status, e.message);
+        assert_false(glove_error_is_set(&e));
+        /* the path record lists it among the grants, with its source
+         * (canonical JSON: keys sorted) */
+        {
+                char log[PATH_MAX], want[PATH_MAX + 128];
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+                FILE *f;
+
+                path(log, sizeof(log), "state/glove/" GLOVE_AUDIT_LOG_NAME);
+                f = fopen(log, "re");
+                assert_non_null(f);
+                assert_true(getdelim(&text, &len, 0, f) > 0);
+                (void) fclose(f);
+                (void) snprintf(want, sizeof(want),
+                                "{\"access\":\"projection\",\"path\":\"" TARGET "\",\"rule\":\"projection\","
+                                "\"source\":\"%s\"}",
+                                source);
+                if (!strstr(text, want))
+                        fail_msg("the audit log lacks %s", want);
+        }
+}
+
+/* Refused before the sandbox exists, naming the target: a source replaced
+ * (another file renamed over it) after its projection was filled in; a
+ * source with a second name; a target inside a writable host grant. */
+static void test_projection_refused(void **state) {
+        char *const argv[] = { (char *) "/bin/true", NULL };
+        char source[PATH_MAX], other[PATH_MAX], inside[PATH_MAX], cwd[PATH_MAX];
+        struct glove_sandbox_projection p;
+        struct glove_error e;
+
+        (void) state;
+        path(source, sizeof(source), "bundle");
+        path(other, sizeof(other), "bundle-2");
+        write_file(source, "projected\n", 0444);
+        p = filled(source, TARGET);
+        write_file(other, "projected\n", 0444);
+        assert_int_equal(rename(other, source), 0);
+        assert_int_equal(run_projected(&p, 1, argv, &e), 125);
+        assert_string_equal(e.stage, "projection");
+        assert_non_null(strstr(e.message, TARGET));
+        assert_non_null(strstr(e.message, "the bundle changed since gloved checked it"));
+
+        assert_int_equal(link(source, other), 0);
+        p = filled(source, TARGET);
+        assert_int_equal(run_projected(&p, 1, argv, &e), 125);
+        assert_string_equal(e.stage, "projection");
+        assert_non_null(strstr(e.message, "more than one link"));
+        assert_int_equal(unlink(other), 0);
+
+        /* the current directory, granted writable */
+        assert_non_null(getcwd(cwd, sizeof(cwd)));
+        assert_true((size_t) snprintf(inside, sizeof(inside), "%s/bundle", cwd) < sizeof(inside));
+        p = filled(source, inside);
+        assert_int_equal(run_projected(&p, 1, argv, &e), 125);
+        assert_string_equal(e.stage, "projection");
+        assert_non_null(strstr(e.message, "would be made on the host"));
+}
+
 /* The error object itself: the first failure wins, context wraps it. */
 static void test_error_first_wins(void **state) {
         struct glove_error e = {};
@@ -182,16 +326,53 @@ static void test_error_first_wins(void **state) {
         assert_false(glove_error_is_set(&e));
 }
 
+#define AS_NOBODY "GLOVE_UNIT_SESSION_AS_NOBODY"
+
+/* This binary again as uid and gid 65534: its exit status. */
+static int rerun_as_nobody(void) {
+        pid_t pid;
+        int status;
+
+        (void) fflush(NULL);
+        pid = fork();
+        if (pid < 0)
+                return 1;
+        if (pid == 0) {
+                char *const argv[] = { (char *) "test-session", NULL };
+
+                if (chdir("/") < 0 || setenv(AS_NOBODY, "1", 1) < 0 || setgroups(0, NULL) < 0 ||
+                    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(1);
+                (void) execv("/proc/self/exe", argv);
+                _exit(1);
+        }
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+                return 1;
+        return WEXITSTATUS(status);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_error_first_wins),
                 cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_projection, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_projection_refused, setup, teardown),
         };
+        int r;
 
         if (!userns_available()) {
                 (void) fprintf(stderr, "test-session: user namespaces are unavailable\n");
                 /* GLOVE_TESTS_MUST_WORK: a skip is a failure */
                 return getenv("GLOVE_TESTS_MUST_WORK") ? 1 : 77;
         }
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        if (r != 0 || getuid() != 0 || getenv(AS_NOBODY))
+                return r;
+        (void) fprintf(stderr, "test-session: again as nobody\n");
+        r = rerun_as_nobody();
+        if (r == 77) {
+                (void) fprintf(stderr, "test-session: user namespaces are unavailable to nobody\n");
+                return getenv("GLOVE_TESTS_MUST_WORK") ? 1 : 0;
+        }
+        return r;
 }
