@@ -153,6 +153,13 @@ struct glove_sandbox_options {
         /* files projected read-only (gloved's verified bundles); borrowed */
         const struct glove_sandbox_projection *projections;
         size_t n_projections;
+        /* Every raw byte of the command's output (its terminal, or stdout
+         * and stderr as they are read), in order, as the relay counts it
+         * and before the transcript ring can evict any: a refinement
+         * session's evaluator (docs/refinement.md). Called from the
+         * supervisor's relay loop; it must not block. NULL: none. */
+        void (*output_observer)(void *userdata, const void *buf, size_t n);
+        void *output_observer_userdata;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of
@@ -263,6 +270,10 @@ struct glove_session_result {
         /* the agent's output, as the relay saw it */
         bool terminal;               /* it had a pty (glove's stdin and stdout were terminals), else pipes */
         bool output_limited;         /* it went past limits.output */
+        /* the relay read every output stream to its end (EOF, or EIO once
+         * every holder of the terminal closed it) and dropped nothing: what
+         * the output observer saw is all the command wrote */
+        bool output_complete;
         uint64_t output_bytes;       /* bytes it wrote, counted up to the limit */
         uint64_t stdout_bytes, stderr_bytes; /* of those, per pipe (0 with a terminal) */
         uint64_t input_bytes;        /* bytes forwarded to its stdin or terminal */

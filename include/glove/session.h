@@ -89,6 +89,10 @@ struct glove_session_run_options {
          * (glove_sandbox_options.projections); borrowed */
         const struct glove_sandbox_projection *projections;
         size_t n_projections;
+        /* gloved's supervisor, a refinement session: every raw byte of the
+         * command's output (glove_sandbox_options.output_observer) */
+        void (*output_observer)(void *userdata, const void *buf, size_t n);
+        void *output_observer_userdata;
 };
 
 struct glove_session_outcome {
@@ -99,6 +103,9 @@ struct glove_session_outcome {
         uint64_t receipt_seq;     /* when recorded: the receipt's seq in the journal */
         const char *reason;       /* how it ended: the receipt's reason (static) */
         int exit_code;            /* the command's exit code when reason is "exit", else -1 */
+        int signal;               /* the signal that ended it when reason is "signal", else 0 */
+        uint64_t wall_ms;         /* from the command's release to its end (0 when it never started) */
+        bool output_complete;     /* glove_session_result.output_complete */
         char run_id[33];          /* the run's id (GLOVE_RUN_ID_CHARS hex) */
         /* what was refused, as the receipt's "denied" says it: the
          * counts, and whether the agent's namespace and socket attempts
