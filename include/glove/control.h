@@ -310,6 +310,12 @@ int glove_control_capabilities(const json_t *doctor, const char *glove_version, 
  * NULL (gloved opened and checked its bundle store), else 0 with the
  * reason in not_offered. */
 int glove_control_capabilities_bundles(json_t *caps, const char *unavailable);
+/* refinement_eval in |caps|: 1 (refinement-eval-v1) when lifecycle and
+ * bundle_projection are 1 (the runtime and the bundle store were both
+ * made and checked), else 0 with the reason; the reason in *ret_why (a
+ * static string, NULL when offered). Call after
+ * glove_control_capabilities_bundles(). */
+int glove_control_capabilities_refinement(json_t *caps, const char **ret_why);
 
 /* ---- gloved's durable state (control-store.c) ---- */
 
@@ -504,6 +510,11 @@ struct glove_plan {
         size_t n_exposures;
         struct glove_plan_bundle bundles[GLOVE_PLAN_BUNDLES_MAX];
         size_t n_bundles;
+        /* "kind": "refinement" (docs/refinement.md, "Refinement plans"): a
+         * fixture bundle, read by gloved and never projected, and exactly
+         * one bundle, the skill set, projected */
+        bool refinement;
+        char fixture[65];
         struct glove_plan_limits limits; /* 0: not asked for */
         char net[GLOVE_PLAN_NET_MAX][GLOVE_PLAN_DEST_MAX + 1];
         size_t n_net;
@@ -562,6 +573,9 @@ struct glove_plan_context {
         /* why no bundle can be projected (capabilities' bundle_projection
          * 0): a plan naming one is refused; NULL: they can */
         const char *bundles_unavailable;
+        /* why refinement plans cannot run (capabilities' refinement_eval
+         * 0): one is refused; NULL: they can */
+        const char *refinement_unavailable;
 };
 int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *params, json_t **ret_result,
                         int *ret_code, char *reason, size_t reasonlen);
@@ -726,6 +740,14 @@ int glove_control_receipts_refresh(struct glove_control_receipts *r);
  * when there is none. */
 int glove_control_receipts_find_session(struct glove_control_receipts *r, const char *session, json_t **ret,
                                         uint64_t *ret_seq);
+/* Whether the journal's record |seq| is bound to |session| (its managed
+ * binding): 1 with whether it is a refinement receipt, 0 when it is not
+ * there or another's. */
+int glove_control_receipts_kind_at(struct glove_control_receipts *r, uint64_t seq, const char *session,
+                                   bool *ret_refinement);
+/* The last refinement receipt bound to |session|: 1 with its seq, 0 none. */
+int glove_control_receipts_find_refinement(struct glove_control_receipts *r, const char *session,
+                                           uint64_t *ret_seq);
 /* receipts.page and receipts.ack (userdata: struct glove_control_state) */
 int glove_control_receipts_page_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                        int *ret_code, char *reason, size_t reasonlen);

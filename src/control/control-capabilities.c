@@ -33,7 +33,9 @@ static const struct {
         /* 1 only when sessions can start and the bundle store checks out:
          * glove_control_capabilities_bundles() */
         { "bundle_projection", 0, "the bundle store was not checked" },
-        { "refinement_eval", 0, "refinement evaluation is not built" },
+        /* 1 only with lifecycle and bundle_projection:
+         * glove_control_capabilities_refinement() */
+        { "refinement_eval", 0, "the runtime and the bundle store were not checked" },
         { "guest_channel", 0, "guest channels are not built" },
         { "remote_backend", 0, "there is no remote backend" },
         { "retained_change_apply", 0, "retained-change apply is not built" },
@@ -154,5 +156,27 @@ int glove_control_capabilities_bundles(json_t *caps, const char *unavailable) {
         if (json_object_set_new(schemas, "bundle_projection", json_integer(1)) < 0)
                 return -ENOMEM;
         (void) json_object_del(not_offered, "bundle_projection");
+        return 0;
+}
+
+int glove_control_capabilities_refinement(json_t *caps, const char **ret_why) {
+        json_t *schemas = json_object_get(caps, "schemas"), *not_offered = json_object_get(caps, "not_offered");
+        const char *why = NULL;
+
+        if (!json_is_object(schemas) || !json_is_object(not_offered))
+                return -EINVAL;
+        if (json_integer_value(json_object_get(schemas, "lifecycle")) != 1)
+                why = "managed sessions cannot start here, so no refinement session runs";
+        else if (json_integer_value(json_object_get(schemas, "bundle_projection")) != 1)
+                why = "the bundle store is not in order, so no fixture can be read nor skill projected";
+        *ret_why = why;
+        if (why)
+                return json_object_set_new(schemas, "refinement_eval", json_integer(0)) < 0 ||
+                                       json_object_set_new(not_offered, "refinement_eval", json_string(why)) < 0
+                               ? -ENOMEM
+                               : 0;
+        if (json_object_set_new(schemas, "refinement_eval", json_integer(1)) < 0)
+                return -ENOMEM;
+        (void) json_object_del(not_offered, "refinement_eval");
         return 0;
 }

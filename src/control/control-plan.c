@@ -518,9 +518,56 @@ static int bundles_parse(const json_t *arr, struct glove_plan *p, char *err, siz
         return 0;
 }
 
+/* "kind": absent or "session" (a session judged by nothing but its
+ * receipt), or "refinement": then "fixture" (a digest) and exactly one
+ * bundle, the skill set (docs/refinement.md, "Refinement plans"). */
+static int kind_parse(const json_t *plan, struct glove_plan *p, char *err, size_t errlen) {
+        const json_t *kind = json_object_get(plan, "kind"), *fixture = json_object_get(plan, "fixture");
+        const char *s = NULL;
+        size_t len = 0;
+        int r;
+
+        if (kind) {
+                r = string_of(kind, "/kind", &s, &len, err, errlen);
+                if (r < 0)
+                        return r;
+                if (path_like(s, len))
+                        return error_format(err, errlen, -EBADMSG, "/kind: looks like a path: %s", path_like(s, len));
+                if (strcmp(s, "refinement") == 0)
+                        p->refinement = true;
+                else if (strcmp(s, "session") != 0)
+                        return error_format(err, errlen, -EBADMSG, "/kind: \"session\" or \"refinement\"");
+        }
+        if (!p->refinement) {
+                if (fixture)
+                        return error_format(err, errlen, -EBADMSG, "/fixture: only a plan of kind \"refinement\" "
+                                                                   "names a fixture");
+                return 0;
+        }
+        if (!fixture)
+                return error_format(err, errlen, -EBADMSG,
+                                    "/fixture: missing (a refinement plan names its fixture bundle by digest)");
+        r = string_of(fixture, "/fixture", &s, &len, err, errlen);
+        if (r < 0)
+                return r;
+        if (path_like(s, len))
+                return error_format(err, errlen, -EBADMSG, "/fixture: looks like a path: %s", path_like(s, len));
+        if (len != GLOVE_BUNDLE_DIGEST_CHARS || !glove_bundle_digest_valid(s))
+                return error_format(err, errlen, -EBADMSG,
+                                    "/fixture: not a bundle digest (64 lowercase hex digits, the SHA-256 'glove "
+                                    "bundle add' printed)");
+        memcpy(p->fixture, s, len + 1);
+        if (p->n_bundles != 1)
+                return error_format(err, errlen, -EBADMSG,
+                                    "/bundles: a refinement plan projects exactly one bundle, the skill set (it "
+                                    "names %zu)",
+                                    p->n_bundles);
+        return 0;
+}
+
 static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size_t errlen) {
         static const char *const names[] = { "template", "exposures", "bundles", "limits", "net", "ttl_seconds",
-                                             NULL };
+                                             "kind", "fixture", NULL };
         const char *s = NULL;
         json_t *v;
         size_t len = 0;
@@ -531,8 +578,9 @@ static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size
         r = expansion_refused(plan, "", err, errlen);
         if (r < 0)
                 return r;
-        r = control_members_known(plan, "", "a plan", names, "template, exposures, bundles, limits, net, ttl_seconds",
-                                  err, errlen);
+        r = control_members_known(plan, "", "a plan", names,
+                                  "template, exposures, bundles, limits, net, ttl_seconds, kind, fixture", err,
+                                  errlen);
         if (r < 0)
                 return r;
 
@@ -571,6 +619,9 @@ static int plan_decode(const json_t *plan, struct glove_plan *p, char *err, size
                 if (r < 0)
                         return r;
         }
+        r = kind_parse(plan, p, err, errlen);
+        if (r < 0)
+                return r;
         v = json_object_get(plan, "ttl_seconds");
         if (!v)
                 return error_format(err, errlen, -EBADMSG, "/ttl_seconds: missing");
@@ -763,6 +814,9 @@ int glove_plan_check(const struct glove_plan_context *ctx, const json_t *plan_js
         }
         r = glove_plan_match(&plan, ctx->policy, ctx->lookup, ctx->lookup_userdata, ret_effective, reason,
                              reasonlen);
+        if (r >= 0 && plan.refinement && ctx->refinement_unavailable)
+                r = error_format(reason, reasonlen, -EPERM, "/kind: refinement evaluation is not offered here: %s",
+                                 ctx->refinement_unavailable);
         if (r >= 0 && plan.n_bundles > 0 && ctx->bundles_unavailable)
                 r = error_format(reason, reasonlen, -EPERM, "/bundles: bundle projection is not offered here: %s",
                                  ctx->bundles_unavailable);
@@ -827,6 +881,10 @@ int glove_plan_validate(const struct glove_plan_context *ctx, const json_t *para
                            (json_int_t) plan.canonical_len, "template", plan.template_id, "limits", limits,
                            "ttl_seconds", (json_int_t) plan.ttl_seconds);
         if (!result)
+                goto oom;
+        if (plan.refinement &&
+            (json_object_set_new(result, "kind", json_string("refinement")) < 0 ||
+             json_object_set_new(result, "fixture", json_string(plan.fixture)) < 0))
                 goto oom;
         if (plan.n_bundles > 0) {
                 json_t *bundles = glove_plan_projections_json(&plan, ctx->policy);

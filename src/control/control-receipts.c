@@ -273,6 +273,39 @@ int glove_control_receipts_find_session(struct glove_control_receipts *r, const 
         return 0;
 }
 
+int glove_control_receipts_kind_at(struct glove_control_receipts *r, uint64_t seq, const char *session,
+                                   bool *ret_refinement) {
+        int q = glove_control_receipts_refresh(r);
+
+        if (q < 0)
+                return q;
+        for (size_t i = r->n; i > 0; i--) {
+                const struct record *x = &r->recs[i - 1];
+
+                if (x->seq != seq)
+                        continue;
+                if (strcmp(x->session, session) != 0)
+                        return 0;
+                *ret_refinement = x->refinement;
+                return 1;
+        }
+        return 0;
+}
+
+int glove_control_receipts_find_refinement(struct glove_control_receipts *r, const char *session,
+                                           uint64_t *ret_seq) {
+        int q = glove_control_receipts_refresh(r);
+
+        if (q < 0)
+                return q;
+        for (size_t i = r->n; i > 0; i--)
+                if (r->recs[i - 1].refinement && strcmp(r->recs[i - 1].session, session) == 0) {
+                        *ret_seq = r->recs[i - 1].seq;
+                        return 1;
+                }
+        return 0;
+}
+
 /* The bytes |line| takes as a JSON string's contents: each '"' and '\'
  * gets a backslash (a canonical line has no control characters). */
 static size_t escaped_len(const char *line, size_t len) {

@@ -31,6 +31,7 @@
 #include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/refine.h"
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
@@ -312,7 +313,8 @@ static void end_from_receipt(const json_t *rec, uint64_t seq, struct glove_contr
 /* What the supervisor left in result.json, when it got that far: 1 when
  * its receipt is in the journal, 0 when it ran nothing and wrote none (the
  * reason and error filled in all the same), -ENOENT when there is none. */
-static int read_result(struct glove_control_sessions *s, const char *id, struct glove_control_session *u) {
+static int read_result(struct glove_control_sessions *s, const char *id, struct glove_control_session *u,
+                       uint64_t *ret_refinement_seq) {
         _cleanup_json_ json_t *res = NULL;
         char name[GLOVE_SESSION_ID_CHARS + 32];
         const json_t *seq;
@@ -325,6 +327,9 @@ static int read_result(struct glove_control_sessions *s, const char *id, struct 
         if (!json_is_object(res) || !json_is_string(json_object_get(res, "reason")) || !json_is_integer(seq))
                 return -ENOENT;
         end_from_receipt(res, (uint64_t) json_integer_value(seq), u);
+        if (json_is_integer(json_object_get(res, "refinement_seq")) &&
+            json_integer_value(json_object_get(res, "refinement_seq")) > 0)
+                *ret_refinement_seq = (uint64_t) json_integer_value(json_object_get(res, "refinement_seq"));
         /* the receipt's own status field is exit_status; result.json's is status */
         if (json_is_integer(json_object_get(res, "status")))
                 u->status = json_integer_value(json_object_get(res, "status"));
@@ -341,6 +346,113 @@ static void channel_remove(struct glove_control_sessions *s, const char *id) {
                 log_warning("gloved: cannot remove the channel of session %s: %m", id);
 }
 
+/* The session's plan, as gloved.db holds it: 1 with it decoded when it
+ * is a refinement plan, 0 when it is not (or cannot be read: then it is
+ * taken as what it most likely is, and said). */
+static int refinement_plan(struct glove_control_sessions *s, const struct glove_control_session *x,
+                           struct glove_plan *ret) {
+        _cleanup_json_ json_t *plan_json = NULL;
+        _cleanup_free_ char *canonical = NULL;
+        char err[512] = "";
+
+        if (glove_control_store_plan_get(s->store, x->plan_sha256, &canonical) < 0 ||
+            glove_json_parse(canonical, strlen(canonical), NULL, &plan_json, NULL, 0) < 0 ||
+            glove_plan_decode(plan_json, ret, err, sizeof(err)) < 0) {
+                log_error("gloved: cannot read the plan of session %s back from gloved.db", x->id);
+                return 0;
+        }
+        return ret->refinement ? 1 : 0;
+}
+
+/* gloved's own refinement receipt for a refinement session whose
+ * supervisor left none: an outcome from no observation at all, so
+ * "invalid" (the stream was not read to its end), judged by the fixture
+ * when it can still be read. Its seq in *ret_seq. */
+static int write_own_refinement(struct glove_control_sessions *s, const struct glove_control_session *x,
+                                const struct glove_plan *plan, const char *reason, uint64_t *ret_seq) {
+        struct glove_refine_fixture none = { .termination = GLOVE_REFINE_EXIT, .wall_ms_max = 1 }, f = {};
+        _cleanup_json_ json_t *outcome = NULL, *managed = managed_binding(x), *rec = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL;
+        struct glove_refine_eval *e = NULL;
+        _cleanup_close_ int root = -EBADF;
+        struct glove_bundle b = { .fd = -EBADF };
+        struct glove_error ge = {};
+        char err[1024] = "", run[GLOVE_RUN_ID_CHARS + 1];
+        unsigned char rnd[GLOVE_RUN_ID_CHARS / 2];
+        bool have_fixture = false;
+        int r;
+
+        root = glove_bundle_root_open(s->state_fd, false, &ge);
+        if (root >= 0 && glove_bundle_open(root, plan->fixture, GLOVE_REFINE_FIXTURE_MAX_BYTES, &b, &ge) >= 0) {
+                text = malloc(b.size + 1);
+                have_fixture = text && pread(b.fd, text, b.size, 0) == (ssize_t) b.size &&
+                               glove_refine_fixture_decode(text, b.size, &f, err, sizeof(err)) >= 0;
+                glove_bundle_done(&b);
+        }
+        r = glove_refine_eval_new(have_fixture ? &f : &none, &e);
+        if (r >= 0)
+                r = glove_refine_eval_finish(e, &(const struct glove_refine_observed) { .reason = reason }, &outcome);
+        glove_refine_eval_free(e);
+        glove_refine_fixture_done(&f);
+        if (r < 0 || !managed)
+                return r < 0 ? r : -ENOMEM;
+        randombytes_buf(rnd, sizeof(rnd));
+        sodium_bin2hex(run, sizeof(run), rnd, sizeof(rnd));
+        r = glove_journal_append_refinement(s->state_fd, NULL, &(const struct glove_journal_refinement) {
+                .run = run,
+                .fixture_sha256 = plan->fixture,
+                .skill_sha256 = plan->bundles[0].digest,
+                .outcome = outcome,
+                .managed = managed,
+        }, &line, err, sizeof(err));
+        if (r < 0) {
+                log_error("gloved: cannot write the refinement receipt of session %s: %s", x->id, err);
+                return r;
+        }
+        if (glove_json_parse(line, strlen(line), NULL, &rec, NULL, 0) < 0 ||
+            !json_is_integer(json_object_get(rec, "seq")))
+                return -EBADMSG;
+        *ret_seq = (uint64_t) json_integer_value(json_object_get(rec, "seq"));
+        return 0;
+}
+
+/* The registry's rule (docs/refinement.md, "Receipts"): a refinement
+ * plan's session ends on a refinement receipt of its own, never on a
+ * session receipt; any other plan's never on a refinement receipt.
+ * |candidate|: the refinement receipt the supervisor named. */
+static int terminal_receipt(struct glove_control_sessions *s, const struct glove_control_session *x,
+                            uint64_t candidate, struct glove_control_session *u) {
+        _cleanup_(glove_plan_done) struct glove_plan plan = {};
+        bool is_refinement = false;
+        uint64_t seq = 0;
+        int r;
+
+        if (refinement_plan(s, x, &plan) == 0) {
+                if (u->receipt_seq > 0 &&
+                    glove_control_receipts_kind_at(s->receipts, u->receipt_seq, x->id, &is_refinement) > 0 &&
+                    is_refinement) {
+                        log_error("gloved: session %s is not a refinement session: its end is not read from "
+                                  "refinement receipt %" PRIu64,
+                                  x->id, u->receipt_seq);
+                        u->receipt_seq = 0;
+                }
+                return 0;
+        }
+        if (candidate > 0 && glove_control_receipts_kind_at(s->receipts, candidate, x->id, &is_refinement) > 0 &&
+            is_refinement)
+                seq = candidate;
+        else if (glove_control_receipts_find_refinement(s->receipts, x->id, &seq) <= 0)
+                seq = 0;
+        if (seq == 0) {
+                /* the supervisor left no verdict: gloved's own, invalid */
+                r = write_own_refinement(s, x, &plan, u->reason[0] ? u->reason : "supervisor_lost", &seq);
+                if (r < 0)
+                        return r;
+        }
+        u->receipt_seq = seq;
+        return 0;
+}
+
 /* Ends |x| (running or starting) from the best evidence there is:
  * result.json, else its receipt in the journal, else a receipt of
  * gloved's own with |lost_reason|. Nothing is written when the receipt
@@ -349,10 +461,10 @@ static int session_end(struct glove_control_sessions *s, const struct glove_cont
                        const char *lost_reason, const char *lost_error) {
         _cleanup_(session_donep) struct glove_control_session u = { .exit_code = -1, .status = -1 };
         _cleanup_json_ json_t *rec = NULL;
-        uint64_t seq = 0;
+        uint64_t seq = 0, refinement_seq = 0;
         int r, k;
 
-        k = read_result(s, x->id, &u);
+        k = read_result(s, x->id, &u, &refinement_seq);
         if (k <= 0) {
                 r = glove_control_receipts_find_session(s->receipts, x->id, &rec, &seq);
                 if (r < 0) {
@@ -383,6 +495,9 @@ static int session_end(struct glove_control_sessions *s, const struct glove_cont
                         u.receipt_seq = seq;
                 }
         }
+        r = terminal_receipt(s, x, refinement_seq, &u);
+        if (r < 0)
+                return r;
         r = glove_control_store_session_transition(s->store, x->id, x->state, GLOVE_SESSION_ENDED, &u, u.reason);
         if (r < 0) {
                 log_error("gloved: cannot record the end of session %s: %s", x->id, strerror(-r));
@@ -818,6 +933,46 @@ static int bundles_verify(struct glove_control_sessions *s, const struct glove_p
         return 0;
 }
 
+/* A refinement plan's fixture: opened beneath the store and checked as a
+ * bundle, read through that descriptor and decoded strictly; never
+ * projected. What the supervisor is told: {"fixture", "skill"} digests. */
+static int fixture_verify(struct glove_control_sessions *s, const struct glove_plan *plan, json_t **ret, char *err,
+                          size_t errlen) {
+        _cleanup_close_ int root = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        struct glove_refine_fixture f = {};
+        struct glove_bundle b = { .fd = -EBADF };
+        struct glove_error e = {};
+        char why[512] = "";
+        ssize_t n;
+        int r;
+
+        root = glove_bundle_root_open(s->state_fd, false, &e);
+        if (root < 0)
+                return error_format(err, errlen, root, "/fixture: %s: %s", e.stage, e.message);
+        r = glove_bundle_open(root, plan->fixture, GLOVE_REFINE_FIXTURE_MAX_BYTES, &b, &e);
+        if (r < 0)
+                return error_format(err, errlen, r, "/fixture: %s: %s%s", e.stage, e.message,
+                                    strcmp(e.stage, GLOVE_BUNDLE_CHECK_SIZE) == 0 ? " (a fixture is at most 64 KiB)"
+                                                                                  : "");
+        text = malloc(b.size + 1);
+        n = text ? pread(b.fd, text, b.size, 0) : -1;
+        glove_bundle_done(&b);
+        if (!text)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        if (n != (ssize_t) b.size)
+                return error_format(err, errlen, -EIO, "/fixture: cannot read bundle %s", plan->fixture);
+        r = glove_refine_fixture_decode(text, (size_t) n, &f, why, sizeof(why));
+        glove_refine_fixture_done(&f);
+        if (r == -ENOMEM)
+                return error_format(err, errlen, r, "Out of memory");
+        if (r < 0)
+                return error_format(err, errlen, -EBADMSG, "/fixture: bundle %s is not a refinement fixture: %s",
+                                    plan->fixture, why);
+        *ret = json_pack("{s:s,s:s}", "fixture", plan->fixture, "skill", plan->bundles[0].digest);
+        return *ret ? 0 : error_format(err, errlen, -ENOMEM, "Out of memory");
+}
+
 /* Not synced: the supervisor reads it from the page cache, and a crash
  * that could lose it ends the session anyway (another boot id). */
 static int write_file_at(int dirfd, const char *name, const char *text, size_t len) {
@@ -860,9 +1015,9 @@ static int leftovers_remove(struct glove_control_sessions *s, const char *id, ch
  * *ret_dir_fd. */
 static int start_prepare(struct glove_control_sessions *s, const struct glove_control_session *x,
                          const struct glove_gloved_template **ret_template, json_t **ret_projections,
-                         int *ret_dir_fd, char *err, size_t errlen) {
+                         json_t **ret_refinement, int *ret_dir_fd, char *err, size_t errlen) {
         _cleanup_(glove_plan_done) struct glove_plan plan = {};
-        _cleanup_json_ json_t *plan_json = NULL, *policy = NULL, *projections = NULL;
+        _cleanup_json_ json_t *plan_json = NULL, *policy = NULL, *projections = NULL, *refinement = NULL;
         _cleanup_free_ char *canonical = NULL, *text = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
         char *paths[GLOVE_PLAN_EXPOSURES_MAX] = {};
@@ -891,6 +1046,8 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
         r = exposures_resolve(s, &plan, paths, err, errlen);
         if (r >= 0)
                 r = bundles_verify(s, &plan, &projections, err, errlen);
+        if (r >= 0 && plan.refinement)
+                r = fixture_verify(s, &plan, &refinement, err, errlen);
         if (r >= 0)
                 r = session_policy(t, &plan, &eff, paths, &policy);
         for (size_t i = 0; i < ELEMENTSOF(paths); i++)
@@ -919,6 +1076,7 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
                                     GLOVE_SESSIONS_DIR_NAME, x->id, strerror(-r));
         *ret_template = t;
         *ret_projections = TAKE_PTR(projections);
+        *ret_refinement = TAKE_PTR(refinement);
         *ret_dir_fd = TAKE_FD(dir_fd);
         return 0;
 }
@@ -1035,7 +1193,7 @@ static json_t *launch_binding(const struct glove_control_session *x, const json_
 }
 
 static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x,
-                     const json_t *projections, char **ret) {
+                     const json_t *projections, const json_t *refinement, char **ret) {
         _cleanup_json_ json_t *spec = NULL, *argv = json_array(), *env = json_array();
         char *text;
 
@@ -1051,6 +1209,8 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         if (!spec)
                 return -ENOMEM;
         if (json_array_size(projections) > 0 && json_object_set(spec, "projections", (json_t *) projections) < 0)
+                return -ENOMEM;
+        if (refinement && json_object_set(spec, "refinement", (json_t *) refinement) < 0)
                 return -ENOMEM;
         if (t->rows > 0 &&
             json_object_set_new(spec, "terminal", json_pack("{s:i,s:i}", "rows", (int) t->rows, "cols",
@@ -1150,7 +1310,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF, channel_fd = -EBADF;
         _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
         _cleanup_free_ char *spec = NULL;
-        _cleanup_json_ json_t *projections = NULL;
+        _cleanup_json_ json_t *projections = NULL, *refinement = NULL;
         const struct glove_gloved_template *t = NULL;
         struct glove_control_session u = {};
         unsigned long long starttime = 0;
@@ -1172,10 +1332,10 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                 return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
                             "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
 
-        r = start_prepare(s, &x, &t, &projections, &dir_fd, err, sizeof(err));
+        r = start_prepare(s, &x, &t, &projections, &refinement, &dir_fd, err, sizeof(err));
         if (r < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
-        r = spec_text(t, &x, projections, &spec);
+        r = spec_text(t, &x, projections, refinement, &spec);
         if (r < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED,
                                     r == -E2BIG ? "the template's argv and environment are too large to hand over"

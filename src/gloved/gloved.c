@@ -329,6 +329,9 @@ static int run(void) {
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
                 if (!sessions)
                         plans.bundles_unavailable = "managed sessions cannot start here";
+                r = glove_control_capabilities_refinement(capabilities, &plans.refinement_unavailable);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }
 
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));

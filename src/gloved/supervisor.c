@@ -14,6 +14,7 @@
  * hands it to the command. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,12 @@
 
 #include "fd-util.h"
 #include "file-util.h"
+#include "glove/audit.h"
 #include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/refine.h"
 #include "glove/sandbox.h"
 #include "glove/session.h"
 #include "log.h"
@@ -60,7 +63,133 @@ static int strv_from_json(const json_t *a, bool nonempty, char ***ret) {
         return 0;
 }
 
-static int write_result(const struct glove_session_outcome *out, const struct glove_error *error) {
+/* A refinement session (docs/refinement.md): its fixture, checked again
+ * beneath the store and decoded; the evaluator the relay feeds; the
+ * refinement receipt written after the session's own. */
+struct refinement {
+        bool on;
+        const char *fixture_digest, *skill_digest;
+        struct glove_refine_fixture fixture;
+        struct glove_refine_eval *eval;
+        uint64_t seq;          /* the refinement receipt's, once written */
+        char verdict[16];
+};
+
+static void refinement_done(struct refinement *rf) {
+        glove_refine_eval_free(rf->eval);
+        glove_refine_fixture_done(&rf->fixture);
+}
+
+static void refinement_feed(void *userdata, const void *buf, size_t n) {
+        glove_refine_eval_feed(userdata, buf, n);
+}
+
+static int refinement_open(const json_t *spec, const struct glove_dirs *dirs, struct refinement *rf,
+                           struct glove_error *e) {
+        const json_t *r = json_object_get(spec, "refinement");
+        _cleanup_close_ int state = -EBADF, root = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        struct glove_bundle b = { .fd = -EBADF };
+        char why[512] = "";
+        ssize_t n;
+        int k;
+
+        if (!r)
+                return 0;
+        rf->fixture_digest = json_string_value(json_object_get(r, "fixture"));
+        rf->skill_digest = json_string_value(json_object_get(r, "skill"));
+        if (!json_is_object(r) || !rf->fixture_digest || !rf->skill_digest)
+                return glove_error_set(e, EBADMSG, "refinement", "The spec's refinement does not decode");
+        rf->on = true;
+        state = open(dirs->state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (state < 0)
+                return glove_error_set(e, negative_errno(), "refinement", "Cannot open %s: %m", dirs->state);
+        root = glove_bundle_root_open(state, false, e);
+        if (root < 0)
+                return root;
+        k = glove_bundle_open(root, rf->fixture_digest, GLOVE_REFINE_FIXTURE_MAX_BYTES, &b, e);
+        if (k < 0)
+                return k;
+        text = malloc(b.size + 1);
+        n = text ? pread(b.fd, text, b.size, 0) : -1;
+        glove_bundle_done(&b);
+        if (n < 0 || (uint64_t) n != b.size)
+                return glove_error_set(e, text ? EIO : ENOMEM, "refinement", "Cannot read the fixture %s",
+                                       rf->fixture_digest);
+        k = glove_refine_fixture_decode(text, (size_t) n, &rf->fixture, why, sizeof(why));
+        if (k < 0)
+                return glove_error_set(e, -k, "refinement", "The fixture %s is not one: %s", rf->fixture_digest, why);
+        k = glove_refine_eval_new(&rf->fixture, &rf->eval);
+        if (k < 0)
+                return glove_error_set(e, -k, "refinement", "Out of memory");
+        return 0;
+}
+
+/* The outcome, from what the relay fed the evaluator and how the run
+ * ended, signed into the journal as a refinement receipt bound to the
+ * session. A run that never started (no run id) is judged all the same:
+ * invalid, under a run id of its own. */
+static int refinement_record(struct refinement *rf, const struct glove_session_outcome *out, const json_t *managed,
+                             const struct glove_dirs *dirs) {
+        _cleanup_json_ json_t *outcome = NULL;
+        _cleanup_free_ char *line = NULL;
+        _cleanup_close_ int state = -EBADF;
+        char err[1024] = "", run[GLOVE_RUN_ID_CHARS + 1];
+        const json_t *seq;
+        int r;
+
+        if (!rf->eval) {
+                struct glove_refine_fixture none = { .termination = GLOVE_REFINE_EXIT, .wall_ms_max = 1 };
+
+                /* the fixture itself could not be read: nothing to judge by */
+                if (glove_refine_eval_new(&none, &rf->eval) < 0)
+                        return -ENOMEM;
+        }
+        r = glove_refine_eval_finish(rf->eval, &(const struct glove_refine_observed) {
+                .reason = out->reason ? out->reason : "setup_failed",
+                .exit_code = out->exit_code,
+                .signal = out->signal,
+                .wall_ms = out->wall_ms,
+                .stream_complete = out->started && out->output_complete,
+        }, &outcome);
+        if (r < 0)
+                return r;
+        if (out->run_id[0])
+                (void) snprintf(run, sizeof(run), "%s", out->run_id);
+        else {
+                unsigned char rnd[GLOVE_RUN_ID_CHARS / 2];
+
+                randombytes_buf(rnd, sizeof(rnd));
+                sodium_bin2hex(run, sizeof(run), rnd, sizeof(rnd));
+        }
+        state = open(dirs->state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (state < 0)
+                return negative_errno();
+        r = glove_journal_append_refinement(state, NULL, &(const struct glove_journal_refinement) {
+                .run = run,
+                .fixture_sha256 = rf->fixture_digest,
+                .skill_sha256 = rf->skill_digest,
+                .outcome = outcome,
+                .managed = managed,
+        }, &line, err, sizeof(err));
+        if (r < 0) {
+                log_error("gloved --supervise: cannot write the refinement receipt: %s", err);
+                return r;
+        }
+        {
+                _cleanup_json_ json_t *rec = NULL;
+
+                if (glove_json_parse(line, strlen(line), NULL, &rec, NULL, 0) < 0)
+                        return -EBADMSG;
+                seq = json_object_get(rec, "seq");
+                rf->seq = json_is_integer(seq) ? (uint64_t) json_integer_value(seq) : 0;
+        }
+        (void) snprintf(rf->verdict, sizeof(rf->verdict), "%s", json_string_value(json_object_get(outcome, "verdict")));
+        return 0;
+}
+
+static int write_result(const struct glove_session_outcome *out, const struct glove_error *error,
+                        const struct refinement *rf) {
         _cleanup_json_ json_t *res = NULL;
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -73,6 +202,12 @@ static int write_result(const struct glove_session_outcome *out, const struct gl
                 return -ENOMEM;
         if (glove_error_is_set(error) &&
             json_object_set_new(res, "error", glove_json_string_lossy(error->message, strlen(error->message))) < 0)
+                return -ENOMEM;
+        /* a refinement session's terminal receipt (gloved checks it is
+         * one, of this session, before it takes it) */
+        if (rf->on && rf->seq > 0 &&
+            (json_object_set_new(res, "refinement_seq", json_integer((json_int_t) rf->seq)) < 0 ||
+             json_object_set_new(res, "verdict", json_string(rf->verdict)) < 0))
                 return -ENOMEM;
         text = json_dumps(res, JSON_COMPACT | JSON_SORT_KEYS);
         if (!text)
@@ -181,6 +316,7 @@ int supervisor_main(const char *id) {
         struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD,
                                                  .dir_fd = GLOVE_SUPERVISOR_DIR_FD };
         struct projections proj = {};
+        struct refinement rf = {};
         struct glove_error perr = {};
         struct stat st;
         char err[1024] = "", name[64];
@@ -204,7 +340,7 @@ int supervisor_main(const char *id) {
                  * could not hand the spec over: nothing runs, and
                  * result.json says so (gloved writes the receipt) */
                 out.reason = "start_cancelled";
-                r = write_result(&out, &(const struct glove_error) {});
+                r = write_result(&out, &(const struct glove_error) {}, &(const struct refinement) {});
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         r = glove_json_parse(text, len, &(struct glove_json_limits) { .max_bytes = GLOVE_SUPERVISOR_SPEC_MAX }, &spec,
@@ -245,6 +381,8 @@ int supervisor_main(const char *id) {
         if (r < 0)
                 return EXIT_FAILURE;
         r = projections_open(spec, &dirs, &proj, &perr);
+        if (r >= 0)
+                r = refinement_open(spec, &dirs, &rf, &perr);
         if (r >= 0 && glove_session_load_policy(s) >= 0 && glove_session_seal(s) >= 0)
                 (void) glove_session_run(s, &(const struct glove_session_run_options) {
                         .argv = argv,
@@ -253,6 +391,8 @@ int supervisor_main(const char *id) {
                         .channel = &channel,
                         .projections = proj.v,
                         .n_projections = proj.n,
+                        .output_observer = rf.eval ? refinement_feed : NULL,
+                        .output_observer_userdata = rf.eval,
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved
@@ -264,7 +404,11 @@ int supervisor_main(const char *id) {
         (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, GLOVE_CHANNEL_NAME, 0);
         (void) close(GLOVE_SUPERVISOR_CHANNEL_FD);
         projections_done(&proj);
-        r = write_result(&out, glove_error_is_set(&perr) ? &perr : glove_session_error(s));
+        /* after the session's own receipt: its verdict, always */
+        if (rf.on && refinement_record(&rf, &out, managed, &dirs) < 0)
+                log_error("gloved --supervise %s: the refinement outcome could not be recorded", id);
+        r = write_result(&out, glove_error_is_set(&perr) ? &perr : glove_session_error(s), &rf);
+        refinement_done(&rf);
         if (r < 0) {
                 log_error("gloved --supervise %s: cannot write %s: %s", id, GLOVE_SESSION_RESULT_NAME, strerror(-r));
                 return EXIT_FAILURE;
