@@ -176,13 +176,14 @@ def main():
                 "session.status", "session.stop"]
     ready = caps["host"]["exec_ready"]
     # bundle projection: sessions, and a bundle store gloved made and checked
-    built = {"control", "exposures", "plan", "receipts"} | ({"lifecycle", "bundle_projection"} if ready else set())
+    built = {"control", "exposures", "plan", "receipts"} | (
+        {"lifecycle", "bundle_projection", "refinement_eval"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",
           caps["protocol"] == 1 and caps["role"] == "controller" and
           sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate", "receipts.ack",
                                       "receipts.page", "receipts.part"] + (sessions if ready else []), caps)
-    check("capabilities: control, exposures, plan, receipts (and lifecycle and bundle_projection where sessions "
-          "can start) 1, "
+    check("capabilities: control, exposures, plan, receipts (and lifecycle, bundle_projection and "
+          "refinement_eval where sessions can start) 1, "
           "every other surface 0 with a reason",
           all(caps["schemas"][k] == 1 for k in built) and
           all(v == 0 for k, v in caps["schemas"].items() if k not in built) and

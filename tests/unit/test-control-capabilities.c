@@ -111,6 +111,40 @@ static void test_bundles(void **state) {
                                "managed sessions cannot start here"));
 }
 
+/* refinement_eval: 1 only with lifecycle and bundle_projection; take
+ * either away and it is 0 with the reason */
+static void test_refinement(void **state) {
+        _cleanup_json_ json_t *ready = NULL, *caps = NULL;
+        const char *why = "unset";
+
+        (void) state;
+        ready = json_pack("{s:b, s:[{s:s, s:s}]}", "ready", 1, "checks", "name", "landlock", "status", "available");
+        assert_int_equal(glove_control_capabilities(ready, "1", NULL, &caps), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "refinement_eval")), 0);
+        /* the bundle store refused */
+        assert_int_equal(glove_control_capabilities_bundles(caps, "the bundle store is refused: mode 0770"), 0);
+        assert_int_equal(glove_control_capabilities_refinement(caps, &why), 0);
+        assert_non_null(why);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "refinement_eval")), 0);
+        assert_non_null(strstr(json_string_value(json_object_get(json_object_get(caps, "not_offered"),
+                                                                 "refinement_eval")),
+                               "bundle store"));
+        /* both in order */
+        assert_int_equal(glove_control_capabilities_bundles(caps, NULL), 0);
+        assert_int_equal(glove_control_capabilities_refinement(caps, &why), 0);
+        assert_null(why);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "refinement_eval")), 1);
+        assert_null(json_object_get(json_object_get(caps, "not_offered"), "refinement_eval"));
+        glove_json_decrefp(&caps);
+        caps = NULL;
+        /* no runtime */
+        assert_int_equal(glove_control_capabilities(ready, "1", "the sessions directory cannot be made", &caps), 0);
+        assert_int_equal(glove_control_capabilities_bundles(caps, NULL), 0);
+        assert_int_equal(glove_control_capabilities_refinement(caps, &why), 0);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(caps, "schemas"), "refinement_eval")), 0);
+        assert_non_null(strstr(why, "managed sessions cannot start"));
+}
+
 static void test_probe(void **state) {
         _cleanup_json_ json_t *doctor = NULL, *caps = NULL;
 
@@ -125,6 +159,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_report),
                 cmocka_unit_test(test_bundles),
+                cmocka_unit_test(test_refinement),
                 cmocka_unit_test(test_lifecycle),
                 cmocka_unit_test(test_probe),
         };

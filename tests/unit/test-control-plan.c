@@ -613,6 +613,43 @@ static void test_bundles(void **state) {
         glove_gloved_policy_free(policy);
 }
 
+/* kind "refinement": a fixture digest and exactly one bundle; the fixture
+ * only in such a plan */
+static void test_refinement_kind(void **state) {
+        static const struct {
+                const char *plan, *why;
+        } bad[] = {
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"evaluate\"}", "/kind: \"session\" or \"refinement\"" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": 1}", "/kind: must be a string" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"fixture\": \"" D64 "\"}", "/fixture: only a plan of kind" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"refinement\", \"bundles\": [{\"alias\": \"s\", "
+                  "\"digest\": \"" D64 "\"}]}", "/fixture: missing" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"refinement\", \"fixture\": \"../f\", "
+                  "\"bundles\": [{\"alias\": \"s\", \"digest\": \"" D64 "\"}]}", "/fixture: looks like a path" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"refinement\", \"fixture\": \"abc\", "
+                  "\"bundles\": [{\"alias\": \"s\", \"digest\": \"" D64 "\"}]}", "/fixture: not a bundle digest" },
+                { "{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"refinement\", \"fixture\": \"" D64 "\"}",
+                  "exactly one bundle, the skill set (it names 0)" },
+        };
+        _cleanup_json_ json_t *v = NULL;
+        struct glove_plan p = {};
+        char err[512] = "";
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                err[0] = 0;
+                if (decode(bad[i].plan, err, sizeof(err)) >= 0 || !strstr(err, bad[i].why))
+                        fail_msg("%s: got \"%s\", wanted \"%s\"", bad[i].plan, err, bad[i].why);
+        }
+        v = parse("{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"refinement\", \"fixture\": \"" D64
+                  "\", \"bundles\": [{\"alias\": \"s\", \"digest\": \"" D64 "\"}]}");
+        assert_int_equal(glove_plan_decode(v, &p, err, sizeof(err)), 0);
+        assert_true(p.refinement);
+        assert_string_equal(p.fixture, D64);
+        glove_plan_done(&p);
+        assert_int_equal(decode("{\"template\": \"t\", \"ttl_seconds\": 1, \"kind\": \"session\"}", err, sizeof(err)), 0);
+}
+
 /* gloved.json's bundles: alias -> a normalized absolute target, each refused
  * naming the member otherwise */
 static void test_gloved_bundles(void **state) {
@@ -667,6 +704,7 @@ int main(void) {
                 cmocka_unit_test(test_match),         cmocka_unit_test(test_validate),
                 cmocka_unit_test(test_catalog),
                 cmocka_unit_test(test_bundles),        cmocka_unit_test(test_gloved_bundles),
+                cmocka_unit_test(test_refinement_kind),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
