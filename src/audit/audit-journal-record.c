@@ -407,15 +407,16 @@ static bool is_hex_member(const struct glove_json_doc *doc, size_t i, size_t n) 
         return n <= GLOVE_MAC_HEX_CHARS && member_hex(doc, (ssize_t) i, n, buf, NULL);
 }
 
-static bool string_in(const char *s, const char *const *set) {
-        for (; s && *set; set++)
-                if (strcmp(s, *set) == 0)
+/* whether |s| is one of the |n| strings of |set| */
+static bool string_in(const char *s, const char *const *set, size_t n) {
+        for (size_t i = 0; s && i < n; i++)
+                if (strcmp(s, set[i]) == 0)
                         return true;
         return false;
 }
 
 int journal_refinement_check(const struct glove_json_doc *doc, char *why, size_t whylen) {
-        static const char *const verdicts[] = { "pass", "fail", "resource", "invalid", NULL };
+        static const char *const verdicts[] = { "pass", "fail", "resource", "invalid" };
         static const char *const required[] = { "run", "end", "fixture_sha256", "skill_sha256", "outcome" };
         const struct glove_json_token *root = &doc->tokens[0];
         const char *s;
@@ -426,7 +427,8 @@ int journal_refinement_check(const struct glove_json_doc *doc, char *why, size_t
                 const char *name = doc->strings + t->key;
                 bool ok;
 
-                if (string_in(name, journal_reserved_members) || strcmp(name, "kind") == 0)
+                if (string_in(name, journal_reserved_members, ELEMENTSOF(journal_reserved_members)) ||
+                    strcmp(name, "kind") == 0)
                         continue;
                 if (strcmp(name, "run") == 0)
                         ok = is_hex_member(doc, k, GLOVE_RUN_ID_CHARS);
@@ -441,7 +443,8 @@ int journal_refinement_check(const struct glove_json_doc *doc, char *why, size_t
                         s = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
                         ok = s && strcmp(s, JOURNAL_REFINEMENT_OUTCOME_SCHEMA) == 0;
                         i = glove_json_doc_get(doc, k, "verdict");
-                        ok = ok && i >= 0 && string_in(glove_json_doc_string(doc, (size_t) i, NULL), verdicts);
+                        ok = ok && i >= 0 && string_in(glove_json_doc_string(doc, (size_t) i, NULL), verdicts,
+                                                           ELEMENTSOF(verdicts));
                 } else if (strcmp(name, "managed") == 0) {
                         i = glove_json_doc_get(doc, k, "session");
                         s = i < 0 ? NULL : glove_json_doc_string(doc, (size_t) i, NULL);
