@@ -541,7 +541,14 @@ static void stream_read(struct relay *r, struct relay_stream *s) {
         if (n < 0 && errno == EAGAIN)
                 return;
         if (n <= 0) {
-                /* EOF, or EIO from a master whose every slave closed */
+                /* EOF, or EIO from a master whose every slave closed: the
+                 * stream's end; any other failure loses what was left */
+                if (s != &r->in) {
+                        if (n == 0 || (errno == EIO && r->terminal))
+                                s->ended = !r->torn_down;
+                        else
+                                r->read_failed = true;
+                }
                 if (s != &r->in)
                         stop_output(r, s);
                 else if (s->len == 0 && s->close_dst_at_eof)
@@ -557,6 +564,9 @@ static void stream_read(struct relay *r, struct relay_stream *s) {
         if (s->counted) {
                 r->total += (uint64_t) n;
                 relay_ring_push(&r->tail, into, (size_t) n);
+                /* the same bytes, raw, before the ring can evict them */
+                if (r->observer && n > 0)
+                        r->observer(r->observer_userdata, into, (size_t) n);
         }
         *s->count += (uint64_t) n;
         if (s->filter)
@@ -598,6 +608,10 @@ void relay_result(struct relay *r, struct glove_session_result *res) {
         res->stderr_bytes = r->stderr_bytes;
         res->input_bytes = r->input_bytes;
         res->output_limited = r->limit_hit;
+        /* every counted stream read to its end, nothing cut or lost; the
+         * caller's own descriptors (direct) pass nothing through us */
+        res->output_complete = !r->direct && !r->limit_hit && !r->read_failed && r->out.ended &&
+                               (r->terminal || r->err.ended);
         res->output_filtered = r->out.filter || r->err.filter;
         for (size_t i = 0; i < 2; i++) {
                 const struct termfilter *f = i == 0 ? r->out.filter : r->err.filter;

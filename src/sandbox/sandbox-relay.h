@@ -48,6 +48,7 @@ struct relay_stream {
         bool reading;       /* src may still give data */
         bool counted;       /* the agent's output */
         bool close_dst_at_eof; /* a pipe to the agent's stdin: EOF goes on */
+        bool ended;         /* its read reached the end (EOF, or EIO from a master) before any teardown */
         uint64_t *count;
         /* owned, NULL when its destination is not a terminal: the filter
          * (docs/architecture.md "The terminal filter"), and the bytes read
@@ -71,6 +72,12 @@ struct relay {
         uint64_t limit;             /* 0: none */
         uint64_t total, stdout_bytes, stderr_bytes, input_bytes;
         bool limit_hit;
+        bool read_failed;           /* a read of the agent's output failed otherwise than at its end */
+        bool torn_down;             /* the supervisor ended the run (a timeout, a limit, a failure): an end
+                                     * read after that is no complete stream */
+        /* glove_sandbox_options.output_observer: the counted bytes as read */
+        void (*observer)(void *userdata, const void *buf, size_t n);
+        void *observer_userdata;
         struct relay_stream in, out, err;
         struct relay_ring tail;
         struct relay_host_fd host[3];

@@ -59,7 +59,10 @@ static void result_from_wait(struct glove_session_result *res, int wstatus) {
         }
 }
 
+/* Whatever the streams give after the supervisor ends the run is no
+ * complete output (relay.torn_down). */
 static void kill_init(const struct supervision *s) {
+        s->relay->torn_down = true;
         (void) sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
 }
 
@@ -100,6 +103,7 @@ static void on_watchdog(struct supervision *s) {
         }
         /* init hands SIGTERM on to the agent */
         s->timed_out = true;
+        s->relay->torn_down = true;
         (void) sys_pidfd_send_signal(s->pidfd, SIGTERM, NULL, 0);
         (void) timerfd_settime(s->tfd, 0, &(struct itimerspec) { .it_value = { .tv_sec = WATCHDOG_GRACE_S } },
                                NULL);

@@ -331,6 +331,8 @@ static int run_channels(struct run *run) {
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->pair) < 0)
                 return glove_error_set(run->o.error, negative_errno(), "setup", "socketpair: %m");
+        run->relay.observer = run->o.output_observer;
+        run->relay.observer_userdata = run->o.output_observer_userdata;
         return relay_prepare(&run->relay, &run->plan, p->output_limit, p->transcript_tail, p->terminal_clipboard,
                              run->o.stdio, run->o.channel);
 }

@@ -392,6 +392,15 @@ static int record_receipt(struct glove_error *e, int state_fd, struct glove_jour
  * it. The agent's work must not vanish quietly: a change set that cannot
  * be written fails the session (125), named, and the receipt says it was
  * not written. */
+/* The run's monotonic span, in milliseconds (the result has no moment of
+ * its own for the release: its start is the run's, just before). */
+static uint64_t session_wall_ms(const struct glove_session_result *res) {
+        int64_t ns = ((int64_t) res->end_mono.tv_sec - res->start_mono.tv_sec) * 1000000000 +
+                     (res->end_mono.tv_nsec - res->start_mono.tv_nsec);
+
+        return ns > 0 ? (uint64_t) ns / 1000000 : 0;
+}
+
 static int write_changes(struct glove_session *s, int state_fd, const char *run_id,
                          struct glove_session_result *res) {
         int ret = 0;
@@ -566,6 +575,8 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .channel = o->channel,
                         .projections = o->projections,
                         .n_projections = o->n_projections,
+                        .output_observer = o->output_observer,
+                        .output_observer_userdata = o->output_observer_userdata,
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;
@@ -620,6 +631,9 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         *ret = (struct glove_session_outcome) {
                 .reason = res.reason,
                 .exit_code = strcmp(res.reason, "exit") == 0 ? res.exit_code : -1,
+                .signal = strcmp(res.reason, "signal") == 0 ? res.signal : 0,
+                .wall_ms = res.started ? session_wall_ms(&res) : 0,
+                .output_complete = res.output_complete,
                 .denials = res.denials,
                 .syscalls_counted = res.denials_counted,
                 .denials_lost = res.denials_lost,

@@ -8,13 +8,16 @@
  * sessions run sandboxes); as root, a uid of its own from /run/glove/uid
  * as glove exec would, and then everything again as nobody (uid 65534),
  * whose sandbox is not a root run's: its init resolves a projected file
- * itself. */
+ * itself. Last, the output observer a refinement session's evaluator
+ * reads through: every raw byte of the output, whether the relay read it
+ * whole, how the command ended and how long it ran. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -328,6 +331,206 @@ static void test_error_first_wins(void **state) {
 
 #define AS_NOBODY "GLOVE_UNIT_SESSION_AS_NOBODY"
 
+/* What an output observer saw: every byte, and a digest of them in order. */
+struct seen {
+        char *buf;
+        size_t len, cap;
+        uint64_t fnv;
+        unsigned calls;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ ((const unsigned char *) p)[i]) * 1099511628211ULL;
+        return h;
+}
+
+#define FNV_START 14695981039346656037ULL
+#define SEEN_KEEP (64 * 1024) /* bytes kept to compare; all are counted and digested */
+
+static void observe(void *userdata, const void *buf, size_t n) {
+        struct seen *w = userdata;
+
+        w->fnv = fnv1a(w->fnv, buf, n);
+        w->calls++;
+        if (w->len + n <= SEEN_KEEP) {
+                if (!w->buf) {
+                        w->buf = malloc(SEEN_KEEP);
+                        if (!w->buf)
+                                abort();
+                }
+                memcpy(w->buf + w->len, buf, n);
+        }
+        w->len += n;
+}
+
+/* One session over |argv| with an observer, the policy's tail, output
+ * limit and wall limit set, and a headless terminal of 24x80 when
+ * |terminal|. The command's output goes to /dev/null, not the test's. */
+static void run_observed(char *const *argv, uint64_t tail, uint64_t output_limit, uint64_t wall_ms, bool terminal,
+                         struct seen *w, struct glove_session_outcome *o) {
+        _cleanup_session_ struct glove_session *s = NULL;
+        const struct glove_sandbox_channel channel = { .listen_fd = -EBADF, .rows = 24, .cols = 80, .dir_fd = -EBADF };
+        struct glove_policy *p;
+        char err[512] = "";
+        int null, saved[2];
+
+        *w = (struct seen) { .fnv = FNV_START };
+        assert_int_equal(glove_session_new(&(const struct glove_session_options) {
+                .command = GLOVE_SESSION_EXEC,
+                .host_env = environ,
+        }, &s), 0);
+        assert_int_equal(glove_session_load_policy(s), 0);
+        p = glove_session_policy(s);
+        if (glove_policy_set_transcript_tail(p, tail, err, sizeof(err)) < 0)
+                fail_msg("transcript tail: %s", err);
+        p->output_limit = output_limit;
+        p->wall_ms = wall_ms;
+        assert_int_equal(glove_session_seal(s), 0);
+        (void) fflush(stdout);
+        (void) fflush(stderr);
+        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        saved[0] = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        saved[1] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        assert_true(null >= 0 && saved[0] >= 0 && saved[1] >= 0);
+        assert_int_equal(dup2(null, STDOUT_FILENO), STDOUT_FILENO);
+        assert_int_equal(dup2(null, STDERR_FILENO), STDERR_FILENO);
+        (void) glove_session_run(s, &(const struct glove_session_run_options) {
+                .argv = argv,
+                .receipt_fd = -1,
+                .channel = terminal ? &channel : NULL,
+                .output_observer = observe,
+                .output_observer_userdata = w,
+        }, o);
+        assert_int_equal(dup2(saved[0], STDOUT_FILENO), STDOUT_FILENO);
+        assert_int_equal(dup2(saved[1], STDERR_FILENO), STDERR_FILENO);
+        (void) close(saved[0]);
+        (void) close(saved[1]);
+        (void) close(null);
+}
+
+static bool seen_has(const struct seen *w, const char *text) {
+        size_t n = strlen(text);
+
+        for (size_t i = 0; w->buf && i + n <= w->len && w->len <= SEEN_KEEP; i++)
+                if (memcmp(w->buf + i, text, n) == 0)
+                        return true;
+        return false;
+}
+
+/* Pipes: each stream's bytes as written, whole, and the end as it was. */
+static void test_observer_pipes(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c",
+                               (char *) "printf 'out one\\nout two\\n'; printf 'err one\\nerr two\\n' >&2; exit 3",
+                               NULL };
+        struct glove_session_outcome o;
+        struct seen w;
+
+        (void) state;
+        run_observed(argv, 1024, 0, 0, false, &w, &o);
+        assert_string_equal(o.reason, "exit");
+        assert_int_equal(o.exit_code, 3);
+        assert_int_equal(o.signal, 0);
+        assert_int_equal(w.len, strlen("out one\nout two\nerr one\nerr two\n"));
+        assert_true(seen_has(&w, "out one\nout two\n"));
+        assert_true(seen_has(&w, "err one\nerr two\n"));
+        assert_true(o.output_complete);
+        assert_true(o.wall_ms > 0 && o.wall_ms < 60000);
+        free(w.buf);
+}
+
+/* More than the transcript ring holds: the observer sees all of it. */
+static void test_observer_beyond_ring(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "seq 1 200000", NULL };
+        struct glove_session_outcome o;
+        uint64_t fnv = FNV_START;
+        size_t len = 0;
+        struct seen w;
+
+        (void) state;
+        for (unsigned i = 1; i <= 200000; i++) {
+                char line[16];
+                int n = snprintf(line, sizeof(line), "%u\n", i);
+
+                fnv = fnv1a(fnv, line, (size_t) n);
+                len += (size_t) n;
+        }
+        assert_true(len > 1024 * 1024);
+        run_observed(argv, 1024, 0, 0, false, &w, &o);
+        assert_string_equal(o.reason, "exit");
+        assert_int_equal(o.exit_code, 0);
+        assert_int_equal(w.len, len);
+        assert_true(w.fnv == fnv);
+        assert_true(w.calls > 1);
+        assert_true(o.output_complete);
+        free(w.buf);
+}
+
+/* The output limit cut the stream: not complete, and nothing past it seen. */
+static void test_observer_output_limit(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "seq 1 200000", NULL };
+        struct glove_session_outcome o;
+        struct seen w;
+
+        (void) state;
+        run_observed(argv, 1024, 4096, 0, false, &w, &o);
+        assert_string_equal(o.reason, "output_limit");
+        assert_int_equal(w.len, 4096);
+        assert_false(o.output_complete);
+        free(w.buf);
+}
+
+/* Killed by the wall limit while it writes: not complete. */
+static void test_observer_timeout(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "while :; do echo x; done", NULL };
+        struct glove_session_outcome o;
+        struct seen w;
+
+        (void) state;
+        run_observed(argv, 1024, 0, 1000, false, &w, &o);
+        assert_string_equal(o.reason, "timeout");
+        assert_true(w.len > 0);
+        assert_false(o.output_complete);
+        assert_true(o.wall_ms >= 1000 && o.wall_ms < 60000);
+        free(w.buf);
+}
+
+/* A terminal (a managed session's, headless): its raw bytes (the line
+ * discipline's CR LF, before the terminal filter), complete once the
+ * master gave EIO after the command's exit. */
+static void test_observer_terminal(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c",
+                               (char *) "printf 'on the terminal\\n\\033]52;c;eA==\\007'", NULL };
+        struct glove_session_outcome o;
+        struct seen w;
+
+        (void) state;
+        run_observed(argv, 1024, 0, 0, true, &w, &o);
+        assert_string_equal(o.reason, "exit");
+        assert_int_equal(o.exit_code, 0);
+        assert_true(seen_has(&w, "on the terminal\r\n\033]52;c;eA==\007"));
+        assert_int_equal(w.len, strlen("on the terminal\r\n\033]52;c;eA==\007"));
+        assert_true(o.output_complete);
+        free(w.buf);
+}
+
+/* Ended by a signal: the outcome says which. */
+static void test_observer_signal(void **state) {
+        char *const argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "printf before; kill -TERM $$", NULL };
+        struct glove_session_outcome o;
+        struct seen w;
+
+        (void) state;
+        run_observed(argv, 1024, 0, 0, false, &w, &o);
+        assert_string_equal(o.reason, "signal");
+        assert_int_equal(o.signal, SIGTERM);
+        assert_int_equal(o.exit_code, -1);
+        assert_true(o.wall_ms > 0 && o.wall_ms < 60000);
+        assert_int_equal(w.len, strlen("before"));
+        assert_true(seen_has(&w, "before"));
+        free(w.buf);
+}
+
 /* This binary again as uid and gid 65534: its exit status. */
 static int rerun_as_nobody(void) {
         pid_t pid;
@@ -357,6 +560,12 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_projection, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_projection_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_pipes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_beyond_ring, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_output_limit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_terminal, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_observer_signal, setup, teardown),
         };
         int r;
 
