@@ -104,7 +104,7 @@ struct glove_session_outcome {
         const char *reason;       /* how it ended: the receipt's reason (static) */
         int exit_code;            /* the command's exit code when reason is "exit", else -1 */
         int signal;               /* the signal that ended it when reason is "signal", else 0 */
-        uint64_t wall_ms;         /* from the command's release to its end (0 when it never started) */
+        uint64_t wall_ms;         /* from the run's start (sandbox setup included) to its end; 0 when it never started */
         bool output_complete;     /* glove_session_result.output_complete */
         char run_id[33];          /* the run's id (GLOVE_RUN_ID_CHARS hex) */
         /* what was refused, as the receipt's "denied" says it: the

@@ -237,21 +237,27 @@ int glove_refine_eval_finish(const struct glove_refine_eval *e, const struct glo
         r = checks_make(e, o, checks, &all_ok);
         if (r < 0)
                 return r;
-        /* the order of precedence (docs/refinement.md, "Outcome"): what
-         * Glove could not observe whole, then a limit that ended the run,
-         * then the fixture's checks */
-        if (!o->stream_complete) {
+        /* the order of precedence (docs/refinement.md, "Outcome"): bytes
+         * that are not UTF-8, then a limit that ended the run, then a
+         * stream not observed whole or an end that is neither the agent's
+         * nor a limit's, then the fixture's checks */
+        if (e->utf8_bad) {
+                verdict = "invalid";
+                why = "the terminal stream is not valid UTF-8";
+        } else if (resource_end(o->reason)) {
+                /* the limit's own teardown cut the stream short: what was
+                 * seen is whole up to it, and the limit decides */
+                verdict = "resource";
+                why = "a resource limit ended the run: it overrides the transcript's checks";
+        } else if (!o->stream_complete) {
                 verdict = "invalid";
                 why = "the terminal stream was not read to its end";
         } else if (!utf8) {
                 verdict = "invalid";
-                why = e->utf8_bad ? "the terminal stream is not valid UTF-8" : "the terminal stream ends inside a UTF-8 sequence";
+                why = "the terminal stream ends inside a UTF-8 sequence";
         } else if (!known) {
                 verdict = "invalid";
                 why = "the run did not end by itself or at a limit";
-        } else if (resource_end(o->reason)) {
-                verdict = "resource";
-                why = "a resource limit ended the run: it overrides the transcript's checks";
         } else
                 verdict = all_ok ? "pass" : "fail";
 

@@ -380,6 +380,11 @@ static void test_eval_resource(void **state) {
         run_feed(&r, "ALL TESTS PASSED aab\xff");
         assert_string_equal(run_end(&r, "timeout", 0, 10, true, &t), "invalid");
         free(t);
+        /* the limit's teardown cut the stream: still the limit's verdict */
+        run_start(&r, fixture_text);
+        run_feed(&r, "ALL TESTS PASSED aab \xe2\x82");
+        assert_string_equal(run_end(&r, "timeout", 0, 10, false, &t), "resource");
+        free(t);
 }
 
 static void test_eval_signal_fixture(void **state) {
