@@ -170,21 +170,26 @@ static int check_inode(const struct stat *st, const char *digest, uint64_t max_b
         return 0;
 }
 
-/* SHA-256 of |fd|'s content from offset 0 (pread: the offset stays 0 for
- * whoever reads it next), refusing more than |max_bytes|; the byte count
- * in *ret_size */
-static int hash_fd(int fd, uint64_t max_bytes, char ret[GLOVE_BUNDLE_DIGEST_CHARS + 1], uint64_t *ret_size) {
+/* SHA-256 of |fd|'s content, refusing more than |max_bytes| (-EFBIG); the
+ * byte count in *ret_size. With |dst_fd| >= 0 the bytes are read from
+ * |fd|'s offset on and copied there as they are hashed; else they are
+ * read from offset 0 with pread, so the offset stays 0 for whoever reads
+ * |fd| next. */
+static int hash_fd(int fd, int dst_fd, uint64_t max_bytes, char ret[GLOVE_BUNDLE_DIGEST_CHARS + 1],
+                   uint64_t *ret_size) {
         unsigned char md[crypto_hash_sha256_BYTES];
         _cleanup_free_ unsigned char *buf = NULL;
         crypto_hash_sha256_state st;
         uint64_t total = 0;
+        int r;
 
         buf = malloc(BUNDLE_READ_CHUNK);
         if (!buf)
                 return -ENOMEM;
         crypto_hash_sha256_init(&st);
         for (;;) {
-                ssize_t n = pread(fd, buf, BUNDLE_READ_CHUNK, (off_t) total);
+                ssize_t n = dst_fd >= 0 ? read(fd, buf, BUNDLE_READ_CHUNK)
+                                        : pread(fd, buf, BUNDLE_READ_CHUNK, (off_t) total);
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -196,6 +201,11 @@ static int hash_fd(int fd, uint64_t max_bytes, char ret[GLOVE_BUNDLE_DIGEST_CHAR
                 if (total > max_bytes)
                         return -EFBIG;
                 crypto_hash_sha256_update(&st, buf, (unsigned long long) n);
+                if (dst_fd >= 0) {
+                        r = write_all(dst_fd, buf, (size_t) n);
+                        if (r < 0)
+                                return r;
+                }
         }
         crypto_hash_sha256_final(&st, md);
         sodium_bin2hex(ret, GLOVE_BUNDLE_DIGEST_CHARS + 1, md, sizeof(md));
@@ -218,7 +228,7 @@ static int check_content(int fd, const struct stat *before, const char *digest, 
         uint64_t size;
         int r;
 
-        r = hash_fd(fd, max_bytes, got, &size);
+        r = hash_fd(fd, -EBADF, max_bytes, got, &size);
         if (r == -EFBIG)
                 return glove_error_set(e, EFBIG, GLOVE_BUNDLE_CHECK_SIZE,
                                        "Bundle %s grew past the bound of %ju bytes while it was read", digest,
@@ -328,40 +338,6 @@ static int tmp_create(int root_fd, char *ret_name, size_t len) {
         return -EEXIST;
 }
 
-/* copies |src_fd| to |dst_fd| as it hashes it, at most |max_bytes| */
-static int copy_hashing(int src_fd, int dst_fd, uint64_t max_bytes, char ret[GLOVE_BUNDLE_DIGEST_CHARS + 1]) {
-        unsigned char md[crypto_hash_sha256_BYTES];
-        _cleanup_free_ unsigned char *buf = NULL;
-        crypto_hash_sha256_state st;
-        uint64_t total = 0;
-        int r;
-
-        buf = malloc(BUNDLE_READ_CHUNK);
-        if (!buf)
-                return -ENOMEM;
-        crypto_hash_sha256_init(&st);
-        for (;;) {
-                ssize_t n = read(src_fd, buf, BUNDLE_READ_CHUNK);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                total += (uint64_t) n;
-                if (total > max_bytes)
-                        return -EFBIG;
-                crypto_hash_sha256_update(&st, buf, (unsigned long long) n);
-                r = write_all(dst_fd, buf, (size_t) n);
-                if (r < 0)
-                        return r;
-        }
-        crypto_hash_sha256_final(&st, md);
-        sodium_bin2hex(ret, GLOVE_BUNDLE_DIGEST_CHARS + 1, md, sizeof(md));
-        return 0;
-}
-
 static int source_check(int src_fd, uint64_t max_bytes, struct glove_error *e) {
         struct stat st;
 
@@ -407,6 +383,7 @@ int glove_bundle_add(int root_fd, int src_fd, uint64_t max_bytes, char ret_diges
                      struct glove_error *e) {
         char tmp[sizeof(BUNDLE_TMP_PREFIX) + 32], digest[GLOVE_BUNDLE_DIGEST_CHARS + 1];
         _cleanup_close_ int tmp_fd = -EBADF;
+        uint64_t copied = 0;
         int r;
 
         r = glove_bundle_root_check(root_fd, e);
@@ -418,7 +395,7 @@ int glove_bundle_add(int root_fd, int src_fd, uint64_t max_bytes, char ret_diges
         tmp_fd = tmp_create(root_fd, tmp, sizeof(tmp));
         if (tmp_fd < 0)
                 return glove_error_set(e, tmp_fd, "bundle-add", "Cannot create a file in the bundle root: %m");
-        r = copy_hashing(src_fd, tmp_fd, max_bytes, digest);
+        r = hash_fd(src_fd, tmp_fd, max_bytes, digest, &copied);
         if (r == -EFBIG)
                 r = glove_error_set(e, EFBIG, GLOVE_BUNDLE_CHECK_SOURCE,
                                     "it grew past a bundle's bound of %ju bytes while it was copied",
