@@ -97,6 +97,38 @@ struct glove_sandbox_projection {
         int64_t ctime_ns;
 };
 
+/* A managed session's local services (docs/channels.md), at most one of
+ * the two kinds: both is -EINVAL (mixing them fails closed). */
+#define GLOVE_LOCAL_SERVICE_MOUNT "/run/glove-services/local"
+#define GLOVE_LOCAL_SERVICE_FD 3
+struct glove_sandbox_local_services {
+        /* Pathname aliases: a host directory the caller made (owner-only,
+         * the alias sockets inside), mounted read-only, nosuid, nodev and
+         * noexec at GLOVE_LOCAL_SERVICE_MOUNT (idmapped to the agent's uid
+         * in root mode); the agent gets GLOVE_LOCAL_SERVICE_DIR, that path.
+         * |dir_path| is its absolute path (no symlink on it): the sandbox
+         * resolves it again, as it does a projection's source, and refuses
+         * the session unless it is still the directory of |dir_fd| (same
+         * device and inode). -1 / NULL: none. Borrowed. */
+        int dir_fd;
+        const char *dir_path;
+        /* inherited-stream-v1: the guest end of a connected AF_UNIX
+         * SOCK_STREAM socket, installed as the agent's descriptor
+         * GLOVE_LOCAL_SERVICE_FD once every setup descriptor is closed; the
+         * agent gets GLOVE_LOCAL_SERVICE_FDS_V1={"<alias>":3} and nothing
+         * else about it. Offline, seccomp lets the agent ask only
+         * getsockname and getsockopt(SOL_SOCKET, SO_TYPE) of it.
+         * -1: none. Borrowed (the sandbox passes a copy). */
+        int stream_fd;
+        const char *alias;
+        /* Called in the supervisor once the agent's host uid is known and
+         * before its command is released: the uid its connections show
+         * (SO_PEERCRED): the invoker's, or a root run's own. NULL: not
+         * called. */
+        void (*guest_uid)(void *userdata, uid_t uid);
+        void *userdata;
+};
+
 struct glove_sandbox_options {
         const struct glove_policy *policy;
         char *const *argv;           /* command and arguments; argv[0] searched in the sandbox's PATH */
@@ -160,6 +192,8 @@ struct glove_sandbox_options {
          * supervisor's relay loop; it must not block. NULL: none. */
         void (*output_observer)(void *userdata, const void *buf, size_t n);
         void *output_observer_userdata;
+        /* a managed session's local services; NULL: none. Borrowed. */
+        const struct glove_sandbox_local_services *local_services;
 };
 
 /* A root run's host identity (docs/architecture.md, "Identity"): a uid of

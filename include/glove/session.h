@@ -70,6 +70,7 @@ const char *glove_session_policy_text(const struct glove_session *s);
 int glove_session_check(struct glove_session *s);
 
 struct glove_sandbox_channel;
+struct glove_sandbox_local_services;
 
 struct glove_session_run_options {
         char *const *argv;        /* the command; borrowed */
@@ -93,6 +94,9 @@ struct glove_session_run_options {
          * command's output (glove_sandbox_options.output_observer) */
         void (*output_observer)(void *userdata, const void *buf, size_t n);
         void *output_observer_userdata;
+        /* gloved's supervisor: the session's local services
+         * (glove_sandbox_options.local_services); borrowed; NULL: none */
+        const struct glove_sandbox_local_services *local_services;
 };
 
 struct glove_session_outcome {

@@ -369,6 +369,11 @@ int glove_policy_add_env_pass(struct glove_policy *p, const char *name, char *er
         if (!policy_env_name_valid(name))
                 return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
                                     name);
+        if (strncmp(name, "GLOVE_LOCAL_SERVICE_", strlen("GLOVE_LOCAL_SERVICE_")) == 0)
+                return policy_error(err, errlen, EPERM, NULL,
+                                    "%s is Glove's own: GLOVE_LOCAL_SERVICE_* names a managed session's local "
+                                    "services and is never set or passed by a policy (docs/channels.md)",
+                                    name);
         v = strdup(name);
         if (!v)
                 return -ENOMEM;
@@ -383,6 +388,11 @@ int glove_policy_add_env_set(struct glove_policy *p, const char *name, const cha
 
         if (!policy_env_name_valid(name))
                 return policy_error(err, errlen, EINVAL, NULL, "\"%s\" is not a valid environment variable name",
+                                    name);
+        if (strncmp(name, "GLOVE_LOCAL_SERVICE_", strlen("GLOVE_LOCAL_SERVICE_")) == 0)
+                return policy_error(err, errlen, EPERM, NULL,
+                                    "%s is Glove's own: GLOVE_LOCAL_SERVICE_* names a managed session's local "
+                                    "services and is never set or passed by a policy (docs/channels.md)",
                                     name);
         if (strlen(value) > GLOVE_POLICY_MAX_STRING)
                 return policy_error(err, errlen, EINVAL, NULL, "value of %s is longer than %d bytes", name,

@@ -140,7 +140,9 @@ static void child_wait_go(struct plan *plan, int sync_fd) {
 
                 if (r < 0)
                         _exit(GLOVE_EXIT_FAILED); /* the supervisor is gone */
-                if (m.type == MSG_GO && n == 0) {
+                if (m.type == MSG_GO && n == (plan->stream ? 1u : 0u)) {
+                        if (plan->stream)
+                                plan->stream_fd = fds[0];
                         /* attached (clone_go()): in the session cgroup
                          * now, the cgroup namespace rooted there, while
                          * init still has the capability for it */
@@ -230,6 +232,7 @@ pid_t clone_init(struct plan *plan, struct relay *relay, int pair[2], int *ret_p
                         plan->grants[i].fd = plan->grants[i].tree_fd = -EBADF;
                 for (size_t i = 0; i < plan->n_projections; i++)
                         plan->projections[i].fd = plan->projections[i].tree_fd = -EBADF;
+                plan->stream_fd = -EBADF; /* init's copy comes with MSG_GO */
                 child_wait_go(plan, fd);
                 timeline_mark("init: go");
                 sandbox_init_main(plan, fd);
@@ -256,7 +259,10 @@ int clone_go(struct plan *plan, pid_t pid, int sync_fd) {
         }
         if (r >= 0) {
                 struct sync_msg go = { .type = MSG_GO };
-                r = sync_send(sync_fd, &go, NULL, 0);
+                /* with the inherited stream, which this process then drops:
+                 * the agent's copy is the only one in the sandbox */
+                r = sync_send(sync_fd, &go, plan->stream ? &plan->stream_fd : NULL, plan->stream ? 1 : 0);
+                plan->stream_fd = safe_close(plan->stream_fd);
         }
         if (r >= 0 && plan->n_pending_placeholders > 0) {
                 /* init attaches the grants meanwhile; a failure here ends

@@ -52,6 +52,14 @@ static int env_put(char ***v, size_t *n, const char *name, const char *value) {
         return 0;
 }
 
+int env_add(char ***v, const char *name, const char *value) {
+        size_t n = 0;
+
+        while (*v && (*v)[n])
+                n++;
+        return env_put(v, &n, name, value);
+}
+
 /* environment.path_prepend (an agent profile's bin directories), then the
  * default PATH. */
 static int path_build(const struct glove_policy *p, char **ret) {

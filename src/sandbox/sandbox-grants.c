@@ -639,7 +639,8 @@ static int drop_absent(struct plan *plan) {
 
 void plan_init(struct plan *plan, const struct glove_sandbox_options *opts) {
         *plan = (struct plan) {
-                .policy = opts->policy, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings
+                .policy = opts->policy, .argv = opts->argv, .error = opts->error, .warnings = opts->warnings,
+                .stream_fd = -EBADF,
         };
 }
 
@@ -770,6 +771,9 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
         r = env_build(pol, opts->host_env, home ? home : (plan->root_mode ? "/root" : "/"), &plan->envp);
         if (r < 0)
                 return glove_error_set(plan->error, r, "env", "Cannot build the environment: %m");
+        r = plan_local_services(plan, opts);
+        if (r < 0)
+                return r;
 
         if (pol->cwd)
                 plan->cwd = pol->cwd;
@@ -789,6 +793,7 @@ int plan_resolve(struct plan *plan, const struct glove_sandbox_options *opts) {
 }
 
 void plan_done(struct plan *plan) {
+        plan->stream_fd = safe_close(plan->stream_fd);
         protect_done(plan);
         projections_done(plan);
         for (size_t i = 0; i < plan->n_grants; i++) {

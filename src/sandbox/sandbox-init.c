@@ -111,7 +111,7 @@ static int exec_in_path(char *const *argv, char **envp) {
  * reports them all just before execve. */
 _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_fd, uint32_t applied) {
         char detail[200] = "";
-        int listener = -EBADF;
+        int listener = -EBADF, first = 3;
         sigset_t all;
         int r, abi;
 
@@ -136,10 +136,18 @@ _Noreturn static void agent_main(const struct plan *plan, int sync_fd, int tty_f
         if (chdir(plan->cwd) < 0)
                 sync_fail(sync_fd, STAGE_CHDIR, errno, plan->cwd);
 
-        /* Only 0-2 reach the agent; the sync socket (>= 3, since glove
-         * fills 0-2 at start) is close-on-exec and reports an exec failure. */
+        /* Only 0-2 reach the agent, and the inherited stream at 3 when the
+         * session has one (local services); the sync socket (>= 3, since
+         * glove fills 0-2 at start) is close-on-exec and reports an exec
+         * failure. */
         timeline_mark("agent: forked");
-        if (sync_fd > 3 && close_range(3, (unsigned) sync_fd - 1, 0) < 0)
+        if (plan->stream) {
+                r = stream_install(plan->stream_fd, &sync_fd);
+                if (r < 0)
+                        sync_fail(sync_fd, STAGE_FDS, -r, "install the inherited stream as descriptor 3");
+                first = GLOVE_LOCAL_SERVICE_FD + 1;
+        }
+        if (sync_fd > first && close_range((unsigned) first, (unsigned) sync_fd - 1, 0) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
         if (close_range((unsigned) sync_fd + 1, ~0U, 0) < 0)
                 sync_fail(sync_fd, STAGE_FDS, errno, "close_range");
@@ -284,6 +292,8 @@ _Noreturn void sandbox_init_main(const struct plan *plan, int sync_fd) {
         if (agent == 0)
                 agent_main(plan, sync_fd, TAKE_FD(tty_fd), applied);
         tty_fd = safe_close(tty_fd);
+        if (plan->stream_fd >= 0)
+                (void) close(plan->stream_fd); /* the agent's alone now */
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };

@@ -122,6 +122,7 @@ struct sym {
  * checked by the supervisor (sandbox-projection.c). */
 struct projection {
         const struct glove_sandbox_projection *p;
+        bool directory;     /* the local-service directory (only its device and inode are checked) */
         int fd;             /* O_PATH, pinned */
         int tree_fd;        /* root mode: detached tree cloned by the supervisor */
 };
@@ -205,6 +206,13 @@ struct plan {
         struct termios termios;
         struct winsize winsize;
         int net_fd;                 /* proxy mode: the helper's end of the proxy channel, else -EBADF */
+        /* local services (glove_sandbox_local_services): the directory, as
+         * the last projection; the inherited stream's guest end (init's copy
+         * comes with MSG_GO) and the offline filter that confines it */
+        struct glove_sandbox_projection service_dir;
+        int stream_fd;
+        bool stream;                /* there is one (init learns it before MSG_GO brings it) */
+        bool stream_filter;
         struct limits_state *limits; /* sandbox-cgroup.h: the mechanism chosen */
         struct glove_error *error;  /* the session's (glove_sandbox_options.error, never NULL here) */
         struct glove_warnings *warnings;
@@ -260,13 +268,24 @@ int audit_grant_refused(const struct glove_sandbox_options *opts, const char *wh
  * root mode the supervisor's own clone (projection_clone(), idmapped by
  * the sandbox's user namespace |userns| so the agent's uid may read it). */
 int plan_projections(struct plan *plan, const struct glove_sandbox_options *opts);
-int projection_verify(const struct glove_sandbox_projection *p, int fd);
+int projection_verify(const struct glove_sandbox_projection *p, bool directory, int fd);
 int projection_tree(const struct projection *pr, char *detail, size_t len);
 int projection_clone(struct plan *plan, struct projection *pr, int userns);
 void projections_done(struct plan *plan);
 
 /* sandbox-env.c */
 int env_build(const struct glove_policy *p, char *const *host_env, const char *home, char ***ret);
+/* Sets |name| in the environment vector *|v| (NULL-terminated). */
+int env_add(char ***v, const char *name, const char *value);
+
+/* sandbox-services.c: local services (glove_sandbox_local_services), after
+ * the environment is built: a user's GLOVE_LOCAL_SERVICE_* refused, the
+ * service's own set, the inherited stream checked and copied (plan->
+ * stream_fd). stream_install() puts the agent's copy at
+ * GLOVE_LOCAL_SERVICE_FD, moving the sync socket out of its way. */
+bool local_service_alias_valid(const char *a);
+int plan_local_services(struct plan *plan, const struct glove_sandbox_options *opts);
+int stream_install(int stream_fd, int *sync_fd);
 
 /* sandbox-mount.c: step 3, in the sandbox's init before pivot_root. The
  * root is built as a list of steps made from the plan, then walked (setup

@@ -161,7 +161,10 @@ int landlock_apply(const struct plan *plan, char *detail, size_t len) {
         for (size_t i = 0; i < plan->n_projections; i++) {
                 const char *t = plan->projections[i].p->target;
 
-                r = add_rule(ruleset, t, LL_READ_FILE, handled);
+                /* the local-service directory: listed, and its sockets
+                 * connected to (which Landlock does not govern) */
+                r = add_rule(ruleset, t, plan->projections[i].directory ? LL_READ_FILE | LL_READ_DIR : LL_READ_FILE,
+                             handled);
                 if (r < 0) {
                         (void) snprintf(detail, len, "rule for %s", t);
                         return r;

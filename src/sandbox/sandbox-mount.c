@@ -619,7 +619,8 @@ static int mount_op_run(const struct plan *plan, const struct mount_op *op, stru
         case MOUNT_OP_ATTACH_PROJECTION:
                 *stage = STAGE_PROJECTION;
                 (void) snprintf(detail, len, "attach the projection %s", op->path);
-                r = attach(w->trees[plan->n_grants + op->projection], w->root, op->path + 1, true);
+                r = attach(w->trees[plan->n_grants + op->projection], w->root, op->path + 1,
+                           !plan->projections[op->projection].directory);
                 w->trees[plan->n_grants + op->projection] = safe_close(w->trees[plan->n_grants + op->projection]);
                 return r;
         case MOUNT_OP_WAIT_PLACEHOLDERS:

@@ -42,29 +42,6 @@
 #include "macro.h"
 #include "sandbox-internal.h"
 
-static int env_add(char ***envp, const char *name, const char *value) {
-        size_t n = 0, k = strlen(name);
-        char *s, **nv;
-
-        if (asprintf(&s, "%s=%s", name, value) < 0)
-                return -ENOMEM;
-        for (; *envp && (*envp)[n]; n++)
-                if (strncmp((*envp)[n], name, k) == 0 && (*envp)[n][k] == '=') {
-                        free((*envp)[n]);
-                        (*envp)[n] = s;
-                        return 0;
-                }
-        nv = reallocarray(*envp, n + 2, sizeof(char *));
-        if (!nv) {
-                free(s);
-                return -ENOMEM;
-        }
-        nv[n] = s;
-        nv[n + 1] = NULL;
-        *envp = nv;
-        return 0;
-}
-
 /* The variables, in the order docs/network.md lists them. */
 static const char *const url_vars[] = {
         "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy",

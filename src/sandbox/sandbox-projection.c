@@ -64,8 +64,9 @@ static const char *target_malformed(const char *t) {
  * before |i|. A file made at a target inside a host-bound grant would be
  * made on the host; inside an overlay, in its change set, which may be
  * applied to the host. A tmpfs grant is the session's own. */
-static int check_target(struct plan *plan, const struct glove_sandbox_projection *ps, size_t i) {
-        const char *t = ps[i].target;
+static int check_target_spec(struct plan *plan, const struct glove_sandbox_projection *ps, size_t i,
+                             const struct glove_sandbox_projection *self) {
+        const char *t = self->target;
 
         for (size_t k = 0; k < plan->n_grants; k++) {
                 const struct glove_grant *g = plan->grants[k].g;
@@ -103,11 +104,23 @@ static int check_target(struct plan *plan, const struct glove_sandbox_projection
         return 0;
 }
 
-int projection_verify(const struct glove_sandbox_projection *p, int fd) {
+static int check_target(struct plan *plan, const struct glove_sandbox_projection *ps, size_t i) {
+        return check_target_spec(plan, ps, i, &ps[i]);
+}
+
+int projection_verify(const struct glove_sandbox_projection *p, bool directory, int fd) {
         struct stat st;
 
         if (fstat(fd, &st) < 0)
                 return negative_errno();
+        if (directory) {
+                /* its sockets are its own; only that it is the directory */
+                if (!S_ISDIR(st.st_mode))
+                        return -EINVAL;
+                if ((uint64_t) st.st_dev != p->dev || (uint64_t) st.st_ino != p->ino)
+                        return -ESTALE;
+                return 0;
+        }
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
         if ((uint64_t) st.st_dev != p->dev || (uint64_t) st.st_ino != p->ino || (uint64_t) st.st_size != p->size ||
@@ -132,7 +145,12 @@ static int pin_source(struct plan *plan, struct projection *pr) {
                 return glove_error_set(plan->error, pr->fd, "projection",
                                        "Cannot open the source %s of the projection at %s: %m%s", p->source, p->target,
                                        pr->fd == -ELOOP ? " (a symlink on its path)" : "");
-        r = projection_verify(p, pr->fd);
+        r = projection_verify(p, pr->directory, pr->fd);
+        if (r < 0 && pr->directory)
+                return glove_error_set(plan->error, r, "local-services",
+                                       "Refusing the local-service directory %s: it is not the directory the "
+                                       "session made (%s)",
+                                       p->source, r == -ESTALE ? "another device or inode" : "not a directory");
         switch (r) {
         case 0:
                 return 0;
@@ -158,15 +176,46 @@ static int pin_source(struct plan *plan, struct projection *pr) {
         }
 }
 
+/* The local-service directory (glove_sandbox_local_services.dir_fd) as a
+ * projection of a directory: |plan->service_dir| describes it. */
+static int service_dir_describe(struct plan *plan, const struct glove_sandbox_local_services *ls) {
+        struct stat st;
+
+        if (!ls->dir_path)
+                return glove_error_set(plan->error, -EINVAL, "local-services",
+                                       "The local-service directory has no path");
+        if (fstat(ls->dir_fd, &st) < 0)
+                return glove_error_set(plan->error, negative_errno(), "local-services",
+                                       "Cannot stat the local-service directory %s: %m", ls->dir_path);
+        if (!S_ISDIR(st.st_mode))
+                return glove_error_set(plan->error, -ENOTDIR, "local-services",
+                                       "The local-service directory %s is not a directory", ls->dir_path);
+        plan->service_dir = (struct glove_sandbox_projection) {
+                .source = ls->dir_path,
+                .target = GLOVE_LOCAL_SERVICE_MOUNT,
+                .dev = (uint64_t) st.st_dev,
+                .ino = (uint64_t) st.st_ino,
+        };
+        return 1;
+}
+
 int plan_projections(struct plan *plan, const struct glove_sandbox_options *opts) {
         const struct glove_sandbox_projection *ps = opts->projections;
-        size_t n = opts->n_projections;
+        size_t n = opts->n_projections, total;
+        bool dir = false;
         int r;
 
-        if (n == 0)
-                return 0;
-        if (!ps)
+        if (n > 0 && !ps)
                 return glove_error_set(plan->error, -EINVAL, "projection", "%zu projections and no array of them", n);
+        if (opts->local_services && opts->local_services->dir_fd >= 0) {
+                r = service_dir_describe(plan, opts->local_services);
+                if (r < 0)
+                        return r;
+                dir = true;
+        }
+        total = n + dir;
+        if (total == 0)
+                return 0;
         /* every target first: a refused target opens nothing */
         for (size_t i = 0; i < n; i++) {
                 const char *why = target_malformed(ps[i].target);
@@ -180,13 +229,21 @@ int plan_projections(struct plan *plan, const struct glove_sandbox_options *opts
                 if (r < 0)
                         return r;
         }
-        plan->projections = calloc(n, sizeof(*plan->projections));
+        if (dir) {
+                r = check_target_spec(plan, ps, n, &plan->service_dir);
+                if (r < 0)
+                        return r;
+        }
+        plan->projections = calloc(total, sizeof(*plan->projections));
         if (!plan->projections)
                 return glove_error_set(plan->error, -ENOMEM, "projection", "Out of memory");
         for (size_t i = 0; i < n; i++)
                 plan->projections[i] = (struct projection) { .p = &ps[i], .fd = -EBADF, .tree_fd = -EBADF };
-        plan->n_projections = n;
-        for (size_t i = 0; i < n; i++) {
+        if (dir)
+                plan->projections[n] = (struct projection) {
+                        .p = &plan->service_dir, .directory = true, .fd = -EBADF, .tree_fd = -EBADF };
+        plan->n_projections = total;
+        for (size_t i = 0; i < total; i++) {
                 r = pin_source(plan, &plan->projections[i]);
                 if (r < 0)
                         return r;
@@ -204,7 +261,7 @@ int projection_tree(const struct projection *pr, char *detail, size_t len) {
         fd = openat2_path(AT_FDCWD, pr->p->source, RESOLVE_NO_SYMLINKS);
         if (fd < 0)
                 return fd;
-        if (projection_verify(pr->p, fd) < 0) {
+        if (projection_verify(pr->p, pr->directory, fd) < 0) {
                 (void) snprintf(detail, len, "the source %s of %s: replaced between check and use", pr->p->source,
                                 pr->p->target);
                 return -ESTALE;
@@ -231,7 +288,7 @@ int projection_clone(struct plan *plan, struct projection *pr, int userns) {
                 return glove_error_set(plan->error, negative_errno(), "projection",
                                        "Failed to clone the projection at %s: %m", pr->p->target);
         /* the pinned inode may have been written since it was checked */
-        if (projection_verify(pr->p, pr->tree_fd) < 0)
+        if (projection_verify(pr->p, pr->directory, pr->tree_fd) < 0)
                 return glove_error_set(plan->error, -ESTALE, "projection",
                                        "Refusing the projection at %s: its source %s changed between check and use "
                                        "(the bundle changed since gloved checked it)",

@@ -10,12 +10,18 @@
 #include "sandbox-internal.h"
 #include "seccomp-rules.h"
 
+_Static_assert(SECCOMP_STREAM_FD == GLOVE_LOCAL_SERVICE_FD, "one descriptor number");
+
 int seccomp_apply(const struct plan *plan, int *ret_listener) {
         bool offline = plan->policy->net == GLOVE_NET_OFFLINE;
         struct sock_fprog prog = {
                 .len = (unsigned short) (offline ? glove_seccomp_offline_len : glove_seccomp_loopback_len),
                 .filter = (struct sock_filter *) (offline ? glove_seccomp_offline : glove_seccomp_loopback),
         };
+
+        if (plan->stream_filter)
+                prog = (struct sock_fprog) { .len = (unsigned short) glove_seccomp_offline_stream_len,
+                                             .filter = (struct sock_filter *) glove_seccomp_offline_stream };
         long fd;
 
         /* The filter's counted refusals (SECCOMP_RET_USER_NOTIF) go to a

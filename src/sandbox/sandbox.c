@@ -75,7 +75,7 @@ STRING_TABLE_TO_STRING(stage_to_string, enum stage, stage_names, "unknown")
 /* The sync socket's messages (src/basic/frame-util.h): each a whole
  * struct sync_msg; descriptors only on the two that carry them. */
 static const struct frame_type sync_types[] = {
-        { MSG_GO, sizeof(struct sync_msg), 0 },
+        { MSG_GO, sizeof(struct sync_msg), 1 }, /* the inherited stream (local services), if any */
         { MSG_TREES, sizeof(struct sync_msg), FRAME_FDS_MAX },
         { MSG_SETUP_FAILED, sizeof(struct sync_msg), 0 },
         { MSG_EXEC_FAILED, sizeof(struct sync_msg), 0 },
@@ -418,6 +418,10 @@ static int run_release(struct run *run) {
                 run->res.placement = "attached";
         if (r >= 0)
                 r = run_check_uid(run, run->pid);
+        if (r >= 0 && run->o.local_services && run->o.local_services->guest_uid)
+                /* the uid the agent's connections will show */
+                run->o.local_services->guest_uid(run->o.local_services->userdata,
+                                                 run->plan.root_mode ? run->plan.host_uid : getuid());
         if (r >= 0 && a) {
                 r = glove_audit_sync(a);
                 if (r < 0) {

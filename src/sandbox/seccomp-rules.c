@@ -70,7 +70,38 @@ static const unsigned long denied_ioctls[] = { TIOCSTI, TIOCLINUX };
 static const unsigned long ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
                                           CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, CLONE_NEWTIME };
 
-int seccomp_rules_build(bool offline, scmp_filter_ctx *ret) {
+/* inherited-stream-v1 offline (docs/channels.md): the agent's one socket
+ * is the connected stream at SECCOMP_STREAM_FD. It may not make
+ * another, connect anything, set options or ask who is at the other end;
+ * getsockname and getsockopt(SOL_SOCKET, SO_TYPE) on that descriptor alone
+ * are allowed, so that Node/libuv can classify it. A filter rule compares
+ * each argument once, so "not (fd 3 and SOL_SOCKET and SO_TYPE)" is three
+ * rules, one per argument. */
+static int stream_rules(scmp_filter_ctx ctx) {
+        const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+        static const int denied_net[] = { SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getpeername),
+                                          SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4) };
+        int r;
+
+        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK));
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(denied_net); i++)
+                r = seccomp_rule_add(ctx, eperm, denied_net[i], 0);
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(getsockname), 1,
+                                     SCMP_A0(SCMP_CMP_NE, (scmp_datum_t) SECCOMP_STREAM_FD));
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(getsockopt), 1,
+                                     SCMP_A0(SCMP_CMP_NE, (scmp_datum_t) SECCOMP_STREAM_FD));
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(getsockopt), 1, SCMP_A1(SCMP_CMP_NE, SOL_SOCKET));
+        if (r >= 0)
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(getsockopt), 1, SCMP_A2(SCMP_CMP_NE, SO_TYPE));
+        return r;
+}
+
+int seccomp_rules_build(bool offline, bool stream, scmp_filter_ctx *ret) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
         /* Refusals the user must hear of (docs/architecture.md, "Counted
@@ -196,6 +227,13 @@ int seccomp_rules_build(bool offline, scmp_filter_ctx *ret) {
         r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
         if (r < 0)
                 return r;
+        if (stream) {
+                if (!offline)
+                        return -EINVAL;
+                r = stream_rules(ctx);
+                if (r < 0)
+                        return r;
+        }
 
         *ret = TAKE_PTR(ctx);
         return 0;

@@ -577,6 +577,7 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .n_projections = o->n_projections,
                         .output_observer = o->output_observer,
                         .output_observer_userdata = o->output_observer_userdata,
+                        .local_services = o->local_services,
                 }, &res);
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;

@@ -32,13 +32,13 @@
 #include "sandbox-internal.h"
 #include "seccomp-rules.h"
 
-static void compare_with_rules(bool offline, const struct sock_filter *embedded, size_t len) {
+static void compare_with_rules(bool offline, bool stream, const struct sock_filter *embedded, size_t len) {
         scmp_filter_ctx ctx = NULL;
         struct sock_filter insn;
         size_t n = 0;
         int fd;
 
-        assert_int_equal(seccomp_rules_build(offline, &ctx), 0);
+        assert_int_equal(seccomp_rules_build(offline, stream, &ctx), 0);
         fd = memfd_create("t", MFD_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
@@ -55,8 +55,9 @@ static void compare_with_rules(bool offline, const struct sock_filter *embedded,
 
 static void test_embedded_matches_rules(void **state) {
         (void) state;
-        compare_with_rules(true, glove_seccomp_offline, glove_seccomp_offline_len);
-        compare_with_rules(false, glove_seccomp_loopback, glove_seccomp_loopback_len);
+        compare_with_rules(true, false, glove_seccomp_offline, glove_seccomp_offline_len);
+        compare_with_rules(false, false, glove_seccomp_loopback, glove_seccomp_loopback_len);
+        compare_with_rules(true, true, glove_seccomp_offline_stream, glove_seccomp_offline_stream_len);
 }
 
 /* Runs |probe| in a child under the offline or loopback filter, loaded

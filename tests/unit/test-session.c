@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +39,9 @@
 #include "glove/policy.h"
 #include "glove/sandbox.h"
 #include "glove/session.h"
+#include "g2-util.h"
 #include "macro.h"
+#include "time-util.h"
 
 #define MISSING "/nonexistent-glove-unit-grant"
 
@@ -175,9 +179,9 @@ static void test_two_sessions(void **state) {
         json_decref(j2);
 }
 
-/* A session of glove exec over |argv| with the projections |ps|. */
-static int run_projected(const struct glove_sandbox_projection *ps, size_t n, char *const *argv,
-                         struct glove_error *ret_error) {
+/* A session of glove exec (the starter policy: offline) with the run
+ * options |ro| (receipt_fd is set here). */
+static int run_with(struct glove_session_run_options ro, struct glove_error *ret_error) {
         _cleanup_session_ struct glove_session *s = NULL;
         struct glove_session_outcome o;
 
@@ -187,14 +191,17 @@ static int run_projected(const struct glove_sandbox_projection *ps, size_t n, ch
         }, &s), 0);
         assert_int_equal(glove_session_load_policy(s), 0);
         assert_int_equal(glove_session_seal(s), 0);
-        (void) glove_session_run(s, &(const struct glove_session_run_options) {
-                .argv = argv,
-                .receipt_fd = -1,
-                .projections = ps,
-                .n_projections = n,
-        }, &o);
+        ro.receipt_fd = -1;
+        (void) glove_session_run(s, &ro, &o);
         *ret_error = *glove_session_error(s);
         return o.status;
+}
+
+/* A session of glove exec over |argv| with the projections |ps|. */
+static int run_projected(const struct glove_sandbox_projection *ps, size_t n, char *const *argv,
+                         struct glove_error *ret_error) {
+        return run_with((struct glove_session_run_options) { .argv = argv, .projections = ps, .n_projections = n },
+                        ret_error);
 }
 
 static struct glove_sandbox_projection filled(const char *source, const char *target) {
@@ -327,6 +334,262 @@ static void test_error_first_wins(void **state) {
         assert_int_equal(glove_error_set(NULL, 0, "x", "nothing kept"), -EIO);
         glove_error_clear(&e);
         assert_false(glove_error_is_set(&e));
+}
+
+/* Local services (docs/channels.md), the sandbox's side: a host echo
+ * service reached through the read-only directory of pathname aliases and
+ * through the inherited stream at descriptor 3 (a Node program, then the
+ * probes seccomp must refuse offline). The service runs in a child of the
+ * test, which learns the agent's uid from the guest_uid callback and
+ * checks it on the connection (SO_PEERCRED). Exit codes name the check. */
+
+static void guest_uid_to_pipe(void *userdata, uid_t uid) {
+        int fd = *(int *) userdata;
+
+        assert_int_equal(write(fd, &uid, sizeof(uid)), (ssize_t) sizeof(uid));
+}
+
+/* Serves |frames| G2 exchanges, each answered "echo:" + the request: on
+ * one connection accepted from |listen_fd|, whose peer must have the uid
+ * read from |uid_fd|, or (listen_fd < 0) on the stream |stream_fd|. */
+static pid_t echo_service(int listen_fd, int stream_fd, int uid_fd, int frames) {
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct g2_transport t;
+                uid_t uid = getuid();
+                int fd = stream_fd;
+
+                alarm(30);
+                if (listen_fd >= 0) {
+                        if (read(uid_fd, &uid, sizeof(uid)) != (ssize_t) sizeof(uid))
+                                _exit(60);
+                        fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                        if (fd < 0)
+                                _exit(61);
+                }
+                if (g2_transport_init(&t, fd, uid, 4096, NULL) < 0)
+                        _exit(62);
+                for (int i = 0; i < frames; i++) {
+                        uint8_t *req = NULL;
+                        size_t n = 0;
+                        char out[4200];
+                        int k;
+
+                        if (g2_recv(&t, now_monotonic_ms() + 20000, &req, &n) < 0)
+                                _exit(63);
+                        k = snprintf(out, sizeof(out), "echo:%s", (char *) req);
+                        free(req);
+                        if (g2_send(&t, now_monotonic_ms() + 20000, out, (size_t) k) < 0)
+                                _exit(64);
+                }
+                _exit(0);
+        }
+        return pid;
+}
+
+static int service_status(pid_t pid) {
+        int status;
+
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define PY_EXCHANGE                                                                                            \
+        "import socket, struct, sys\n"                                                                         \
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"                                              \
+        "s.connect('/run/glove-services/local/echo')\n"                                                        \
+        "s.sendall(struct.pack('>I', 5) + b'hello')\n"                                                         \
+        "d = b''\n"                                                                                            \
+        "while len(d) < 14:\n"                                                                                 \
+        "    c = s.recv(14 - len(d))\n"                                                                        \
+        "    if not c: sys.exit(3)\n"                                                                          \
+        "    d += c\n"                                                                                         \
+        "sys.exit(0 if d == struct.pack('>I', 10) + b'echo:hello' else 4)\n"
+
+static void test_local_service_dir(void **state) {
+        char *const argv[] = {
+                (char *) "/bin/sh", (char *) "-c",
+                (char *) "[ \"$GLOVE_LOCAL_SERVICE_DIR\" = /run/glove-services/local ] || exit 20\n"
+                         "[ -z \"$GLOVE_LOCAL_SERVICE_FDS_V1\" ] || exit 21\n"
+                         "grep ' /run/glove-services/local ' /proc/self/mountinfo | "
+                         "grep -q ' ro,nosuid,nodev,noexec' || exit 22\n"
+                         "(echo x > /run/glove-services/local/new) 2>/dev/null && exit 23\n"
+                         "[ -S /run/glove-services/local/echo ] || exit 24\n"
+                         "/usr/bin/python3 -c \"$0\" || exit 25\n",
+                (char *) PY_EXCHANGE,
+                NULL,
+        };
+        char dir[PATH_MAX];
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int dfd = -EBADF, lfd = -EBADF;
+        int uidp[2];
+        struct glove_error e;
+        pid_t svc;
+        int status;
+
+        (void) state;
+        path(dir, sizeof(dir), "services");
+        assert_int_equal(mkdir(dir, 0700), 0);
+        dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_true((size_t) snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/echo", dir) < sizeof(sa.sun_path));
+        lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(lfd >= 0);
+        assert_int_equal(bind(lfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(chmod(sa.sun_path, 0600), 0);
+        assert_int_equal(listen(lfd, 4), 0);
+        assert_int_equal(pipe2(uidp, O_CLOEXEC), 0);
+        svc = echo_service(lfd, -EBADF, uidp[0], 1);
+        (void) close(uidp[0]);
+        status = run_with((struct glove_session_run_options) {
+                .argv = argv,
+                .local_services = &(const struct glove_sandbox_local_services) {
+                        .dir_fd = dfd, .dir_path = dir, .stream_fd = -EBADF,
+                        .guest_uid = guest_uid_to_pipe, .userdata = &uidp[1],
+                },
+        }, &e);
+        (void) close(uidp[1]);
+        if (status != 0)
+                fail_msg("status %d: %s", status, e.message);
+        assert_int_equal(service_status(svc), 0);
+
+        /* the directory replaced by another of the same name: refused */
+        {
+                char moved[PATH_MAX];
+
+                path(moved, sizeof(moved), "services-old");
+                assert_int_equal(rename(dir, moved), 0);
+                assert_int_equal(mkdir(dir, 0700), 0);
+                status = run_with((struct glove_session_run_options) {
+                        .argv = argv,
+                        .local_services = &(const struct glove_sandbox_local_services) {
+                                .dir_fd = dfd, .dir_path = dir, .stream_fd = -EBADF },
+                }, &e);
+                assert_int_equal(status, 125);
+                assert_string_equal(e.stage, "local-services");
+                assert_non_null(strstr(e.message, "not the directory the session made"));
+        }
+}
+
+#define NODE_EXCHANGE                                                                                          \
+        "const net = require('net');\n"                                                                        \
+        "const m = JSON.parse(process.env.GLOVE_LOCAL_SERVICE_FDS_V1);\n"                                      \
+        "if (Object.keys(m).length !== 1 || m.echo !== 3) process.exit(30);\n"                                 \
+        "const s = new net.Socket({ fd: m.echo, readable: true, writable: true });\n"                          \
+        "const h = Buffer.alloc(4); h.writeUInt32BE(4);\n"                                                     \
+        "s.write(Buffer.concat([h, Buffer.from('node')]));\n"                                                  \
+        "let b = Buffer.alloc(0);\n"                                                                           \
+        "s.on('data', d => { b = Buffer.concat([b, d]);\n"                                                     \
+        "  if (b.length >= 4 && b.length >= 4 + b.readUInt32BE(0))\n"                                          \
+        "    process.exit(b.subarray(4).toString() === 'echo:node' ? 0 : 31); });\n"                           \
+        "s.on('error', e => { console.error(e); process.exit(32); });\n"                                       \
+        "setTimeout(() => process.exit(33), 20000);\n"
+
+#define PY_PROBES                                                                                              \
+        "import socket, struct, sys\n"                                                                         \
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)\n"                                 \
+        "if s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) != socket.SOCK_STREAM: sys.exit(40)\n"             \
+        "s.getsockname()\n"                                                                                    \
+        "probes = [lambda: s.connect('/run/x'),\n"                                                             \
+        "          lambda: s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096),\n"                         \
+        "          lambda: s.getpeername(),\n"                                                                 \
+        "          lambda: s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12),\n"                         \
+        "          lambda: s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),\n"                               \
+        "          lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),\n"                               \
+        "          lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)]\n"                               \
+        "for i, p in enumerate(probes):\n"                                                                     \
+        "    try:\n"                                                                                           \
+        "        p()\n"                                                                                        \
+        "        sys.exit(41 + i)\n"                                                                           \
+        "    except PermissionError:\n"                                                                        \
+        "        pass\n"                                                                                       \
+        "s.setblocking(True)  # Node left the shared description non-blocking\n"                              \
+        "s.sendall(struct.pack('>I', 2) + b'py')\n"                                                            \
+        "d = b''\n"                                                                                            \
+        "while len(d) < 11: d += s.recv(11 - len(d))\n"                                                        \
+        "sys.exit(0 if d == struct.pack('>I', 7) + b'echo:py' else 49)\n"
+
+static void test_local_service_stream(void **state) {
+        char *const argv[] = {
+                (char *) "/bin/sh", (char *) "-c",
+                (char *) "[ \"$GLOVE_LOCAL_SERVICE_FDS_V1\" = '{\"echo\":3}' ] || exit 20\n"
+                         "[ -z \"$GLOVE_LOCAL_SERVICE_DIR\" ] || exit 21\n"
+                         "[ -S /proc/self/fd/3 ] || [ -e /proc/self/fd/3 ] || exit 22\n"
+                         "for f in 4 5 6 7 8 9 10 11 12 13 14 15 16; do [ -e /proc/self/fd/$f ] && exit 23; done\n"
+                         "[ -e /run/glove-services ] && exit 24\n"
+                         "/usr/bin/node -e \"$0\" || exit $?\n"
+                         "/usr/bin/python3 -c \"$1\" || exit $?\n",
+                (char *) NODE_EXCHANGE,
+                (char *) PY_PROBES,
+                NULL,
+        };
+        int sp[2];
+        struct glove_error e;
+        pid_t svc;
+        int status;
+
+        (void) state;
+        if (access("/usr/bin/node", X_OK) < 0)
+                fail_msg("/usr/bin/node is missing (scripts/install-deps installs nodejs)");
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+        svc = echo_service(-EBADF, sp[0], -EBADF, 2);
+        (void) close(sp[0]);
+        status = run_with((struct glove_session_run_options) {
+                .argv = argv,
+                .local_services = &(const struct glove_sandbox_local_services) {
+                        .dir_fd = -EBADF, .stream_fd = sp[1], .alias = "echo" },
+        }, &e);
+        if (status != 0)
+                fail_msg("status %d: %s", status, e.message);
+        (void) close(sp[1]);
+        assert_int_equal(service_status(svc), 0);
+}
+
+/* Refused before anything runs: both kinds at once; a stream that is not
+ * a connected stream socket; an alias that is not one; and a policy that
+ * names a GLOVE_LOCAL_SERVICE_* variable itself. */
+static void test_local_service_refused(void **state) {
+        char *const argv[] = { (char *) "/bin/true", NULL };
+        _cleanup_close_ int dfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int sp[2], p[2];
+        struct glove_error e;
+        _cleanup_policy_ struct glove_policy *pol = NULL;
+        char err[512];
+
+        (void) state;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        assert_int_equal(run_with((struct glove_session_run_options) {
+                .argv = argv,
+                .local_services = &(const struct glove_sandbox_local_services) {
+                        .dir_fd = dfd, .dir_path = "/tmp", .stream_fd = sp[1], .alias = "echo" },
+        }, &e), 125);
+        assert_non_null(strstr(e.message, "both kinds"));
+        assert_int_equal(run_with((struct glove_session_run_options) {
+                .argv = argv,
+                .local_services = &(const struct glove_sandbox_local_services) {
+                        .dir_fd = -EBADF, .stream_fd = p[0], .alias = "echo" },
+        }, &e), 125);
+        assert_string_equal(e.stage, "local-services");
+        assert_non_null(strstr(e.message, "not a connected AF_UNIX stream"));
+        assert_int_equal(run_with((struct glove_session_run_options) {
+                .argv = argv,
+                .local_services = &(const struct glove_sandbox_local_services) {
+                        .dir_fd = -EBADF, .stream_fd = sp[1], .alias = "Echo/../x" },
+        }, &e), 125);
+        assert_non_null(strstr(e.message, "alias"));
+        (void) close(sp[0]);
+        (void) close(sp[1]);
+        (void) close(p[0]);
+        (void) close(p[1]);
+
+        assert_int_equal(glove_policy_new("test", &pol), 0);
+        assert_int_equal(glove_policy_add_env_set(pol, "GLOVE_LOCAL_SERVICE_FDS_V1", "{\"x\":3}", err, sizeof(err)),
+                         -EPERM);
+        assert_non_null(strstr(err, "Glove's own"));
+        assert_int_equal(glove_policy_add_env_pass(pol, "GLOVE_LOCAL_SERVICE_DIR", err, sizeof(err)), -EPERM);
 }
 
 #define AS_NOBODY "GLOVE_UNIT_SESSION_AS_NOBODY"
@@ -560,6 +823,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_projection, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_projection_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_local_service_dir, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_local_service_stream, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_local_service_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_observer_pipes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_observer_beyond_ring, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_observer_output_limit, setup, teardown),
