@@ -272,8 +272,13 @@ static int run(void) {
         r = glove_control_probe_host(GLOVE_VERSION, &doctor);
         if (r < 0)
                 return log_error_errno(r, "Cannot probe what this host enforces: %m");
-        /* managed sessions: where glove exec's sandbox can run here */
-        if (json_is_true(json_object_get(doctor, "ready"))) {
+        /* managed sessions: where glove exec's sandbox can run here, and
+         * gloved.json does not send them to the remote backend, which is
+         * construction-only: none runs at all (docs/channels.md) */
+        if (policy && policy->remote)
+                log_warning("gloved: gloved.json configures the remote backend, which is not operational: "
+                            "managed sessions are not offered");
+        else if (json_is_true(json_object_get(doctor, "ready"))) {
                 r = glove_control_sessions_new(store, receipts, policy, &plans, state_fd, dirs.state, &sessions, err,
                                                sizeof(err));
                 if (r < 0)
@@ -304,10 +309,15 @@ static int run(void) {
         if (!sessions)
                 n_methods -= N_SESSION_METHODS;
         r = glove_control_capabilities(doctor, GLOVE_VERSION,
-                                       sessions ? NULL : "managed sessions cannot start on this host: a mechanism "
-                                                         "'glove exec' requires is missing ('glove doctor' on the "
-                                                         "host says which)",
+                                       sessions                     ? NULL
+                                       : policy && policy->remote ? GLOVE_REMOTE_LIFECYCLE_WHY
+                                                                    : "managed sessions cannot start on this host: a "
+                                                                      "mechanism 'glove exec' requires is missing "
+                                                                      "('glove doctor' on the host says which)",
                                        &capabilities);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make the capabilities answer: %m");
+        r = glove_control_capabilities_remote(capabilities, policy && policy->remote);
         if (r < 0)
                 return log_error_errno(r, "Cannot make the capabilities answer: %m");
         /* the bundle store, made if missing and checked: what a plan's
@@ -337,6 +347,17 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        /* the remote backend is constructed and goes no further: its SSH
+         * files, beneath the runtime directory just checked, and nothing
+         * resolved, connected or started */
+        if (policy && policy->remote) {
+                r = glove_remote_artifacts_write(endpoint.dir_fd, endpoint.dir, policy->remote, err, sizeof(err));
+                if (r < 0)
+                        return log_error_errno(r, "%s", err);
+                log_info("gloved: remote backend %s@%s:%u constructed, not operational: %s/%s/ssh_config written",
+                         policy->remote->user, policy->remote->host, policy->remote->port, endpoint.dir,
+                         GLOVE_REMOTE_DIR_NAME);
+        }
         r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods, n_methods,
                                      &state, NULL, &server);
         if (r < 0)
