@@ -200,7 +200,6 @@ static const struct glove_control_method methods[] = {
         { "session.input", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_input },
         { "session.resize", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_resize },
 };
-#define N_SESSION_METHODS 6
 
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
@@ -306,8 +305,11 @@ static int run(void) {
                         return log_error_errno(r, "%s", err);
         }
         state.sessions = sessions;
+        /* every session.* method, not only some: they come last, and
+         * without sessions a handler would have none to act on */
         if (!sessions)
-                n_methods -= N_SESSION_METHODS;
+                while (n_methods > 0 && strncmp(methods[n_methods - 1].name, "session.", 8) == 0)
+                        n_methods--;
         r = glove_control_capabilities(doctor, GLOVE_VERSION,
                                        sessions                     ? NULL
                                        : policy && policy->remote ? GLOVE_REMOTE_LIFECYCLE_WHY
