@@ -77,6 +77,8 @@ def strace_run(name, doc):
             break
         time.sleep(0.05)
     up = os.path.exists(g.sock)
+    if up:  # serving: everything of the start is done
+        g.controller().close()
     # the gloved strace runs, not strace: SIGTERM to it
     kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
     for k in kids:
@@ -131,6 +133,9 @@ def main():
     g = Gloved("valid", doc).start()
     check("a valid remote backend: gloved starts", g.proc.poll() is None and os.path.exists(g.sock),
           open(g.log).read())
+    # ready is the handshake, not the socket file (docs/control.md): the
+    # files are written before gloved answers anyone
+    c = g.controller()
     rdir = os.path.join(g.dir, "remote")
     cfg, kh = os.path.join(rdir, "ssh_config"), os.path.join(rdir, "known_hosts")
     check("the remote directory is 0700, its files 0600",
@@ -165,7 +170,6 @@ def main():
     else:
         check("ssh is installed for the OpenSSH checks (scripts/install-deps: openssh-client)", False)
 
-    c = g.controller()
     caps = c.call("capabilities")
     check("capabilities: lifecycle 0 with the remote reason",
           caps["schemas"]["lifecycle"] == 0 and "construction-only" in caps["not_offered"]["lifecycle"], caps)
