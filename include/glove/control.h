@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "glove/remote.h"
 #include "glove/sandbox.h"
 
 #define GLOVE_CONTROL_PROTOCOL 1
@@ -316,6 +317,15 @@ int glove_control_capabilities_bundles(json_t *caps, const char *unavailable);
  * static string, NULL when offered). Call after
  * glove_control_capabilities_bundles(). */
 int glove_control_capabilities_refinement(json_t *caps, const char **ret_why);
+/* The remote backend in |caps| (docs/channels.md, "The remote backend"):
+ * with |configured|, the member "remote" says it is configured and not
+ * operational (no lifecycle, schema 0, no managed runtime, resource
+ * mechanisms unavailable) and remote_backend's reason says why; without,
+ * nothing is added. schemas.remote_backend stays 0 either way. */
+#define GLOVE_REMOTE_LIFECYCLE_WHY                                                                      \
+        "the remote backend is construction-only: gloved checked its configuration and wrote its SSH " \
+        "files, and starts no session, here or there (docs/channels.md)"
+int glove_control_capabilities_remote(json_t *caps, bool configured);
 
 /* ---- gloved's durable state (control-store.c) ---- */
 
@@ -442,6 +452,9 @@ struct glove_gloved_policy {
         char **net;     /* the destinations a controller may ask for, "host:port" */
         size_t n_net;
         uint64_t max_ttl_seconds;
+        /* remote_backend (docs/channels.md): NULL when there is none; then
+         * no template, bundle or local service is configured */
+        struct glove_remote_config *remote;
 };
 
 /* The alias |alias| of gloved.json's "bundles", or NULL. */

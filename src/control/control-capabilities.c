@@ -180,3 +180,24 @@ int glove_control_capabilities_refinement(json_t *caps, const char **ret_why) {
         (void) json_object_del(not_offered, "refinement_eval");
         return 0;
 }
+
+int glove_control_capabilities_remote(json_t *caps, bool configured) {
+        json_t *schemas = json_object_get(caps, "schemas"), *not_offered = json_object_get(caps, "not_offered");
+
+        if (!json_is_object(schemas) || !json_is_object(not_offered))
+                return -EINVAL;
+        if (!configured)
+                return 0;
+        /* what a controller could mistake for a remote sandbox, each said
+         * to be absent: validated SSH files are not an enforced boundary */
+        if (json_object_set_new(schemas, "remote_backend", json_integer(0)) < 0 ||
+            json_object_set_new(not_offered, "remote_backend",
+                                json_string("the remote backend is configured but not operational: gloved "
+                                            "validated it and wrote its SSH files, and connects to nothing")) < 0 ||
+            json_object_set_new(caps, "remote",
+                                json_pack("{s:b, s:b, s:b, s:i, s:[], s:s}", "configured", 1, "operational", 0,
+                                          "lifecycle", 0, "schema", 0, "managed_runtimes", "resource_mechanisms",
+                                          "unavailable")) < 0)
+                return -ENOMEM;
+        return 0;
+}

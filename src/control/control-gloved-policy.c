@@ -52,6 +52,7 @@ void glove_gloved_policy_free(struct glove_gloved_policy *p) {
                 free(p->bundles[i].target);
         free(p->bundles);
         strv_free(p->net);
+        free(p->remote);
         free(p);
 }
 
@@ -302,10 +303,36 @@ static int bundles_parse(const json_t *v, const char *origin, struct glove_glove
         return 0;
 }
 
+/* A gloved.json with remote_backend configures no local materialization:
+ * a session either runs here or (one day) there, never both from one
+ * file. Checked before the members are, so the message says which. */
+static int remote_exclusive(const json_t *doc, const char *origin, char *err, size_t errlen) {
+        const json_t *templates = json_object_get(doc, "templates");
+        const char *local = NULL;
+
+        if (!json_object_get(doc, "remote_backend"))
+                return 0;
+        if (templates && !(json_is_object(templates) && json_object_size(templates) == 0))
+                local = "templates";
+        else if (json_object_get(doc, "bundles"))
+                local = "bundles";
+        else if (json_object_get(doc, "local_services"))
+                local = "local_services";
+        if (local)
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: both remote and local configured: /remote_backend and /%s are mutually "
+                                    "exclusive (a remote-only gloved.json has no templates, bundles or "
+                                    "local_services): remove one",
+                                    origin, local);
+        return 0;
+}
+
 int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char *home,
                               struct glove_gloved_policy **ret, char *err, size_t errlen) {
-        static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", "bundles", NULL };
+        static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", "bundles",
+                                             "remote_backend", NULL };
         _cleanup_(gloved_policy_freep) struct glove_gloved_policy *p = NULL;
+        _cleanup_json_ json_t *no_templates = NULL;
         char field[128], perr[512];
         const char *id;
         json_t *templates, *net, *v;
@@ -315,15 +342,34 @@ int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char 
 
         if (!json_is_object(doc))
                 return error_format(err, errlen, -EINVAL, "%s: must be a JSON object", origin);
-        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds, bundles", err,
-                          errlen);
+        r = remote_exclusive(doc, origin, err, errlen);
+        if (r < 0)
+                return r;
+        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds, bundles, remote_backend",
+                          err, errlen);
         if (r < 0)
                 return r;
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
 
+        v = json_object_get(doc, "remote_backend");
+        if (v) {
+                p->remote = calloc(1, sizeof(*p->remote));
+                if (!p->remote)
+                        return -ENOMEM;
+                r = glove_remote_config_parse(v, "/remote_backend", p->remote, perr, sizeof(perr));
+                if (r < 0)
+                        return error_format(err, errlen, r, "%s: %s", origin, perr);
+        }
+
         templates = json_object_get(doc, "templates");
+        /* remote-only: no template (absent or {}) */
+        if (!templates && p->remote) {
+                templates = no_templates = json_object();
+                if (!templates)
+                        return -ENOMEM;
+        }
         if (!json_is_object(templates) || json_object_size(templates) > TEMPLATES_MAX)
                 return error_format(err, errlen, -EINVAL,
                                     "%s: /templates: missing or not an object of at most %d templates by id",

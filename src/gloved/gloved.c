@@ -54,6 +54,9 @@ static void help(FILE *f) {
                 "Started by a service manager that waits ($NOTIFY_SOCKET: 'glove daemon'\n"
                 "installs such a unit), it says READY=1 once its socket listens and recovery\n"
                 "is done, and STOPPING=1 when it stops.\n"
+                "With remote_backend in gloved.json it writes that host's SSH files under\n"
+                "$XDG_RUNTIME_DIR/glove/remote and offers no session: the remote backend is\n"
+                "construction-only and connects to nothing (docs/channels.md).\n"
                 "\n"
                 "It needs the state directory 'glove setup' makes. Before serving it verifies\n"
                 "the whole receipt journal (as 'glove audit verify') and its store,\n"
@@ -200,7 +203,6 @@ static const struct glove_control_method methods[] = {
         { "session.input", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_input },
         { "session.resize", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_resize },
 };
-#define N_SESSION_METHODS 6
 
 static int run(void) {
         _cleanup_(endpoint_closep) struct glove_control_endpoint endpoint = GLOVE_CONTROL_ENDPOINT_INIT;
@@ -272,8 +274,13 @@ static int run(void) {
         r = glove_control_probe_host(GLOVE_VERSION, &doctor);
         if (r < 0)
                 return log_error_errno(r, "Cannot probe what this host enforces: %m");
-        /* managed sessions: where glove exec's sandbox can run here */
-        if (json_is_true(json_object_get(doctor, "ready"))) {
+        /* managed sessions: where glove exec's sandbox can run here, and
+         * gloved.json does not send them to the remote backend, which is
+         * construction-only: none runs at all (docs/channels.md) */
+        if (policy && policy->remote)
+                log_warning("gloved: gloved.json configures the remote backend, which is not operational: "
+                            "managed sessions are not offered");
+        else if (json_is_true(json_object_get(doctor, "ready"))) {
                 r = glove_control_sessions_new(store, receipts, policy, &plans, state_fd, dirs.state, &sessions, err,
                                                sizeof(err));
                 if (r < 0)
@@ -301,13 +308,21 @@ static int run(void) {
                         return log_error_errno(r, "%s", err);
         }
         state.sessions = sessions;
+        /* every session.* method, not only some: they come last, and
+         * without sessions a handler would have none to act on */
         if (!sessions)
-                n_methods -= N_SESSION_METHODS;
+                while (n_methods > 0 && strncmp(methods[n_methods - 1].name, "session.", 8) == 0)
+                        n_methods--;
         r = glove_control_capabilities(doctor, GLOVE_VERSION,
-                                       sessions ? NULL : "managed sessions cannot start on this host: a mechanism "
-                                                         "'glove exec' requires is missing ('glove doctor' on the "
-                                                         "host says which)",
+                                       sessions                     ? NULL
+                                       : policy && policy->remote ? GLOVE_REMOTE_LIFECYCLE_WHY
+                                                                    : "managed sessions cannot start on this host: a "
+                                                                      "mechanism 'glove exec' requires is missing "
+                                                                      "('glove doctor' on the host says which)",
                                        &capabilities);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make the capabilities answer: %m");
+        r = glove_control_capabilities_remote(capabilities, policy && policy->remote);
         if (r < 0)
                 return log_error_errno(r, "Cannot make the capabilities answer: %m");
         /* the bundle store, made if missing and checked: what a plan's
@@ -337,6 +352,17 @@ static int run(void) {
         r = glove_control_endpoint_open(dirs.runtime, &endpoint, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        /* the remote backend is constructed and goes no further: its SSH
+         * files, beneath the runtime directory just checked, and nothing
+         * resolved, connected or started */
+        if (policy && policy->remote) {
+                r = glove_remote_artifacts_write(endpoint.dir_fd, endpoint.dir, policy->remote, err, sizeof(err));
+                if (r < 0)
+                        return log_error_errno(r, "%s", err);
+                log_info("gloved: remote backend %s@%s:%u constructed, not operational: %s/%s/ssh_config written",
+                         policy->remote->user, policy->remote->host, policy->remote->port, endpoint.dir,
+                         GLOVE_REMOTE_DIR_NAME);
+        }
         r = glove_control_server_new(endpoint.listen_fd, getuid(), endpoint.key, capabilities, methods, n_methods,
                                      &state, NULL, &server);
         if (r < 0)
