@@ -485,8 +485,9 @@ int limits_remake(struct limits_state *ls) {
                 ls->fd = safe_close(ls->fd);
                 (void) rmdir(ls->path);
                 glove_error_clear(ls->error);
-                /* the same name, so what the result says of it stands */
-                r = session_cgroup_make(ls, NULL);
+                /* the same name; recorded in the result again, since the
+                 * first make may have been pruned before it recorded it */
+                r = session_cgroup_make(ls, ls->res);
         } while (r < 0 && limits_vanished(ls) && ls->made < LIMITS_MAKE_MAX);
         return r;
 }
@@ -531,6 +532,7 @@ int limits_setup(struct limits_state *ls, const struct glove_policy *p, struct g
         }
         (void) snprintf(ls->base, sizeof(ls->base), "%s", pr.base);
         ls->policy = p;
+        ls->res = res;
         r = session_cgroup_make(ls, res);
         if (r < 0 && limits_vanished(ls))
                 r = limits_remake(ls); /* pruned by a service manager while still empty */

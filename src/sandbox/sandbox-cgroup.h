@@ -49,6 +49,9 @@ struct limits_state {
         char base[1100];       /* the cgroup it is made in */
         const struct glove_policy *policy; /* the limits it holds */
         unsigned made;         /* how many times it was made (limits_remake()) */
+        /* the run's result, which a remade cgroup is recorded in as the
+         * first would have been (its mechanism and path) */
+        struct glove_session_result *res;
         char why[512];         /* rlimits: why not cgroup v2 */
         const char *name;      /* whose sandbox, for messages ("MCP server fs"); NULL: the agent's */
         struct glove_error *error;       /* limits_setup()'s failure goes here */
