@@ -323,7 +323,7 @@ int glove_control_capabilities_refinement(json_t *caps, const char **ret_why);
  * 0600 (docs/control.md, "The store"). */
 #define GLOVE_CONTROL_STORE_NAME "gloved.db"
 /* the schema this build writes and reads; a newer one is refused */
-#define GLOVE_CONTROL_STORE_SCHEMA 3
+#define GLOVE_CONTROL_STORE_SCHEMA 4
 /* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
 #define GLOVE_CONTROL_ALIAS_MAX 64
 

@@ -24,6 +24,7 @@
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/observation.h"
 #include "log.h"
 #include "macro.h"
 #include "mountinfo-util.h"
@@ -90,6 +91,31 @@ static void receipts_freep(struct glove_control_receipts **r) {
 
 static void sessions_freep(struct glove_control_sessions **s) {
         glove_control_sessions_free(*s);
+}
+
+static void obs_registry_freep(struct glove_obs_registry **r) {
+        glove_obs_registry_free(*r);
+}
+
+/* The guest schemas this gloved admits, registered once and frozen before
+ * anything is built on them: a registration that fails stops gloved. */
+static int obs_registry_make(struct glove_obs_registry **ret) {
+        static const struct glove_obs_schema *const schemas[] = { &glove_obs_schema_sage };
+        _cleanup_(obs_registry_freep) struct glove_obs_registry *r = NULL;
+        char err[256] = "";
+        int q;
+
+        q = glove_obs_registry_new(&r);
+        if (q < 0)
+                return log_error_errno(q, "Out of memory");
+        for (size_t i = 0; i < ELEMENTSOF(schemas); i++) {
+                q = glove_obs_registry_add(r, schemas[i], err, sizeof(err));
+                if (q < 0)
+                        return log_error_errno(q, "gloved: %s: this build is broken; report it", err);
+        }
+        glove_obs_registry_freeze(r);
+        *ret = TAKE_PTR(r);
+        return 0;
 }
 
 /* Fail closed: a store or a receipt chain that does not check out is not
@@ -208,6 +234,7 @@ static int run(void) {
         _cleanup_(store_freep) struct glove_control_store *store = NULL;
         _cleanup_(receipts_freep) struct glove_control_receipts *receipts = NULL;
         _cleanup_(sessions_freep) struct glove_control_sessions *sessions = NULL;
+        _cleanup_(obs_registry_freep) struct glove_obs_registry *obs_registry = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         struct glove_control_watch watch;
         size_t n_methods = ELEMENTSOF(methods);
@@ -228,6 +255,9 @@ static int run(void) {
         if (r < 0)
                 return log_error_errno(r, "%s", err);
         r = check_host_leaf();
+        if (r < 0)
+                return r;
+        r = obs_registry_make(&obs_registry);
         if (r < 0)
                 return r;
         r = open_state(&dirs, &state_fd, &store, &receipts);
@@ -330,6 +360,24 @@ static int run(void) {
                 if (!sessions)
                         plans.bundles_unavailable = "managed sessions cannot start here";
                 r = glove_control_capabilities_refinement(capabilities, &plans.refinement_unavailable);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot make the capabilities answer: %m");
+        }
+        /* guest channels: offered only when every piece is composed. The
+         * observation server and the local-service proxy's evidence are
+         * not built yet, so this says 0 and why. */
+        {
+                struct glove_guest_channel_evidence ev = {
+                        .registry_frozen = glove_obs_registry_frozen(obs_registry),
+                        .schemas = glove_obs_registry_count(obs_registry),
+                };
+                const char *why = NULL;
+
+                r = glove_obs_store_check(store);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot read gloved.db's schema: %m");
+                ev.store_table = r > 0;
+                r = glove_control_capabilities_guest_channel(capabilities, &ev, &why);
                 if (r < 0)
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }
