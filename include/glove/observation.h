@@ -9,9 +9,9 @@
  *                              the body digest (no schema of its own)
  *   control-adapter-sage.c     the one schema registered:
  *                              sage.glove-observation.v1
+ *   control-store-observe.c    gloved.db's observations (schema 4)
  *
- * The store table, the per-session socket server and channel.page/ack are
- * not built yet: guest_channel stays 0 until they are. */
+ * guest_channel stays 0 until the whole chain is composed. */
 
 #include <jansson.h>
 #include <stdbool.h>
