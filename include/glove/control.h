@@ -95,6 +95,10 @@ enum {
         GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
         GLOVE_CONTROL_ACK_MISMATCH = -32031,
         GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED = -32032,
+        /* channel.ack (docs/control.md, "Guest observations") */
+        GLOVE_CONTROL_OBSERVATION_NOT_FOUND = -32040,
+        GLOVE_CONTROL_OBSERVATION_QUARANTINED = -32041, /* its schema is retired: never acknowledged */
+        GLOVE_CONTROL_OBSERVATION_EXPIRED = -32042,
 };
 
 /* "parse-error", ...; NULL for a code that is none of the above */
@@ -246,6 +250,9 @@ struct glove_control_watch {
         void (*ready)(void *userdata, const struct pollfd *pfds, size_t n);
         void *userdata;
         size_t max;
+        /* the next deadline of the watched (CLOCK_MONOTONIC ms; INT64_MAX:
+         * none): the loop wakes by then. NULL: none. */
+        int64_t (*deadline)(void *userdata);
 };
 int glove_control_server_watch(struct glove_control_server *s, const struct glove_control_watch *w);
 

@@ -174,3 +174,41 @@ int glove_obs_store_ack(struct glove_control_store *s, const char *session, uint
  * |r| does not hold is marked quarantined (one transaction). *ret_n: how
  * many records are quarantined in all. */
 int glove_obs_store_quarantine(struct glove_control_store *s, const struct glove_obs_registry *r, size_t *ret_n);
+
+/* ---- the observation server (control-obs-server.c) ---- */
+
+struct pollfd;
+struct glove_obs_server;
+/* -EPERM unless |registry| is frozen with a schema at least */
+int glove_obs_server_new(struct glove_control_store *store, const struct glove_obs_registry *registry,
+                         struct glove_obs_server **ret);
+/* Closes every connection and removes every socket it bound. */
+void glove_obs_server_free(struct glove_obs_server *s);
+/* Listens on GLOVE_OBS_SOCKET_NAME (0600) in |session_dir_fd| (which must
+ * be gloved's, 0700; a name left there by a gloved that was killed is
+ * replaced). The reason in |err|. */
+int glove_obs_server_listen(struct glove_obs_server *s, int session_dir_fd, const char *session, char *err,
+                            size_t errlen);
+/* Closes the session's connections and its socket, whose name is removed
+ * only while it is the inode bound. */
+void glove_obs_server_unlisten(struct glove_obs_server *s, const char *session);
+size_t glove_obs_server_listening(const struct glove_obs_server *s);
+/* For gloved's loop: the descriptors to poll (at most |max|), then their
+ * results; the next connection deadline (CLOCK_MONOTONIC ms, INT64_MAX:
+ * none). */
+size_t glove_obs_server_fill(struct glove_obs_server *s, struct pollfd *pfds, size_t max);
+void glove_obs_server_ready(struct glove_obs_server *s, const struct pollfd *pfds, size_t n);
+int64_t glove_obs_server_deadline(const struct glove_obs_server *s);
+#define GLOVE_OBS_POLL_MAX (GLOVE_OBS_CONNECTIONS_MAX + GLOVE_SESSIONS_LIVE_MAX)
+
+/* The sessions' observation server: each session started listens, each
+ * adopted one listens again, each ended one stops (control-session.c). */
+struct glove_control_sessions;
+void glove_control_sessions_observe(struct glove_control_sessions *s, struct glove_obs_server *obs);
+
+/* channel.page and channel.ack (control-channel.c; userdata: struct
+ * glove_control_state). */
+int glove_control_channel_page_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                      int *ret_code, char *reason, size_t reasonlen);
+int glove_control_channel_ack_method(void *userdata, const struct glove_control_call *call, json_t **ret_result,
+                                     int *ret_code, char *reason, size_t reasonlen);

@@ -99,6 +99,10 @@ static void obs_registry_freep(struct glove_obs_registry **r) {
 
 /* The guest schemas this gloved admits, registered once and frozen before
  * anything is built on them: a registration that fails stops gloved. */
+static void obs_server_freep(struct glove_obs_server **s) {
+        glove_obs_server_free(*s);
+}
+
 static int obs_registry_make(struct glove_obs_registry **ret) {
         static const struct glove_obs_schema *const schemas[] = { &glove_obs_schema_sage };
         _cleanup_(obs_registry_freep) struct glove_obs_registry *r = NULL;
@@ -213,6 +217,8 @@ static const struct glove_control_method methods[] = {
         { "receipts.page", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_page_method },
         { "receipts.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_ack_method },
         { "receipts.part", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_part_method },
+        { "channel.page", GLOVE_CONTROL_ROLES_ALL, glove_control_channel_page_method },
+        { "channel.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_channel_ack_method },
         { "session.create", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_create },
         { "session.start", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_start },
         { "session.status", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_status },
@@ -235,6 +241,7 @@ static int run(void) {
         _cleanup_(receipts_freep) struct glove_control_receipts *receipts = NULL;
         _cleanup_(sessions_freep) struct glove_control_sessions *sessions = NULL;
         _cleanup_(obs_registry_freep) struct glove_obs_registry *obs_registry = NULL;
+        _cleanup_(obs_server_freep) struct glove_obs_server *obs_server = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         struct glove_control_watch watch;
         size_t n_methods = ELEMENTSOF(methods);
@@ -263,6 +270,22 @@ static int run(void) {
         r = open_state(&dirs, &state_fd, &store, &receipts);
         if (r < 0)
                 return r;
+        /* records of a schema this gloved no longer registers are kept,
+         * shown as quarantined, never acted on */
+        {
+                size_t quarantined = 0;
+
+                r = glove_obs_store_quarantine(store, obs_registry, &quarantined);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot quarantine the observations of retired schemas in "
+                                                  "gloved.db: %m");
+                if (quarantined > 0)
+                        log_info("gloved: %zu observations are quarantined (their schema is no longer registered)",
+                                 quarantined);
+        }
+        r = glove_obs_server_new(store, obs_registry, &obs_server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make the observation server: %m");
         private_paths[0] = dirs.config;
         private_paths[1] = dirs.state;
         private_paths[2] = dirs.runtime;
@@ -326,6 +349,7 @@ static int run(void) {
                                 return log_error_errno(r, "%s", err);
                 }
         } else {
+                glove_control_sessions_observe(sessions, obs_server);
                 r = glove_control_sessions_recover(sessions, err, sizeof(err));
                 if (r < 0)
                         return log_error_errno(r, "%s", err);
@@ -364,12 +388,14 @@ static int run(void) {
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }
         /* guest channels: offered only when every piece is composed. The
-         * observation server and the local-service proxy's evidence are
-         * not built yet, so this says 0 and why. */
+         * local-service proxy's evidence is not wired yet, so this says 0
+         * and why. */
         {
                 struct glove_guest_channel_evidence ev = {
                         .registry_frozen = glove_obs_registry_frozen(obs_registry),
                         .schemas = glove_obs_registry_count(obs_registry),
+                        /* sessions start here, each with its socket */
+                        .observation_server = obs_server && sessions,
                 };
                 const char *why = NULL;
 
