@@ -25,6 +25,7 @@ import socket
 import stat
 import struct
 import sqlite3
+import subprocess
 import sys
 import time
 
@@ -276,6 +277,31 @@ def quarantine():
                                                          "'q-1'") == [(1,)], None)
 
 
+def ctl(*args):
+    p = subprocess.run([L.GLOVE, "ctl", *args], env=X.g.env(), capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout + p.stderr
+
+
+def ctl_channel():
+    sid = X.sid
+    a = enqueue(sid, "ctl-1", {"kind": "done", "summary": "finished"})
+    check("an intent for glove ctl", a and a.get("ok") is True, a)
+    rc, out = ctl("channel", "page", sid, "--json")
+    obs = [o for o in json.loads(out)["observations"] if o["intent_id"] == "ctl-1"] if rc == 0 else []
+    check("glove ctl channel page --json gives it (digests checked)", len(obs) == 1 and obs[0]["seq"] == a["seq"],
+          out)
+    rc, out = ctl("channel", "page", sid)
+    check("glove ctl channel page: a line with seq, digest, schema, intent id",
+          rc == 0 and obs and f"{a['seq']}  {obs[0]['sha256']}  {SAGE}  ctl-1" in out, out)
+    rc, out = ctl("channel", "ack", sid, str(a["seq"]), "0" * 64)
+    check("glove ctl channel ack with another digest fails (125), naming ack-mismatch",
+          rc == 125 and "ack-mismatch" in out, (rc, out))
+    rc, out = ctl("channel", "ack", sid, str(a["seq"]), obs[0]["sha256"] if obs else "")
+    check("glove ctl channel ack acknowledges it", rc == 0 and "acknowledged observation" in out, out)
+    rc, out = ctl("channel", "ack", sid, str(a["seq"]), obs[0]["sha256"] if obs else "")
+    check("... and again: already", rc == 0 and "already" in out, out)
+
+
 def session_end():
     c = X.c
     sid = X.sid
@@ -303,7 +329,7 @@ def main():
           caps["schemas"].get("guest_channel") == 0 and "local-service" in caps["not_offered"].get("guest_channel", ""),
           (caps["schemas"], caps.get("not_offered")))
     sections = [("enqueue, page, ack", enqueue_page_ack), ("refusals", refusals), ("capacity", capacity),
-                ("kill -9 between enqueue and ack", kill9), ("quarantine", quarantine),
+                ("kill -9 between enqueue and ack", kill9), ("quarantine", quarantine), ("glove ctl channel", ctl_channel),
                 ("the session's end", session_end)]
     return L.run_sections(sections)
 
