@@ -36,7 +36,7 @@ static int prepare(struct glove_control_store *s, const char *sql, sqlite3_stmt 
 }
 
 /* The session's runtime id: its supervisor's boot id, pid and start
- * time, "<boot_id>/<pid>/<starttime>"; -ENOENT when it is not running. */
+ * time, "<boot_id>:<pid>:<starttime>"; -ENOENT when it is not running. */
 static int runtime_locked(struct glove_control_store *s, const char *session, char *buf, size_t size) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         const char *boot;
@@ -55,7 +55,7 @@ static int runtime_locked(struct glove_control_store *s, const char *session, ch
         if (rc != SQLITE_ROW)
                 return control_sqlite_errno(rc);
         boot = (const char *) sqlite3_column_text(st, 0);
-        if (!boot || (size_t) snprintf(buf, size, "%s/%lld/%lld", boot, (long long) sqlite3_column_int64(st, 1),
+        if (!boot || (size_t) snprintf(buf, size, "%s:%lld:%lld", boot, (long long) sqlite3_column_int64(st, 1),
                                        (long long) sqlite3_column_int64(st, 2)) >= size)
                 return -EBADMSG;
         return 0;

@@ -194,7 +194,7 @@ static void test_enqueue_idempotent(void **state) {
                 assert_int_equal(sqlite3_bind_int64(st, 1, (int64_t) seq), SQLITE_OK);
                 assert_int_equal(sqlite3_step(st), SQLITE_ROW);
                 assert_string_equal((const char *) sqlite3_column_text(st, 0),
-                                    "01234567-89ab-cdef-0123-456789abcdef/4242/77");
+                                    "01234567-89ab-cdef-0123-456789abcdef:4242:77");
                 sqlite3_finalize(st);
                 sqlite3_close(db);
         }
