@@ -1290,6 +1290,8 @@ static int start_failed(struct glove_control_sessions *s, const struct glove_con
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
         int r;
 
+        /* nothing runs to report: no socket is left listening for it */
+        glove_obs_server_unlisten(s->obs, x->id);
         if (from == GLOVE_SESSION_STARTING) {
                 /* The supervisor ran nothing (it never got its spec). A
                  * session that reached starting ends with a receipt, so it
