@@ -117,7 +117,7 @@ int glove_control_channel_page_method(void *userdata, const struct glove_control
         struct glove_control_state *state = userdata;
         _cleanup_json_ json_t *list = NULL;
         struct glove_obs_record *v = NULL;
-        uint64_t after, max_count, max_bytes, next;
+        uint64_t after = 0, max_count = 0, max_bytes = 0, next;
         const char *id = NULL;
         size_t n = 0;
         bool more = false;
@@ -159,7 +159,7 @@ int glove_control_channel_ack_method(void *userdata, const struct glove_control_
         static const char *const names[] = { "session", "seq", "sha256", NULL };
         struct glove_control_state *state = userdata;
         const char *sha = json_string_value(json_object_get(call->params, "sha256")), *id = NULL;
-        uint64_t seq;
+        uint64_t seq = 0;
         int r;
 
         if (session_of_call(state, call, names, "session, seq, sha256", &id, ret_code, reason, reasonlen) < 0 ||
