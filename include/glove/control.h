@@ -96,6 +96,10 @@ enum {
         GLOVE_CONTROL_RECEIPT_NOT_FOUND = -32030,
         GLOVE_CONTROL_ACK_MISMATCH = -32031,
         GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED = -32032,
+        /* channel.ack (docs/control.md, "Guest observations") */
+        GLOVE_CONTROL_OBSERVATION_NOT_FOUND = -32040,
+        GLOVE_CONTROL_OBSERVATION_QUARANTINED = -32041, /* its schema is retired: never acknowledged */
+        GLOVE_CONTROL_OBSERVATION_EXPIRED = -32042,
 };
 
 /* "parse-error", ...; NULL for a code that is none of the above */
@@ -247,6 +251,9 @@ struct glove_control_watch {
         void (*ready)(void *userdata, const struct pollfd *pfds, size_t n);
         void *userdata;
         size_t max;
+        /* the next deadline of the watched (CLOCK_MONOTONIC ms; INT64_MAX:
+         * none): the loop wakes by then. NULL: none. */
+        int64_t (*deadline)(void *userdata);
 };
 int glove_control_server_watch(struct glove_control_server *s, const struct glove_control_watch *w);
 
@@ -333,7 +340,7 @@ int glove_control_capabilities_remote(json_t *caps, bool configured);
  * 0600 (docs/control.md, "The store"). */
 #define GLOVE_CONTROL_STORE_NAME "gloved.db"
 /* the schema this build writes and reads; a newer one is refused */
-#define GLOVE_CONTROL_STORE_SCHEMA 3
+#define GLOVE_CONTROL_STORE_SCHEMA 4
 /* an alias: 1-64 of [a-z0-9_-], starting with a letter or digit */
 #define GLOVE_CONTROL_ALIAS_MAX 64
 

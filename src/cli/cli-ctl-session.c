@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* glove ctl plan|session|receipts: the owner's commands for plans, managed
+/* glove ctl plan|session|receipts|channel: the owner's commands for plans, managed
  * sessions and receipt delivery (docs/control.md, "plan.validate",
  * "Managed sessions", "Receipt delivery"). Each builds one method's
  * params, calls gloved and prints the answer: a line per item, or with
@@ -24,6 +24,7 @@
 #include "glove/audit.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/observation.h"
 #include "glove/sandbox.h"
 #include "log.h"
 #include "macro.h"
@@ -528,6 +529,106 @@ static int ctl_receipts_part(const struct cli_ctl_options *o, char **args) {
         return r < 0 ? log_error_errno(r, "Cannot write the part: %m") : 0;
 }
 
+/* A session's guest observations (docs/control.md, "Guest
+ * observations"), each digest checked against its schema and body as
+ * docs/channels.md defines it: one that does not match is not shown as
+ * something to acknowledge. */
+static int ctl_channel_page(const struct cli_ctl_options *o, char **args) {
+        _cleanup_json_ json_t *params = NULL, *result = NULL;
+        json_t *list, *e;
+        json_int_t after = 0, max_count = 0;
+        size_t i;
+        int r;
+
+        params = json_pack("{s:s}", "session", args[0]);
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        if (o->after) {
+                r = parse_seq("--after", o->after, &after);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(params, "after", json_integer(after)) < 0)
+                        return log_error_errno(-ENOMEM, "Out of memory");
+        }
+        if (o->max_count) {
+                r = parse_seq("--max-count", o->max_count, &max_count);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(params, "max_count", json_integer(max_count)) < 0)
+                        return log_error_errno(-ENOMEM, "Out of memory");
+        }
+        r = cli_ctl_call("channel.page", params, &result);
+        if (r < 0)
+                return r;
+        list = json_object_get(result, "observations");
+        if (!json_is_array(list))
+                return log_error_errno(-EBADMSG, "gloved's answer to channel.page is malformed");
+        json_array_foreach(list, i, e) {
+                const char *schema = json_string_value(json_object_get(e, "schema")),
+                           *given = json_string_value(json_object_get(e, "sha256"));
+                json_t *body = json_object_get(e, "body");
+                uint8_t sha[32];
+                char hex[65];
+
+                if (!schema || !given || !json_is_integer(json_object_get(e, "seq")) ||
+                    (!json_is_true(json_object_get(e, "quarantined")) && !json_is_string(body)))
+                        return log_error_errno(-EBADMSG, "gloved's answer to channel.page is malformed");
+                if (!json_is_string(body))
+                        continue;
+                glove_obs_digest(schema, json_string_value(body), json_string_length(body), sha);
+                (void) sodium_bin2hex(hex, sizeof(hex), sha, sizeof(sha));
+                if (strcmp(hex, given) != 0)
+                        return log_error_errno(-EBADMSG, "gloved's observation seq %lld is not the body its sha256 "
+                                               "names: refusing the page",
+                                               (long long) json_integer_value(json_object_get(e, "seq")));
+        }
+        if (o->json)
+                return cli_ctl_print_json(result);
+        if (json_array_size(list) == 0)
+                (void) printf("no observations to deliver after seq %lld\n", (long long) after);
+        json_array_foreach(list, i, e) {
+                (void) printf("%lld  %s  %s  %s", (long long) json_integer_value(json_object_get(e, "seq")),
+                              word(e, "sha256"), word(e, "schema"), word(e, "intent_id"));
+                if (json_is_true(json_object_get(e, "quarantined")))
+                        (void) printf("  (quarantined: its schema is no longer registered)\n");
+                else if (strcmp(safe_word(json_string_value(json_object_get(e, "body"))), "?") != 0)
+                        (void) printf("  %s\n", json_string_value(json_object_get(e, "body")));
+                else
+                        /* a body with spaces or past ASCII: not for the terminal */
+                        (void) printf("  (%zu bytes of JSON: --json shows it)\n",
+                                      json_string_length(json_object_get(e, "body")));
+        }
+        if (json_is_true(json_object_get(result, "more")))
+                (void) printf("more after seq %lld: glove ctl channel page %s --after %lld\n",
+                              (long long) json_integer_value(json_object_get(result, "next")), args[0],
+                              (long long) json_integer_value(json_object_get(result, "next")));
+        return 0;
+}
+
+static int ctl_channel_ack(const struct cli_ctl_options *o, char **args) {
+        _cleanup_json_ json_t *params = NULL, *result = NULL;
+        json_int_t seq = 0;
+        int r;
+
+        r = parse_seq("SEQ", args[1], &seq);
+        if (r < 0)
+                return r;
+        if (!glove_control_hex_valid(args[2]))
+                return log_error_errno(-EINVAL, "ctl: '%s' is not a SHA-256: 64 lowercase hex digits, as "
+                                       "'glove ctl channel page' shows", args[2]);
+        params = json_pack("{s:s, s:I, s:s}", "session", args[0], "seq", seq, "sha256", args[2]);
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        r = call(o, "channel.ack", params, &result);
+        if (r < 0 || o->json)
+                return r;
+        if (json_is_true(json_object_get(result, "already")))
+                (void) printf("observation %lld was acknowledged already\n", (long long) seq);
+        else
+                (void) printf("acknowledged observation %lld: it is not paged again\n", (long long) seq);
+        return 0;
+}
+
 static const struct ctl_command {
         const char *noun, *verb;
         const char *operands; /* as the help names them */
@@ -546,6 +647,8 @@ static const struct ctl_command {
         { "receipts", "page", "", 0, CLI_CTL_AFTER | CLI_CTL_MAX_COUNT, ctl_receipts_page },
         { "receipts", "ack", "SEQ SHA256", 2, 0, ctl_receipts_ack },
         { "receipts", "part", "SEQ PART", 2, 0, ctl_receipts_part },
+        { "channel", "page", "ID", 1, CLI_CTL_AFTER | CLI_CTL_MAX_COUNT, ctl_channel_page },
+        { "channel", "ack", "ID SEQ SHA256", 3, 0, ctl_channel_ack },
 };
 
 bool cli_ctl_session_has(const char *noun) {

@@ -15,6 +15,7 @@
 #include "glove/control.h"
 #include "glove/doctor.h"
 #include "glove/json.h"
+#include "glove/observation.h"
 #include "macro.h"
 
 /* Every surface of the specification, whether it is built (1) or not (0),
@@ -36,6 +37,8 @@ static const struct {
         /* 1 only with lifecycle and bundle_projection:
          * glove_control_capabilities_refinement() */
         { "refinement_eval", 0, "the runtime and the bundle store were not checked" },
+        /* 1 only when the whole chain was composed:
+         * glove_control_capabilities_guest_channel() */
         { "guest_channel", 0, "guest channels are not built" },
         { "remote_backend", 0, "there is no remote backend" },
         { "retained_change_apply", 0, "retained-change apply is not built" },
@@ -199,5 +202,37 @@ int glove_control_capabilities_remote(json_t *caps, bool configured) {
                                           "lifecycle", 0, "schema", 0, "managed_runtimes", "resource_mechanisms",
                                           "unavailable")) < 0)
                 return -ENOMEM;
+        return 0;
+}
+
+int glove_control_capabilities_guest_channel(json_t *caps, const struct glove_guest_channel_evidence *ev,
+                                             const char **ret_why) {
+        json_t *schemas = json_object_get(caps, "schemas"), *not_offered = json_object_get(caps, "not_offered");
+        const char *why = NULL;
+
+        if (!json_is_object(schemas) || !json_is_object(not_offered))
+                return -EINVAL;
+        /* every link of the chain, in the order a guest's frame meets them */
+        if (json_integer_value(json_object_get(schemas, "lifecycle")) != 1)
+                why = "managed sessions cannot start here, so no guest reaches a channel";
+        else if (!ev || !ev->registry_frozen || ev->schemas == 0)
+                why = "no guest schema was registered and frozen";
+        else if (!ev->store_table)
+                why = "gloved.db has no observations table";
+        else if (!ev->observation_server)
+                why = "the observation server was not built";
+        else if (!ev->local_service_parents_pinned)
+                why = "the local-service proxy did not pin its endpoints' parent directories";
+        else if (!ev->local_service_identities_rechecked)
+                why = "the local-service proxy does not recheck its sockets' identities";
+        *ret_why = why;
+        if (why)
+                return json_object_set_new(schemas, "guest_channel", json_integer(0)) < 0 ||
+                                       json_object_set_new(not_offered, "guest_channel", json_string(why)) < 0
+                               ? -ENOMEM
+                               : 0;
+        if (json_object_set_new(schemas, "guest_channel", json_integer(1)) < 0)
+                return -ENOMEM;
+        (void) json_object_del(not_offered, "guest_channel");
         return 0;
 }

@@ -42,6 +42,9 @@ static const struct {
         { GLOVE_CONTROL_WRITER_TAKEN, "writer-taken" },
         { GLOVE_CONTROL_RECEIPT_NOT_FOUND, "receipt-not-found" },
         { GLOVE_CONTROL_ACK_MISMATCH, "ack-mismatch" },
+        { GLOVE_CONTROL_OBSERVATION_NOT_FOUND, "observation-not-found" },
+        { GLOVE_CONTROL_OBSERVATION_QUARANTINED, "observation-quarantined" },
+        { GLOVE_CONTROL_OBSERVATION_EXPIRED, "observation-expired" },
         { GLOVE_CONTROL_RECEIPT_JOURNAL_CHANGED, "receipt-journal-changed" },
 };
 

@@ -705,6 +705,8 @@ int glove_control_server_run(struct glove_control_server *s, int stop_fd) {
                 /* the caller's descriptors (gloved's supervisors) last */
                 if (s->watch.fill)
                         watched = s->watch.fill(s->watch.userdata, s->pfds + n, s->watch.max);
+                if (s->watch.deadline)
+                        next = MIN(next, s->watch.deadline(s->watch.userdata));
                 timeout = next == INT64_MAX ? -1 : (int) MAX(0, MIN(next - now, 60000));
                 r = poll(s->pfds, n + watched, timeout);
                 if (r < 0) {

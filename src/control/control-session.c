@@ -31,6 +31,7 @@
 #include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/observation.h"
 #include "glove/refine.h"
 #include "glove/sandbox.h"
 #include "log.h"
@@ -97,6 +98,9 @@ struct glove_control_sessions {
         /* output files that grew: what wakes a session.read that waits;
          * made by the first read that waits (-EBADF until then) */
         int inotify_fd;
+        /* guests' observations: a socket per running session; NULL: none */
+        struct glove_obs_server *obs;
+        size_t n_watched; /* of the last fill, the sessions' own */
 };
 
 void glove_control_sessions_free(struct glove_control_sessions *s) {
@@ -505,6 +509,7 @@ static int session_end(struct glove_control_sessions *s, const struct glove_cont
         }
         log_info("gloved: session %s ended (%s)", x->id, u.reason);
         channel_remove(s, x->id);
+        glove_obs_server_unlisten(s->obs, x->id);
         return 0;
 }
 
@@ -605,15 +610,23 @@ static size_t watch_fill(void *userdata, struct pollfd *pfds, size_t max) {
         n = max - 1 < s->n_live ? max - 1 : s->n_live;
         for (size_t i = 0; i < n; i++)
                 pfds[i] = (struct pollfd) { .fd = s->live[i].pidfd, .events = POLLIN };
-        /* last: the output files viewers wait on */
+        /* then: the output files viewers wait on */
         if (s->inotify_fd >= 0)
                 pfds[n++] = (struct pollfd) { .fd = s->inotify_fd, .events = POLLIN };
-        return n;
+        s->n_watched = n;
+        /* last: the observation server's */
+        return n + glove_obs_server_fill(s->obs, pfds + n, max - n);
 }
 
 static void watch_ready(void *userdata, const struct pollfd *pfds, size_t n) {
         struct glove_control_sessions *s = userdata;
 
+        /* the observation server's first: a session that ended below
+         * stops listening after its connections had their turn */
+        if (n > s->n_watched)
+                glove_obs_server_ready(s->obs, pfds + s->n_watched, n - s->n_watched);
+        if (n > s->n_watched)
+                n = s->n_watched;
         if (n > 0 && s->inotify_fd >= 0 && pfds[n - 1].fd == s->inotify_fd) {
                 /* what grew does not matter: every waiting read looks
                  * again (the server hands them back after this) */
@@ -631,13 +644,24 @@ static void watch_ready(void *userdata, const struct pollfd *pfds, size_t n) {
                         live_exited(s, i - 1);
 }
 
+static int64_t watch_deadline(void *userdata) {
+        struct glove_control_sessions *s = userdata;
+
+        return glove_obs_server_deadline(s->obs);
+}
+
 void glove_control_sessions_watch(struct glove_control_sessions *s, struct glove_control_watch *ret) {
         *ret = (struct glove_control_watch) {
                 .fill = watch_fill,
                 .ready = watch_ready,
                 .userdata = s,
-                .max = GLOVE_SESSIONS_LIVE_MAX + 1,
+                .max = GLOVE_SESSIONS_LIVE_MAX + 1 + GLOVE_OBS_POLL_MAX,
+                .deadline = watch_deadline,
         };
+}
+
+void glove_control_sessions_observe(struct glove_control_sessions *s, struct glove_obs_server *obs) {
+        s->obs = obs;
 }
 
 /* ---- recovery ---- */
@@ -663,6 +687,21 @@ static int supervisor_alive(struct glove_control_sessions *s, const struct glove
                 return 0;
         *ret_pidfd = TAKE_FD(pidfd);
         return 1;
+}
+
+/* An adopted session's observation socket, bound again (the last gloved's
+ * died with it). Without it the session runs on; its guest's reports are
+ * refused at the supervisor, which is said. */
+static void obs_listen_again(struct glove_control_sessions *s, const char *id) {
+        _cleanup_close_ int dir_fd = -EBADF;
+        char err[512] = "";
+
+        if (!s->obs)
+                return;
+        dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd < 0 || glove_obs_server_listen(s->obs, dir_fd, id, err, sizeof(err)) < 0)
+                log_warning("gloved: session %s takes no observations: %s", id,
+                            dir_fd < 0 ? strerror(errno) : err);
 }
 
 static int recover_state(struct glove_control_sessions *s, enum glove_session_state state, char *err, size_t errlen) {
@@ -691,6 +730,7 @@ static int recover_state(struct glove_control_sessions *s, enum glove_session_st
                         *l = (struct live) { .pidfd = pidfd, .pid = (pid_t) x->pid };
                         memcpy(l->id, x->id, sizeof(l->id));
                         log_info("gloved: adopted session %s (supervisor pid %d)", x->id, (int) x->pid);
+                        obs_listen_again(s, x->id);
                         continue;
                 }
                 safe_close(pidfd);
@@ -990,7 +1030,7 @@ static int write_file_at(int dirfd, const char *name, const char *text, size_t l
  * -errno when the directory stays (err says why). */
 static int leftovers_remove(struct glove_control_sessions *s, const char *id, char *err, size_t errlen) {
         static const char *const names[] = { GLOVE_SESSION_POLICY_NAME, GLOVE_SESSION_OUTPUT_NAME,
-                                             GLOVE_CHANNEL_NAME };
+                                             GLOVE_CHANNEL_NAME, GLOVE_OBS_SOCKET_NAME };
         _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
         if (dir_fd < 0)
@@ -1235,6 +1275,7 @@ static void start_undo(struct glove_control_sessions *s, const char *id) {
                                              GLOVE_CHANNEL_NAME };
         _cleanup_close_ int dir_fd = openat(s->dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+        glove_obs_server_unlisten(s->obs, id);
         if (dir_fd < 0)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(files); i++)
@@ -1249,6 +1290,8 @@ static int start_failed(struct glove_control_sessions *s, const struct glove_con
         struct glove_control_session u = { .exit_code = -1, .status = -1, .error = (char *) why };
         int r;
 
+        /* nothing runs to report: no socket is left listening for it */
+        glove_obs_server_unlisten(s->obs, x->id);
         if (from == GLOVE_SESSION_STARTING) {
                 /* The supervisor ran nothing (it never got its spec). A
                  * session that reached starting ends with a receipt, so it
@@ -1353,6 +1396,9 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                 strerror(errno));
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
         }
+        /* the guest's observations: listened for before anything runs */
+        if (s->obs && glove_obs_server_listen(s->obs, dir_fd, x.id, err, sizeof(err)) < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
         /* the whole spec fits in the pipe: writing it never blocks gloved */
         if (fcntl(gate[1], F_SETPIPE_SZ, (int) GLOVE_SUPERVISOR_SPEC_MAX) < (int) strlen(spec) ||
             fcntl(gate[1], F_SETFL, O_NONBLOCK) < 0)

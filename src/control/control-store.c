@@ -107,6 +107,28 @@ static const char schema_v3[] =
         "ALTER TABLE sessions ADD COLUMN creator TEXT NOT NULL DEFAULT 'owner' "
         "  CHECK (creator IN ('owner', 'controller'));";
 
+/* Schema 4 adds the guest observation queue (docs/channels.md, "The
+ * guest observation queue"): one row per admitted intent, bound to its
+ * session and to that session's supervisor (boot id, pid, start time).
+ * seq is AUTOINCREMENT: a number once given is never given again. */
+static const char schema_v4[] =
+        "UPDATE schema_version SET version = 4;"
+        "CREATE TABLE observations ("
+        "  seq INTEGER PRIMARY KEY AUTOINCREMENT CHECK (seq >= 1),"
+        "  session TEXT NOT NULL REFERENCES sessions (id),"
+        "  runtime TEXT NOT NULL,"
+        "  schema TEXT NOT NULL CHECK (length(schema) BETWEEN 1 AND 64),"
+        "  intent_id TEXT NOT NULL CHECK (length(intent_id) BETWEEN 1 AND 64),"
+        "  body TEXT NOT NULL,"
+        "  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),"
+        "  issued_at INTEGER NOT NULL,"
+        "  expires_at INTEGER NOT NULL CHECK (expires_at > issued_at),"
+        "  created INTEGER NOT NULL,"
+        "  acked INTEGER,"
+        "  quarantined INTEGER NOT NULL DEFAULT 0 CHECK (quarantined IN (0, 1)),"
+        "  UNIQUE (session, intent_id));"
+        "CREATE INDEX observations_pending ON observations (session) WHERE acked IS NULL;";
+
 
 static bool sqlite_corrupt(int rc) {
         rc &= 0xff;
@@ -283,19 +305,23 @@ int glove_control_store_open(int state_fd, const char *state, struct glove_contr
                 if (r >= 0)
                         r = store_exec(s, schema_v3, err, errlen, "creating its schema");
                 if (r >= 0)
+                        r = store_exec(s, schema_v4, err, errlen, "creating its schema");
+                if (r >= 0)
                         r = store_exec(s, "COMMIT", err, errlen, "creating its schema");
                 if (r < 0) {
                         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return r;
                 }
-        } else if (version == 1 || version == 2) {
-                r = store_exec(s, "BEGIN IMMEDIATE", err, errlen, "bringing its schema to version 3");
+        } else if (version >= 1 && version <= 3) {
+                r = store_exec(s, "BEGIN IMMEDIATE", err, errlen, "bringing its schema to version 4");
                 if (r >= 0 && version == 1)
                         r = store_exec(s, schema_v2, err, errlen, "bringing its schema to version 2");
-                if (r >= 0)
+                if (r >= 0 && version <= 2)
                         r = store_exec(s, schema_v3, err, errlen, "bringing its schema to version 3");
                 if (r >= 0)
-                        r = store_exec(s, "COMMIT", err, errlen, "bringing its schema to version 3");
+                        r = store_exec(s, schema_v4, err, errlen, "bringing its schema to version 4");
+                if (r >= 0)
+                        r = store_exec(s, "COMMIT", err, errlen, "bringing its schema to version 4");
                 if (r < 0) {
                         (void) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return r;

@@ -24,6 +24,7 @@
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/observation.h"
 #include "log.h"
 #include "macro.h"
 #include "mountinfo-util.h"
@@ -93,6 +94,35 @@ static void receipts_freep(struct glove_control_receipts **r) {
 
 static void sessions_freep(struct glove_control_sessions **s) {
         glove_control_sessions_free(*s);
+}
+
+static void obs_registry_freep(struct glove_obs_registry **r) {
+        glove_obs_registry_free(*r);
+}
+
+/* The guest schemas this gloved admits, registered once and frozen before
+ * anything is built on them: a registration that fails stops gloved. */
+static void obs_server_freep(struct glove_obs_server **s) {
+        glove_obs_server_free(*s);
+}
+
+static int obs_registry_make(struct glove_obs_registry **ret) {
+        static const struct glove_obs_schema *const schemas[] = { &glove_obs_schema_sage };
+        _cleanup_(obs_registry_freep) struct glove_obs_registry *r = NULL;
+        char err[256] = "";
+        int q;
+
+        q = glove_obs_registry_new(&r);
+        if (q < 0)
+                return log_error_errno(q, "Out of memory");
+        for (size_t i = 0; i < ELEMENTSOF(schemas); i++) {
+                q = glove_obs_registry_add(r, schemas[i], err, sizeof(err));
+                if (q < 0)
+                        return log_error_errno(q, "gloved: %s: this build is broken; report it", err);
+        }
+        glove_obs_registry_freeze(r);
+        *ret = TAKE_PTR(r);
+        return 0;
 }
 
 /* Fail closed: a store or a receipt chain that does not check out is not
@@ -190,6 +220,8 @@ static const struct glove_control_method methods[] = {
         { "receipts.page", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_page_method },
         { "receipts.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_ack_method },
         { "receipts.part", GLOVE_CONTROL_ROLES_ALL, glove_control_receipts_part_method },
+        { "channel.page", GLOVE_CONTROL_ROLES_ALL, glove_control_channel_page_method },
+        { "channel.ack", GLOVE_CONTROL_ROLES_ALL, glove_control_channel_ack_method },
         { "session.create", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_create },
         { "session.start", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_start },
         { "session.status", GLOVE_CONTROL_ROLES_ALL, glove_control_session_method_status },
@@ -210,6 +242,8 @@ static int run(void) {
         _cleanup_(store_freep) struct glove_control_store *store = NULL;
         _cleanup_(receipts_freep) struct glove_control_receipts *receipts = NULL;
         _cleanup_(sessions_freep) struct glove_control_sessions *sessions = NULL;
+        _cleanup_(obs_registry_freep) struct glove_obs_registry *obs_registry = NULL;
+        _cleanup_(obs_server_freep) struct glove_obs_server *obs_server = NULL;
         _cleanup_close_ int state_fd = -EBADF;
         struct glove_control_watch watch;
         size_t n_methods = ELEMENTSOF(methods);
@@ -232,9 +266,28 @@ static int run(void) {
         r = check_host_leaf();
         if (r < 0)
                 return r;
+        r = obs_registry_make(&obs_registry);
+        if (r < 0)
+                return r;
         r = open_state(&dirs, &state_fd, &store, &receipts);
         if (r < 0)
                 return r;
+        /* records of a schema this gloved no longer registers are kept,
+         * shown as quarantined, never acted on */
+        {
+                size_t quarantined = 0;
+
+                r = glove_obs_store_quarantine(store, obs_registry, &quarantined);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot quarantine the observations of retired schemas in "
+                                                  "gloved.db: %m");
+                if (quarantined > 0)
+                        log_info("gloved: %zu observations are quarantined (their schema is no longer registered)",
+                                 quarantined);
+        }
+        r = glove_obs_server_new(store, obs_registry, &obs_server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot make the observation server: %m");
         private_paths[0] = dirs.config;
         private_paths[1] = dirs.state;
         private_paths[2] = dirs.runtime;
@@ -303,6 +356,7 @@ static int run(void) {
                                 return log_error_errno(r, "%s", err);
                 }
         } else {
+                glove_control_sessions_observe(sessions, obs_server);
                 r = glove_control_sessions_recover(sessions, err, sizeof(err));
                 if (r < 0)
                         return log_error_errno(r, "%s", err);
@@ -345,6 +399,26 @@ static int run(void) {
                 if (!sessions)
                         plans.bundles_unavailable = "managed sessions cannot start here";
                 r = glove_control_capabilities_refinement(capabilities, &plans.refinement_unavailable);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot make the capabilities answer: %m");
+        }
+        /* guest channels: offered only when every piece is composed. The
+         * local-service proxy's evidence is not wired yet, so this says 0
+         * and why. */
+        {
+                struct glove_guest_channel_evidence ev = {
+                        .registry_frozen = glove_obs_registry_frozen(obs_registry),
+                        .schemas = glove_obs_registry_count(obs_registry),
+                        /* sessions start here, each with its socket */
+                        .observation_server = obs_server && sessions,
+                };
+                const char *why = NULL;
+
+                r = glove_obs_store_check(store);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot read gloved.db's schema: %m");
+                ev.store_table = r > 0;
+                r = glove_control_capabilities_guest_channel(capabilities, &ev, &why);
                 if (r < 0)
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }

@@ -83,9 +83,9 @@ def main():
     st = os.stat(db_path(g))
     check("gloved.db is made 0600", st.st_mode & 0o7777 == 0o600, oct(st.st_mode))
     db = sqlite3.connect(f"file:{db_path(g)}?mode=ro", uri=True)
-    check("gloved.db is in WAL mode, schema version 3",
+    check("gloved.db is in WAL mode, schema version 4",
           db.execute("PRAGMA journal_mode").fetchone()[0] == "wal" and
-          db.execute("SELECT version FROM schema_version").fetchall() == [(3,)])
+          db.execute("SELECT version FROM schema_version").fetchall() == [(4,)])
     db.close()
 
     o = owner(g)

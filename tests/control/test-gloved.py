@@ -180,7 +180,8 @@ def main():
         {"lifecycle", "bundle_projection", "refinement_eval"} if ready else set())
     check("capabilities: protocol 1, role controller, a controller's methods only",
           caps["protocol"] == 1 and caps["role"] == "controller" and
-          sorted(caps["methods"]) == ["capabilities", "exposure.list", "plan.validate", "receipts.ack",
+          sorted(caps["methods"]) == ["capabilities", "channel.ack", "channel.page", "exposure.list",
+                                      "plan.validate", "receipts.ack",
                                       "receipts.page", "receipts.part"] + (sessions if ready else []), caps)
     check("capabilities: control, exposures, plan, receipts (and lifecycle, bundle_projection and "
           "refinement_eval where sessions can start) 1, "

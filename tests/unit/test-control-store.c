@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "glove/control.h"
+#include "glove/observation.h"
 #include "macro.h"
 
 static char base[64];
@@ -139,9 +140,9 @@ static void test_schema_version(void **state) {
         remove_db();
         s = open_ok();
         glove_control_store_free(s);
-        sql("UPDATE schema_version SET version = 4");
+        sql("UPDATE schema_version SET version = 5");
         assert_int_equal(glove_control_store_open(base_fd, base, &s, err, sizeof(err)), -EPROTONOSUPPORT);
-        assert_non_null(strstr(err, "schema version 4, newer"));
+        assert_non_null(strstr(err, "schema version 5, newer"));
 
         /* a database that is not gloved's */
         remove_db();
@@ -277,13 +278,33 @@ static void test_schema_upgrade(void **state) {
         s = open_ok();
         glove_control_store_free(s);
         /* what a gloved of schema 1 left */
-        sql("DROP TABLE receipt_deliveries; DROP TABLE session_transitions; DROP TABLE sessions; DROP TABLE plans; "
-            "UPDATE schema_version SET version = 1");
+        sql("DROP TABLE observations; DROP TABLE receipt_deliveries; DROP TABLE session_transitions; "
+            "DROP TABLE sessions; DROP TABLE plans; UPDATE schema_version SET version = 1");
         s = open_ok();
         glove_control_store_free(s);
         sql("SELECT count(*) FROM sessions");
         sql("INSERT INTO receipt_deliveries (seq, sha256, role, acked) VALUES (1, '" 
             "0000000000000000000000000000000000000000000000000000000000000000', 'owner', 1)");
+        sql("SELECT count(*) FROM observations");
+
+        /* what a gloved of schema 3 left: no observation queue */
+        remove_db();
+        s = open_ok();
+        glove_control_store_free(s);
+        sql("DROP TABLE observations; UPDATE schema_version SET version = 3");
+        s = open_ok();
+        assert_int_equal(glove_obs_store_check(s), 1);
+        glove_control_store_free(s);
+        {
+                char buf[32];
+
+                assert_string_equal(pragma("SELECT version FROM schema_version", buf, sizeof(buf)), "4");
+        }
+        /* a record refuses what is not a digest, and an intent_id is once a session */
+        assert_int_not_equal(sql_rc("INSERT INTO observations (session, runtime, schema, intent_id, body, sha256, "
+                                    "issued_at, expires_at, received) VALUES ('s', 'r', 'a', 'i', x'7b7d', 'nohex', "
+                                    "1, 2, 1)"),
+                             0);
         remove_db();
 }
 
@@ -303,7 +324,8 @@ static void test_schema_upgrade_creator(void **state) {
                                                             &created), 0);
         glove_control_store_free(s);
         /* what a gloved of schema 2 left: no creator column */
-        sql("ALTER TABLE sessions DROP COLUMN creator; UPDATE schema_version SET version = 2");
+        sql("DROP TABLE observations; ALTER TABLE sessions DROP COLUMN creator; "
+            "UPDATE schema_version SET version = 2");
         s = open_ok();
         glove_control_session_done(&x);
         assert_int_equal(glove_control_store_session_get(s, x.id, &x), 0);
@@ -315,7 +337,9 @@ static void test_schema_upgrade_creator(void **state) {
         assert_int_equal(x.creator, GLOVE_CONTROL_ROLE_CONTROLLER);
         glove_control_session_done(&x);
         glove_control_store_free(s);
-        assert_string_equal(pragma("SELECT version FROM schema_version", buf, sizeof(buf)), "3");
+        assert_string_equal(pragma("SELECT version FROM schema_version", buf, sizeof(buf)), "4");
+        /* and the observation queue's table came with it */
+        assert_string_equal(pragma("SELECT count(*) FROM observations", buf, sizeof(buf)), "0");
         /* the column refuses what is not a role */
         assert_int_not_equal(sql_rc("UPDATE sessions SET creator = 'nobody'"), 0);
         glove_plan_done(&a);
