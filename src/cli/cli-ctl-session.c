@@ -426,17 +426,12 @@ static void print_receipt(const json_t *e) {
         (void) printf("\n");
 }
 
-static int ctl_receipts_page(const struct cli_ctl_options *o, char **args) {
-        _cleanup_json_ json_t *params = NULL, *result = NULL;
-        json_t *receipts, *e;
+/* --after and --max-count as a page request's params (receipts.page,
+ * channel.page). */
+static int page_params(const struct cli_ctl_options *o, json_t *params) {
         json_int_t after = 0, max_count = 0;
-        size_t i;
         int r;
 
-        (void) args;
-        params = json_object();
-        if (!params)
-                return log_error_errno(-ENOMEM, "Out of memory");
         if (o->after) {
                 r = parse_seq("--after", o->after, &after);
                 if (r < 0)
@@ -451,6 +446,22 @@ static int ctl_receipts_page(const struct cli_ctl_options *o, char **args) {
                 if (json_object_set_new(params, "max_count", json_integer(max_count)) < 0)
                         return log_error_errno(-ENOMEM, "Out of memory");
         }
+        return 0;
+}
+
+static int ctl_receipts_page(const struct cli_ctl_options *o, char **args) {
+        _cleanup_json_ json_t *params = NULL, *result = NULL;
+        json_t *receipts, *e;
+        size_t i;
+        int r;
+
+        (void) args;
+        params = json_object();
+        if (!params)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        r = page_params(o, params);
+        if (r < 0)
+                return r;
         r = cli_ctl_call("receipts.page", params, &result);
         if (r < 0)
                 return r;
@@ -461,7 +472,8 @@ static int ctl_receipts_page(const struct cli_ctl_options *o, char **args) {
         if (o->json)
                 return cli_ctl_print_json(result);
         if (json_array_size(receipts) == 0)
-                (void) printf("no receipts to deliver after seq %lld\n", (long long) after);
+                (void) printf("no receipts to deliver after seq %lld\n",
+                              (long long) json_integer_value(json_object_get(params, "after")));
         json_array_foreach(receipts, i, e)
                 print_receipt(e);
         if (json_is_true(json_object_get(result, "more")))
@@ -536,27 +548,15 @@ static int ctl_receipts_part(const struct cli_ctl_options *o, char **args) {
 static int ctl_channel_page(const struct cli_ctl_options *o, char **args) {
         _cleanup_json_ json_t *params = NULL, *result = NULL;
         json_t *list, *e;
-        json_int_t after = 0, max_count = 0;
         size_t i;
         int r;
 
         params = json_pack("{s:s}", "session", args[0]);
         if (!params)
                 return log_error_errno(-ENOMEM, "Out of memory");
-        if (o->after) {
-                r = parse_seq("--after", o->after, &after);
-                if (r < 0)
-                        return r;
-                if (json_object_set_new(params, "after", json_integer(after)) < 0)
-                        return log_error_errno(-ENOMEM, "Out of memory");
-        }
-        if (o->max_count) {
-                r = parse_seq("--max-count", o->max_count, &max_count);
-                if (r < 0)
-                        return r;
-                if (json_object_set_new(params, "max_count", json_integer(max_count)) < 0)
-                        return log_error_errno(-ENOMEM, "Out of memory");
-        }
+        r = page_params(o, params);
+        if (r < 0)
+                return r;
         r = cli_ctl_call("channel.page", params, &result);
         if (r < 0)
                 return r;
@@ -585,7 +585,8 @@ static int ctl_channel_page(const struct cli_ctl_options *o, char **args) {
         if (o->json)
                 return cli_ctl_print_json(result);
         if (json_array_size(list) == 0)
-                (void) printf("no observations to deliver after seq %lld\n", (long long) after);
+                (void) printf("no observations to deliver after seq %lld\n",
+                              (long long) json_integer_value(json_object_get(params, "after")));
         json_array_foreach(list, i, e) {
                 (void) printf("%lld  %s  %s  %s", (long long) json_integer_value(json_object_get(e, "seq")),
                               word(e, "sha256"), word(e, "schema"), word(e, "intent_id"));
