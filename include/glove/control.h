@@ -477,10 +477,12 @@ int glove_local_service_recheck(int parent_fd, const char *name, const struct gl
  * (drift), -EPERM (another uid), -errno, with the reason in |err|. */
 int glove_local_service_connect(int parent_fd, const char *name, const struct glove_local_service_identity *id,
                                 uid_t uid, char *err, size_t errlen);
-/* The grant |grant_fd| (any open descriptor of the grant's path) against
- * the endpoint parent |parent_fd| and each of its ancestors up to "/",
- * by device and inode: -EPERM when it is one of them (the grant would
- * expose the host socket), 0 when not, -errno. */
+/* The grant |grant_fd| (any open descriptor of the grant's path,
+ * resolved) against the endpoint parent |parent_fd|, by
+ * device and inode: -EPERM when it is that directory or one of its
+ * ancestors up to "/", or lies inside it (the socket itself, or anything
+ * below its directory): the grant would expose the host socket. 0 when
+ * not, -errno. */
 int glove_local_service_grant_check(int grant_fd, int parent_fd);
 /* Every read and write grant of |policy| (their host paths, resolved:
  * an optional one that is missing skipped) against every endpoint parent

@@ -8,6 +8,7 @@
  * service, which is trusted endpoint authority. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -186,13 +187,13 @@ int glove_local_service_connect(int parent_fd, const char *name, const struct gl
         return TAKE_FD(fd);
 }
 
-int glove_local_service_grant_check(int grant_fd, int parent_fd) {
+/* Whether the directory |fd| or one of its ancestors up to "/" is the
+ * inode |dev|:|ino|: 1, 0, -errno. */
+static int chain_contains(int fd, dev_t dev, ino_t ino) {
         _cleanup_close_ int cur = -EBADF;
-        struct stat g, d, prev = {};
+        struct stat d, prev = {};
 
-        if (fstat(grant_fd, &g) < 0)
-                return negative_errno();
-        cur = openat(parent_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cur = openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (cur < 0)
                 return negative_errno();
         /* up to the root: the directory that is its own parent */
@@ -203,8 +204,8 @@ int glove_local_service_grant_check(int grant_fd, int parent_fd) {
                         return negative_errno();
                 if (depth > 0 && d.st_dev == prev.st_dev && d.st_ino == prev.st_ino)
                         return 0;
-                if (d.st_dev == g.st_dev && d.st_ino == g.st_ino)
-                        return -EPERM;
+                if (d.st_dev == dev && d.st_ino == ino)
+                        return 1;
                 prev = d;
                 up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (up < 0)
@@ -213,6 +214,42 @@ int glove_local_service_grant_check(int grant_fd, int parent_fd) {
                 cur = up;
         }
         return -ELOOP;
+}
+
+int glove_local_service_grant_check(int grant_fd, int parent_fd) {
+        _cleanup_close_ int dir = -EBADF;
+        struct stat g, p;
+        int r;
+
+        if (fstat(grant_fd, &g) < 0 || fstat(parent_fd, &p) < 0)
+                return negative_errno();
+        /* the grant is the endpoint's directory or above it */
+        r = chain_contains(parent_fd, g.st_dev, g.st_ino);
+        if (r != 0)
+                return r > 0 ? -EPERM : r;
+        /* or inside it: the socket itself, or anything below its
+         * directory (a file's own directory is where its walk starts) */
+        if (S_ISDIR(g.st_mode))
+                dir = openat(grant_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        else {
+                _cleanup_free_ char *up = NULL;
+                char proc[64], real[PATH_MAX];
+                ssize_t n;
+
+                /* the file's directory as resolved, not as written */
+                (void) snprintf(proc, sizeof(proc), "/proc/self/fd/%d", grant_fd);
+                n = readlink(proc, real, sizeof(real) - 1);
+                if (n < 0)
+                        return negative_errno();
+                real[n] = 0;
+                if (real[0] != '/' || path_parent(real, &up) < 0)
+                        return -EINVAL;
+                dir = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (dir < 0)
+                return negative_errno();
+        r = chain_contains(dir, p.st_dev, p.st_ino);
+        return r > 0 ? -EPERM : r;
 }
 
 int glove_local_service_grants_check(const struct glove_policy *policy, const int *parent_fds,
@@ -237,8 +274,9 @@ int glove_local_service_grants_check(const struct glove_policy *policy, const in
                         if (r == -EPERM)
                                 return error_format(err, errlen, -EPERM,
                                                     "the grant %s (%s) is the directory of local service %s's "
-                                                    "socket or one above it, so it would expose the host socket "
-                                                    "itself: grant a directory that does not contain it",
+                                                    "socket, one above it or something inside it, so it would "
+                                                    "expose the host socket itself: grant a path that neither "
+                                                    "contains it nor lies in its directory",
                                                     gr->path, gr->origin ? gr->origin : "the policy", aliases[j]);
                         if (r < 0)
                                 return error_format(err, errlen, r, "Cannot compare the grant %s with local "
