@@ -430,6 +430,85 @@ struct glove_plan_limits {
         uint64_t output_bytes;   /* 1 .. 2^50 */
 };
 
+/* ---- Local services (control-local-services.c; docs/channels.md) ----
+ *
+ * gloved.json's "local_services": ALIAS -> an owner-0600 Unix socket under
+ * an owner-0700 directory of gloved's uid. gloved pins each socket's
+ * parent directory by descriptor at its start and records the socket's
+ * identity; every connect is checked against it before and after. */
+#define GLOVE_LOCAL_SERVICES_MAX 16
+#define GLOVE_LOCAL_SERVICE_ALIAS_MAX 64
+/* gloved's own observation server: reserved, never configured */
+#define GLOVE_LOCAL_SERVICE_OBSERVATIONS "observations"
+#define GLOVE_LOCAL_SERVICE_OBSERVATIONS_SOCKET "observations.sock"
+
+enum glove_local_service_transport {
+        GLOVE_LOCAL_SERVICE_NONE,
+        GLOVE_LOCAL_SERVICE_DIRECTORY,       /* "directory": one listener per alias */
+        GLOVE_LOCAL_SERVICE_INHERITED_STREAM, /* "inherited-stream-v1": descriptor 3, one alias */
+};
+
+/* What a socket is and must stay (fstatat, AT_SYMLINK_NOFOLLOW). */
+struct glove_local_service_identity {
+        dev_t dev;
+        ino_t ino;
+        uid_t uid;
+        mode_t mode; /* type and permission bits */
+        nlink_t nlink;
+};
+
+struct glove_gloved_local_service {
+        char alias[GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1];
+        char *socket;    /* absolute, normalized, as written */
+        /* after glove_gloved_policy_pin(): the parent, O_PATH, owned; its
+         * identity, and the socket's name in it and its identity */
+        int parent_fd;
+        dev_t parent_dev;
+        ino_t parent_ino;
+        const char *name; /* points into |socket| */
+        struct glove_local_service_identity id;
+};
+
+/* An alias: 1 to 64 of [a-z0-9._-], starting with [a-z0-9]. */
+bool glove_local_service_alias_valid(const char *alias);
+/* Opens |path|'s parent directory (O_PATH, no symlink anywhere on the
+ * path) and checks it: a directory of |uid| with mode 0700; then the
+ * socket in it: a socket of |uid|, mode 0600, one link. *ret_parent_fd
+ * (the caller's) and the identities. -errno with the problem and the fix
+ * in |err|. */
+int glove_local_service_pin(const char *path, uid_t uid, int *ret_parent_fd, dev_t *ret_parent_dev,
+                            ino_t *ret_parent_ino, struct glove_local_service_identity *ret, char *err,
+                            size_t errlen);
+/* The socket |name| in the pinned |parent_fd| now: its identity, or
+ * -errno. */
+int glove_local_service_stat(int parent_fd, const char *name, struct glove_local_service_identity *ret);
+/* Whether the socket |name| in |parent_fd| is still |id| and the parent
+ * still |uid|'s with mode 0700: 0, or -ESTALE (drift) with the reason in
+ * |err|, -errno. */
+int glove_local_service_recheck(int parent_fd, const char *name, const struct glove_local_service_identity *id,
+                                uid_t uid, char *err, size_t errlen);
+/* Connects to the socket |name| in |parent_fd| (through
+ * /proc/self/fd/N/name, non-blocking): identity rechecked before, the
+ * peer's SO_PEERCRED uid must be |uid|, identity rechecked after. The
+ * connected descriptor (the caller's, O_CLOEXEC|O_NONBLOCK), or -ESTALE
+ * (drift), -EPERM (another uid), -errno, with the reason in |err|. */
+int glove_local_service_connect(int parent_fd, const char *name, const struct glove_local_service_identity *id,
+                                uid_t uid, char *err, size_t errlen);
+/* The grant |grant_fd| (any open descriptor of the grant's path,
+ * resolved) against the endpoint parent |parent_fd|, by
+ * device and inode: -EPERM when it is that directory or one of its
+ * ancestors up to "/", or lies inside it (the socket itself, or anything
+ * below its directory): the grant would expose the host socket. 0 when
+ * not, -errno. */
+int glove_local_service_grant_check(int grant_fd, int parent_fd);
+/* Every read and write grant of |policy| (their host paths, resolved:
+ * an optional one that is missing skipped) against every endpoint parent
+ * in |parent_fds|: 0, or -EPERM with the grant and the alias in |err|. */
+struct glove_policy;
+int glove_local_service_grants_check(const struct glove_policy *policy, const int *parent_fds,
+                                     char (*aliases)[GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1], size_t n, char *err,
+                                     size_t errlen);
+
 struct glove_gloved_template {
         char id[GLOVE_PLAN_ID_MAX + 1];
         char **argv;    /* NULL-terminated; argv[0] absolute */
@@ -438,6 +517,11 @@ struct glove_gloved_template {
         /* "terminal": the command gets a terminal of this size (a pty the
          * supervisor holds: session.input, session.resize); 0: pipes */
         unsigned rows, cols;
+        /* "local_services" (docs/channels.md, "Local services"): the
+         * aliases the session reaches, sorted, unique; none: NONE */
+        enum glove_local_service_transport local_transport;
+        char (*local_aliases)[GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1];
+        size_t n_local_aliases;
 };
 #define GLOVE_TERMINAL_SIZE_MAX GLOVE_CHANNEL_SIZE_MAX /* glove/sandbox.h: what a session channel carries */
 
@@ -462,7 +546,17 @@ struct glove_gloved_policy {
         /* remote_backend (docs/channels.md): NULL when there is none; then
          * no template, bundle or local service is configured */
         struct glove_remote_config *remote;
+        struct glove_gloved_local_service *local_services; /* sorted by alias */
+        size_t n_local_services;
 };
+
+/* The local service |alias| of gloved.json, or NULL. */
+const struct glove_gloved_local_service *glove_gloved_policy_local_service(const struct glove_gloved_policy *p,
+                                                                           const char *alias);
+/* At gloved's start: pins every local service's parent and records its
+ * socket (glove_local_service_pin(), |uid| gloved's). -errno with the
+ * member and the fix in |err|: gloved refuses to start. */
+int glove_gloved_policy_pin(struct glove_gloved_policy *p, uid_t uid, char *err, size_t errlen);
 
 /* The alias |alias| of gloved.json's "bundles", or NULL. */
 const struct glove_gloved_bundle_alias *glove_gloved_policy_bundle(const struct glove_gloved_policy *p,

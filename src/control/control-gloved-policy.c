@@ -46,7 +46,13 @@ void glove_gloved_policy_free(struct glove_gloved_policy *p) {
                 strv_free(p->templates[i].argv);
                 strv_free(p->templates[i].env);
                 json_decref(p->templates[i].policy);
+                free(p->templates[i].local_aliases);
         }
+        for (size_t i = 0; i < p->n_local_services; i++) {
+                safe_close(p->local_services[i].parent_fd);
+                free(p->local_services[i].socket);
+        }
+        free(p->local_services);
         free(p->templates);
         for (size_t i = 0; i < p->n_bundles; i++)
                 free(p->bundles[i].target);
@@ -103,9 +109,75 @@ static bool env_name_valid(const char *s) {
         return true;
 }
 
+/* "local_services": {"transport": "directory", "aliases": [...]} or
+ * {"transport": "inherited-stream-v1", "alias": "x"}, exactly: any other
+ * shape (both kinds at once among them) is refused. Whether each alias is
+ * configured is checked once the whole file is read. */
+static int template_local_services_parse(const char *id, const json_t *v, const char *origin,
+                                         struct glove_gloved_template *ret, char *err, size_t errlen) {
+        static const char *const dir_names[] = { "transport", "aliases", NULL };
+        static const char *const stream_names[] = { "transport", "alias", NULL };
+        const char *transport;
+        char field[256];
+        const json_t *a, *e;
+        size_t i;
+        int r;
+
+        if (!v)
+                return 0;
+        (void) snprintf(field, sizeof(field), "/templates/%s/local_services", id);
+        transport = json_string_value(json_object_get(v, "transport"));
+        if (!json_is_object(v) || !transport ||
+            (strcmp(transport, "directory") != 0 && strcmp(transport, "inherited-stream-v1") != 0))
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: %s: must be {\"transport\": \"directory\", \"aliases\": [ALIAS, ...]} or "
+                                    "{\"transport\": \"inherited-stream-v1\", \"alias\": ALIAS}",
+                                    origin, field);
+        if (strcmp(transport, "directory") == 0) {
+                r = members_known(v, origin, field, dir_names, "transport, aliases", err, errlen);
+                if (r < 0)
+                        return r;
+                a = json_object_get(v, "aliases");
+                if (!json_is_array(a) || json_array_size(a) == 0 ||
+                    json_array_size(a) > GLOVE_LOCAL_SERVICES_MAX + 1)
+                        return error_format(err, errlen, -EINVAL, "%s: %s/aliases: must be an array of 1 to %d aliases",
+                                            origin, field, GLOVE_LOCAL_SERVICES_MAX + 1);
+                ret->local_transport = GLOVE_LOCAL_SERVICE_DIRECTORY;
+        } else {
+                r = members_known(v, origin, field, stream_names, "transport, alias", err, errlen);
+                if (r < 0)
+                        return r;
+                a = json_object_get(v, "alias");
+                if (!json_is_string(a))
+                        return error_format(err, errlen, -EINVAL, "%s: %s/alias: missing or not a string", origin,
+                                            field);
+                ret->local_transport = GLOVE_LOCAL_SERVICE_INHERITED_STREAM;
+        }
+        ret->local_aliases = calloc(json_is_array(a) ? json_array_size(a) : 1, sizeof(*ret->local_aliases));
+        if (!ret->local_aliases)
+                return -ENOMEM;
+        for (i = 0; i < (json_is_array(a) ? json_array_size(a) : 1); i++) {
+                const char *s;
+
+                e = json_is_array(a) ? json_array_get(a, i) : a;
+                s = json_string_value(e);
+                if (!s || strlen(s) != json_string_length(e) || !glove_local_service_alias_valid(s))
+                        return error_format(err, errlen, -EINVAL,
+                                            "%s: %s: an alias is 1 to %d of a-z 0-9 . _ -, starting with a letter or "
+                                            "a digit",
+                                            origin, field, GLOVE_LOCAL_SERVICE_ALIAS_MAX);
+                if (i > 0 && strcmp(ret->local_aliases[i - 1], s) >= 0)
+                        return error_format(err, errlen, -EINVAL, "%s: %s/aliases: must be sorted and unique (\"%s\")",
+                                            origin, field, s);
+                (void) snprintf(ret->local_aliases[i], sizeof(ret->local_aliases[i]), "%s", s);
+                ret->n_local_aliases = i + 1;
+        }
+        return 0;
+}
+
 static int template_parse(const char *id, const json_t *t, const char *origin, const char *home,
                           struct glove_gloved_template *ret, char *err, size_t errlen) {
-        static const char *const names[] = { "argv", "env", "policy", "terminal", NULL };
+        static const char *const names[] = { "argv", "env", "policy", "terminal", "local_services", NULL };
         static const char *const size_names[] = { "rows", "cols", NULL };
         struct glove_policy_context ctx = { .home = home, .pwd = NULL };
         _cleanup_policy_ struct glove_policy *policy = NULL;
@@ -118,7 +190,7 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
         (void) snprintf(field, sizeof(field), "/templates/%s", id);
         if (!json_is_object(t))
                 return error_format(err, errlen, -EINVAL, "%s: %s: must be an object", origin, field);
-        r = members_known(t, origin, field, names, "argv, env, policy, terminal", err, errlen);
+        r = members_known(t, origin, field, names, "argv, env, policy, terminal, local_services", err, errlen);
         if (r < 0)
                 return r;
 
@@ -176,6 +248,12 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
                 json_object_foreach(env, name, v) {
                         _cleanup_free_ char *value = NULL;
 
+                        if (strncmp(name, "GLOVE_LOCAL_SERVICE_", 20) == 0)
+                                return error_format(err, errlen, -EINVAL,
+                                                    "%s: /templates/%s/env/%s: GLOVE_LOCAL_SERVICE_* variables are "
+                                                    "Glove's own (they tell the agent its local services): name "
+                                                    "the services in /templates/%s/local_services instead",
+                                                    origin, id, name, id);
                         if (!env_name_valid(name))
                                 return error_format(err, errlen, -EINVAL,
                                                     "%s: /templates/%s/env: %s is not a variable name (A-Z a-z 0-9 "
@@ -209,7 +287,7 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
         if (r < 0)
                 return error_format(err, errlen, -EINVAL, "%s: %s", field, perr);
         ret->policy = json_incref(v);
-        return 0;
+        return template_local_services_parse(id, json_object_get(t, "local_services"), origin, ret, err, errlen);
 }
 
 const struct glove_gloved_bundle_alias *glove_gloved_policy_bundle(const struct glove_gloved_policy *p,
@@ -327,10 +405,116 @@ static int remote_exclusive(const json_t *doc, const char *origin, char *err, si
         return 0;
 }
 
+const struct glove_gloved_local_service *glove_gloved_policy_local_service(const struct glove_gloved_policy *p,
+                                                                           const char *alias) {
+        for (size_t i = 0; i < p->n_local_services; i++)
+                if (strcmp(p->local_services[i].alias, alias) == 0)
+                        return &p->local_services[i];
+        return NULL;
+}
+
+static int local_service_cmp(const void *a, const void *b) {
+        const struct glove_gloved_local_service *x = a, *y = b;
+
+        return strcmp(x->alias, y->alias);
+}
+
+/* "local_services": {"ALIAS": {"socket": "/abs/path"}, ...}: checked as
+ * text here; glove_gloved_policy_pin() looks at the files. */
+static int local_services_parse(const json_t *v, const char *origin, struct glove_gloved_policy *p, char *err,
+                                size_t errlen) {
+        static const char *const names[] = { "socket", NULL };
+        char field[256], q[128];
+        const char *alias;
+        json_t *o;
+        int r;
+
+        if (!v)
+                return 0;
+        if (!json_is_object(v) || json_object_size(v) > GLOVE_LOCAL_SERVICES_MAX)
+                return error_format(err, errlen, -EINVAL,
+                                    "%s: /local_services: must be an object of at most %d aliases, each "
+                                    "{\"socket\": \"/absolute/path\"}",
+                                    origin, GLOVE_LOCAL_SERVICES_MAX);
+        p->local_services = calloc(json_object_size(v) + 1, sizeof(*p->local_services));
+        if (!p->local_services)
+                return -ENOMEM;
+        json_object_foreach((json_t *) v, alias, o) {
+                struct glove_gloved_local_service *l = &p->local_services[p->n_local_services];
+                _cleanup_free_ char *norm = NULL;
+                const json_t *sock;
+                const char *path;
+
+                if (!glove_local_service_alias_valid(alias))
+                        return error_format(err, errlen, -EINVAL,
+                                            "%s: /local_services: %s is not an alias (1 to %d of a-z 0-9 . _ -, "
+                                            "starting with a letter or a digit)",
+                                            origin, control_quote(alias, strlen(alias), q, sizeof(q)),
+                                            GLOVE_LOCAL_SERVICE_ALIAS_MAX);
+                if (strcmp(alias, GLOVE_LOCAL_SERVICE_OBSERVATIONS) == 0)
+                        return error_format(err, errlen, -EINVAL,
+                                            "%s: /local_services/%s: the alias is gloved's own observation server's: "
+                                            "choose another",
+                                            origin, alias);
+                (void) snprintf(field, sizeof(field), "/local_services/%s", alias);
+                if (!json_is_object(o))
+                        return error_format(err, errlen, -EINVAL, "%s: %s: must be {\"socket\": \"/path\"}",
+                                            origin, field);
+                r = members_known(o, origin, field, names, "socket", err, errlen);
+                if (r < 0)
+                        return r;
+                sock = json_object_get(o, "socket");
+                path = json_string_value(sock);
+                if (!path || strlen(path) != json_string_length(sock) || path[0] != '/' ||
+                    strlen(path) > STRING_MAX)
+                        return error_format(err, errlen, -EINVAL, "%s: %s/socket: missing or not an absolute path",
+                                            origin, field);
+                r = path_normalize(path, &norm);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || strcmp(norm, path) != 0 || strcmp(path, "/") == 0)
+                        return error_format(err, errlen, -EINVAL,
+                                            "%s: %s/socket: %s is not a normalized path of a file (no \"..\", "
+                                            "\".\", \"//\" or trailing \"/\")",
+                                            origin, field, control_quote(path, strlen(path), q, sizeof(q)));
+                l->socket = strdup(path);
+                if (!l->socket)
+                        return -ENOMEM;
+                l->name = strrchr(l->socket, '/') + 1;
+                l->parent_fd = -EBADF;
+                (void) snprintf(l->alias, sizeof(l->alias), "%s", alias);
+                p->n_local_services++;
+        }
+        qsort(p->local_services, p->n_local_services, sizeof(*p->local_services), local_service_cmp);
+        return 0;
+}
+
+int glove_gloved_policy_pin(struct glove_gloved_policy *p, uid_t uid, char *err, size_t errlen) {
+        for (size_t i = 0; i < p->n_local_services; i++) {
+                struct glove_gloved_local_service *l = &p->local_services[i];
+                char why[1024] = "";
+                int r;
+
+                l->parent_fd = safe_close(l->parent_fd);
+                r = glove_local_service_pin(l->socket, uid, &l->parent_fd, &l->parent_dev, &l->parent_ino, &l->id, why,
+                                            sizeof(why));
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return error_format(err, errlen, r,
+                                            "gloved.json: /local_services/%s/socket: %s. A local service's socket "
+                                            "must be a socket of yours (mode 0600, one name) in a directory of "
+                                            "yours (mode 0700), with no symlink on its path; start its service, "
+                                            "fix the modes, or remove the alias",
+                                            l->alias, why);
+        }
+        return 0;
+}
+
 int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char *home,
                               struct glove_gloved_policy **ret, char *err, size_t errlen) {
         static const char *const names[] = { "templates", "ceilings", "net", "max_ttl_seconds", "bundles",
-                                             "remote_backend", NULL };
+                                             "remote_backend", "local_services", NULL };
         _cleanup_(gloved_policy_freep) struct glove_gloved_policy *p = NULL;
         _cleanup_json_ json_t *no_templates = NULL;
         char field[128], perr[512];
@@ -345,8 +529,9 @@ int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char 
         r = remote_exclusive(doc, origin, err, errlen);
         if (r < 0)
                 return r;
-        r = members_known(doc, origin, "", names, "templates, ceilings, net, max_ttl_seconds, bundles, remote_backend",
-                          err, errlen);
+        r = members_known(doc, origin, "", names,
+                          "templates, ceilings, net, max_ttl_seconds, bundles, remote_backend, local_services", err,
+                          errlen);
         if (r < 0)
                 return r;
         p = calloc(1, sizeof(*p));
@@ -420,6 +605,20 @@ int glove_gloved_policy_parse(const json_t *doc, const char *origin, const char 
         r = bundles_parse(json_object_get(doc, "bundles"), origin, p, err, errlen);
         if (r < 0)
                 return r;
+        r = local_services_parse(json_object_get(doc, "local_services"), origin, p, err, errlen);
+        if (r < 0)
+                return r;
+        for (i = 0; i < p->n_templates; i++)
+                for (size_t j = 0; j < p->templates[i].n_local_aliases; j++) {
+                        const char *a = p->templates[i].local_aliases[j];
+
+                        if (strcmp(a, GLOVE_LOCAL_SERVICE_OBSERVATIONS) != 0 &&
+                            !glove_gloved_policy_local_service(p, a))
+                                return error_format(err, errlen, -EINVAL,
+                                                    "%s: /templates/%s/local_services: \"%s\" is not in "
+                                                    "/local_services: configure it there first",
+                                                    origin, p->templates[i].id, a);
+                }
 
         v = json_object_get(doc, "max_ttl_seconds");
         if (!json_is_integer(v))

@@ -301,6 +301,12 @@ static int run(void) {
         r = glove_gloved_policy_load(dirs.config, secure_getenv("HOME"), &policy, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
+        /* the local services' directories, pinned for gloved's life */
+        if (r > 0) {
+                r = glove_gloved_policy_pin(policy, geteuid(), err, sizeof(err));
+                if (r < 0)
+                        return log_error_errno(r, "%s", err);
+        }
         if (r == 0)
                 log_info("gloved: no %s/%s: every plan is refused until you write one (docs/control.md)",
                          dirs.config, GLOVE_GLOVED_POLICY_FILE_NAME);
