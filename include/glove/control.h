@@ -941,6 +941,10 @@ int glove_control_session_method_resize(void *userdata, const struct glove_contr
 /* 5: the session channel's listening socket (glove/sandbox.h), bound by
  * gloved in the session's directory before the supervisor exists */
 #define GLOVE_SUPERVISOR_CHANNEL_FD 5
+/* 6 on: the pinned parent directories of the template's local services
+ * (O_PATH), in the order of the spec's "local_services" (docs/channels.md,
+ * "Local services"); the session's own "observations" alias uses 3 */
+#define GLOVE_SUPERVISOR_LOCAL_FD 6
 #define GLOVE_SUPERVISOR_SPEC_MAX ((size_t) 512 << 10)
 #define GLOVE_SESSION_POLICY_NAME "policy.json"
 #define GLOVE_SESSION_OUTPUT_NAME "output"

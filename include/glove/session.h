@@ -72,6 +72,8 @@ int glove_session_check(struct glove_session *s);
 struct glove_sandbox_channel;
 struct glove_sandbox_local_services;
 
+struct glove_local_proxy_options;
+
 struct glove_session_run_options {
         char *const *argv;        /* the command; borrowed */
         int receipt_fd;           /* also write the receipt here; -1: not */
@@ -97,6 +99,12 @@ struct glove_session_run_options {
         /* gloved's supervisor: the session's local services
          * (glove_sandbox_options.local_services); borrowed; NULL: none */
         const struct glove_sandbox_local_services *local_services;
+        /* gloved's supervisor: the session's local-service proxy
+         * (glove/local-proxy.h), started once the run's audit log is open
+         * and before the sandbox, stopped after it, its audit run vouched
+         * for by the receipt; the options' audit and session_run are the
+         * run's. Borrowed; NULL: none. Not with |local_services|. */
+        const struct glove_local_proxy_options *local_proxy;
 };
 
 struct glove_session_outcome {

@@ -31,6 +31,8 @@
 #include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
+#include "glove/local-proxy.h"
+#include "glove/policy.h"
 #include "glove/observation.h"
 #include "glove/refine.h"
 #include "glove/sandbox.h"
@@ -1050,6 +1052,43 @@ static int leftovers_remove(struct glove_control_sessions *s, const char *id, ch
         return 0;
 }
 
+/* A session with local services: no grant of its policy (the template's
+ * and the plan's exposures, resolved as the supervisor will) may be an
+ * endpoint's parent directory, one above it, or inside it, or the agent
+ * would reach the host socket itself. The session's own directory is the
+ * "observations" endpoint's parent. */
+static int local_grants_check(struct glove_control_sessions *s, const struct glove_gloved_template *t,
+                              const json_t *policy, int dir_fd, char *err, size_t errlen) {
+        _cleanup_policy_ struct glove_policy *pol = NULL;
+        char aliases[GLOVE_LOCAL_PROXY_ALIASES_MAX][GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1];
+        int fds[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        char perr[1024] = "", why[1024] = "";
+        struct glove_policy_context ctx = { .home = secure_getenv("HOME"), .pwd = NULL };
+        int r;
+
+        if (t->n_local_aliases == 0)
+                return 0;
+        if (t->n_local_aliases > GLOVE_LOCAL_PROXY_ALIASES_MAX)
+                return error_format(err, errlen, -E2BIG, "/template: too many local services");
+        for (size_t i = 0; i < t->n_local_aliases; i++) {
+                const struct glove_gloved_local_service *l = glove_gloved_policy_local_service(s->policy,
+                                                                                               t->local_aliases[i]);
+
+                (void) snprintf(aliases[i], sizeof(aliases[i]), "%s", t->local_aliases[i]);
+                fds[i] = l ? l->parent_fd : dir_fd;
+                if (fds[i] < 0)
+                        return error_format(err, errlen, -EBADF, "local service %s was not pinned at gloved's start",
+                                            t->local_aliases[i]);
+        }
+        r = glove_policy_load_json(policy, "the session's policy", &ctx, &pol, perr, sizeof(perr));
+        if (r < 0)
+                return error_format(err, errlen, r, "The session's policy does not load: %s", perr);
+        r = glove_local_service_grants_check(pol, fds, aliases, t->n_local_aliases, why, sizeof(why));
+        if (r < 0)
+                return error_format(err, errlen, r, "local services: %s", why);
+        return 0;
+}
+
 /* Everything up to the supervisor: the plan again, the exposures, the
  * session's directory and policy. The directory's descriptor in
  * *ret_dir_fd. */
@@ -1110,6 +1149,11 @@ static int start_prepare(struct glove_control_sessions *s, const struct glove_co
         if (dir_fd < 0)
                 return error_format(err, errlen, negative_errno(), "Cannot open %s/%s/%s: %m", s->state,
                                     GLOVE_SESSIONS_DIR_NAME, x->id);
+        r = local_grants_check(s, t, policy, dir_fd, err, errlen);
+        if (r < 0) {
+                (void) unlinkat(s->dir_fd, x->id, AT_REMOVEDIR);
+                return r;
+        }
         r = write_file_at(dir_fd, GLOVE_SESSION_POLICY_NAME, text, strlen(text));
         if (r < 0)
                 return error_format(err, errlen, r, "Cannot write the session's policy in %s/%s/%s: %s", s->state,
@@ -1166,7 +1210,18 @@ static int channel_listen(int dir_fd) {
         return TAKE_FD(fd);
 }
 
-static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd, const char *id, pid_t *ret_pid) {
+static int local_dup2(posix_spawn_file_actions_t *fa, const int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int r = posix_spawn_file_actions_adddup2(fa, fds[i], GLOVE_SUPERVISOR_LOCAL_FD + (int) i);
+
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd, const int *local_fds,
+                            size_t n_local, const char *id, pid_t *ret_pid) {
         char *argv[] = { (char *) "gloved", (char *) "--supervise", (char *) id, NULL };
         _cleanup_(file_actions_donep) posix_spawn_file_actions_t fa;
         _cleanup_(spawnattr_donep) posix_spawnattr_t attr;
@@ -1180,8 +1235,21 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd,
         o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
         g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
         c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 10);
-        if (d < 0 || o < 0 || g < 0 || c < 0)
-                return negative_errno();
+        int l[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        size_t nl = 0;
+
+        if (d < 0 || o < 0 || g < 0 || c < 0 || n_local > ELEMENTSOF(l))
+                return d < 0 || o < 0 || g < 0 || c < 0 ? negative_errno() : -E2BIG;
+        /* the local services' parents: above every target (6 on) */
+        for (; nl < n_local; nl++) {
+                l[nl] = fcntl(local_fds[nl], F_DUPFD_CLOEXEC, 64);
+                if (l[nl] < 0) {
+                        r = negative_errno();
+                        for (size_t i = 0; i < nl; i++)
+                                safe_close(l[i]);
+                        return r;
+                }
+        }
         (void) sigemptyset(&held);
         (void) sigaddset(&held, SIGTERM);
         (void) sigaddset(&held, SIGINT);
@@ -1201,20 +1269,111 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd,
             (r = posix_spawn_file_actions_adddup2(&fa, d, GLOVE_SUPERVISOR_DIR_FD)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, g, GLOVE_SUPERVISOR_GATE_FD)) != 0 ||
             (r = posix_spawn_file_actions_adddup2(&fa, c, GLOVE_SUPERVISOR_CHANNEL_FD)) != 0 ||
-            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_CHANNEL_FD + 1)) != 0 ||
+            (r = local_dup2(&fa, l, nl)) != 0 ||
+            (r = posix_spawn_file_actions_addclosefrom_np(&fa, GLOVE_SUPERVISOR_LOCAL_FD + (int) nl)) != 0 ||
             (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
             (r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                                          POSIX_SPAWN_SETSIGDEF)) != 0 ||
             (r = posix_spawnattr_setsigmask(&attr, &held)) != 0 ||
-            (r = posix_spawnattr_setsigdefault(&attr, &defaults)) != 0)
+            (r = posix_spawnattr_setsigdefault(&attr, &defaults)) != 0) {
+                for (size_t i = 0; i < nl; i++)
+                        safe_close(l[i]);
                 return -r;
+        }
         r = posix_spawn(ret_pid, "/proc/self/exe", &fa, &attr, argv, environ);
+        for (size_t i = 0; i < nl; i++)
+                safe_close(l[i]);
         return r == 0 ? 0 : -r;
+}
+
+/* The template's local services as the supervisor gets them: each
+ * alias's endpoint (a configured service's parent pinned at gloved's
+ * start, or for "observations" the session's own directory and socket),
+ * rechecked now, a drift refusing the start. In *ret_spec the spec's
+ * "local_services" (with each parent's descriptor number in the
+ * supervisor and the socket's name), in *ret_binding what the receipt
+ * commits (transport, then per alias in order the parent's and the
+ * socket's identity), in |fds| the parents' descriptors gloved passes
+ * (GLOVE_SUPERVISOR_LOCAL_FD on; the session's directory is 3 already).
+ * Nothing when the template names none. */
+static int local_services_prepare(struct glove_control_sessions *s, const struct glove_gloved_template *t,
+                                  int dir_fd, json_t **ret_spec, json_t **ret_binding, int *fds, size_t *ret_n,
+                                  char *err, size_t errlen) {
+        _cleanup_json_ json_t *spec = NULL, *binding = NULL, *sv = json_array(), *bv = json_array();
+        const char *transport = t->local_transport == GLOVE_LOCAL_SERVICE_INHERITED_STREAM ? "inherited-stream-v1"
+                                                                                            : "directory";
+        size_t n = 0;
+
+        *ret_n = 0;
+        if (t->n_local_aliases == 0)
+                return 0;
+        if (!sv || !bv)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < t->n_local_aliases; i++) {
+                const char *alias = t->local_aliases[i];
+                const struct glove_gloved_local_service *l = glove_gloved_policy_local_service(s->policy, alias);
+                struct glove_local_service_identity id;
+                char why[1024] = "";
+                struct stat pst;
+                const char *name;
+                int pfd, slot, r;
+
+                if (l) {
+                        pfd = l->parent_fd;
+                        name = l->name;
+                        id = l->id;
+                        slot = GLOVE_SUPERVISOR_LOCAL_FD + (int) n;
+                        fds[n++] = pfd;
+                } else {
+                        /* "observations": gloved's own server, this session's socket */
+                        if (!s->obs)
+                                return error_format(err, errlen, -ENOENT,
+                                                    "local service observations: gloved has no observation server");
+                        pfd = dir_fd;
+                        name = GLOVE_OBS_SOCKET_NAME;
+                        slot = GLOVE_SUPERVISOR_DIR_FD;
+                        r = glove_local_service_stat(dir_fd, name, &id);
+                        if (r < 0)
+                                return error_format(err, errlen, r, "local service observations: %s",
+                                                    strerror(-r));
+                }
+                r = glove_local_service_recheck(pfd, name, &id, getuid(), why, sizeof(why));
+                if (r < 0)
+                        return error_format(err, errlen, r, "local service %s: %s", alias, why);
+                if (fstat(pfd, &pst) < 0)
+                        return error_format(err, errlen, negative_errno(), "local service %s: %m", alias);
+                if (json_array_append_new(bv, json_pack("{s:s,s:{s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I}}", "alias", alias,
+                                                        "parent", "dev", (json_int_t) pst.st_dev, "ino",
+                                                        (json_int_t) pst.st_ino, "socket", "dev",
+                                                        (json_int_t) id.dev, "ino", (json_int_t) id.ino, "uid",
+                                                        (json_int_t) id.uid, "mode", (json_int_t) id.mode, "nlink",
+                                                        (json_int_t) id.nlink)) < 0 ||
+                    json_array_append_new(sv, json_pack("{s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "alias", alias,
+                                                        "fd", slot, "name", name, "parent_dev",
+                                                        (json_int_t) pst.st_dev, "parent_ino",
+                                                        (json_int_t) pst.st_ino, "dev", (json_int_t) id.dev, "ino",
+                                                        (json_int_t) id.ino, "uid", (json_int_t) id.uid, "mode",
+                                                        (json_int_t) id.mode, "nlink", (json_int_t) id.nlink)) < 0)
+                        return error_format(err, errlen, -ENOMEM, "Out of memory");
+        }
+        spec = json_pack("{s:s,s:O}", "transport", transport, "services", sv);
+        binding = json_pack("{s:s,s:O}", "transport", transport, "services", bv);
+        /* the one descriptor the agent is given */
+        if (binding && t->local_transport == GLOVE_LOCAL_SERVICE_INHERITED_STREAM &&
+            json_object_set_new(binding, "descriptor", json_integer(GLOVE_LOCAL_SERVICE_FD)) < 0)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        if (!spec || !binding)
+                return error_format(err, errlen, -ENOMEM, "Out of memory");
+        *ret_spec = TAKE_PTR(spec);
+        *ret_binding = TAKE_PTR(binding);
+        *ret_n = n;
+        return 0;
 }
 
 /* The binding the receipt commits: the session's, and what it projects
  * without the identities only gloved and the supervisor need. */
-static json_t *launch_binding(const struct glove_control_session *x, const json_t *projections) {
+static json_t *launch_binding(const struct glove_control_session *x, const json_t *projections,
+                              const json_t *local) {
         _cleanup_json_ json_t *b = managed_binding(x), *committed = json_array();
         size_t i;
         json_t *p;
@@ -1229,11 +1388,14 @@ static json_t *launch_binding(const struct glove_control_session *x, const json_
                         return NULL;
         if (json_array_size(committed) > 0 && json_object_set(b, "projections", committed) < 0)
                 return NULL;
+        if (local && json_object_set(b, "local_services", (json_t *) local) < 0)
+                return NULL;
         return TAKE_PTR(b);
 }
 
 static int spec_text(const struct glove_gloved_template *t, const struct glove_control_session *x,
-                     const json_t *projections, const json_t *refinement, char **ret) {
+                     const json_t *projections, const json_t *refinement, const json_t *local,
+                     const json_t *local_binding, char **ret) {
         _cleanup_json_ json_t *spec = NULL, *argv = json_array(), *env = json_array();
         char *text;
 
@@ -1245,12 +1407,15 @@ static int spec_text(const struct glove_gloved_template *t, const struct glove_c
         for (char **e = t->env; e && *e; e++)
                 if (json_array_append_new(env, json_string(*e)) < 0)
                         return -ENOMEM;
-        spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed", launch_binding(x, projections));
+        spec = json_pack("{s:O,s:O,s:o}", "argv", argv, "env", env, "managed",
+                         launch_binding(x, projections, local_binding));
         if (!spec)
                 return -ENOMEM;
         if (json_array_size(projections) > 0 && json_object_set(spec, "projections", (json_t *) projections) < 0)
                 return -ENOMEM;
         if (refinement && json_object_set(spec, "refinement", (json_t *) refinement) < 0)
+                return -ENOMEM;
+        if (local && json_object_set(spec, "local_services", (json_t *) local) < 0)
                 return -ENOMEM;
         if (t->rows > 0 &&
             json_object_set_new(spec, "terminal", json_pack("{s:i,s:i}", "rows", (int) t->rows, "cols",
@@ -1353,8 +1518,10 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         _cleanup_close_ int dir_fd = -EBADF, out_fd = -EBADF, pidfd = -EBADF, channel_fd = -EBADF;
         _cleanup_close_pair_ int gate[2] = { -EBADF, -EBADF };
         _cleanup_free_ char *spec = NULL;
-        _cleanup_json_ json_t *projections = NULL, *refinement = NULL;
+        _cleanup_json_ json_t *projections = NULL, *refinement = NULL, *local = NULL, *local_binding = NULL;
         const struct glove_gloved_template *t = NULL;
+        int local_fds[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        size_t n_local = 0;
         struct glove_control_session u = {};
         unsigned long long starttime = 0;
         char err[1024] = "";
@@ -1378,12 +1545,6 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         r = start_prepare(s, &x, &t, &projections, &refinement, &dir_fd, err, sizeof(err));
         if (r < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
-        r = spec_text(t, &x, projections, refinement, &spec);
-        if (r < 0)
-                return start_failed(s, &x, GLOVE_SESSION_CREATED,
-                                    r == -E2BIG ? "the template's argv and environment are too large to hand over"
-                                                : "out of memory",
-                                    ret_code, reason, reasonlen);
         out_fd = openat(dir_fd, GLOVE_SESSION_OUTPUT_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
                                                                    O_CLOEXEC, 0600);
         if (out_fd >= 0) {
@@ -1399,6 +1560,16 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         /* the guest's observations: listened for before anything runs */
         if (s->obs && glove_obs_server_listen(s->obs, dir_fd, x.id, err, sizeof(err)) < 0)
                 return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
+        /* the local services' endpoints, checked again now */
+        r = local_services_prepare(s, t, dir_fd, &local, &local_binding, local_fds, &n_local, err, sizeof(err));
+        if (r < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED, err, ret_code, reason, reasonlen);
+        r = spec_text(t, &x, projections, refinement, local, local_binding, &spec);
+        if (r < 0)
+                return start_failed(s, &x, GLOVE_SESSION_CREATED,
+                                    r == -E2BIG ? "the template's argv and environment are too large to hand over"
+                                                : "out of memory",
+                                    ret_code, reason, reasonlen);
         /* the whole spec fits in the pipe: writing it never blocks gloved */
         if (fcntl(gate[1], F_SETPIPE_SZ, (int) GLOVE_SUPERVISOR_SPEC_MAX) < (int) strlen(spec) ||
             fcntl(gate[1], F_SETFL, O_NONBLOCK) < 0)
@@ -1410,7 +1581,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
                                                    &u, NULL);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
-        r = supervisor_spawn(dir_fd, out_fd, gate[0], channel_fd, x.id, &pid);
+        r = supervisor_spawn(dir_fd, out_fd, gate[0], channel_fd, local_fds, n_local, x.id, &pid);
         if (r < 0) {
                 (void) snprintf(err, sizeof(err), "Cannot start the session's supervisor: %s", strerror(-r));
                 return start_failed(s, &x, GLOVE_SESSION_STARTING, err, ret_code, reason, reasonlen);

@@ -256,6 +256,7 @@ static int run(void) {
         _cleanup_close_ int sfd = -EBADF;
         char err[1024] = "", bundles_why[GLOVE_ERROR_MESSAGE_MAX + 64] = "";
         sigset_t mask;
+        bool local_pinned = false, local_rechecked = false;
         int r;
 
         if (sodium_init() < 0)
@@ -301,11 +302,25 @@ static int run(void) {
         r = glove_gloved_policy_load(dirs.config, secure_getenv("HOME"), &policy, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* the local services' directories, pinned for gloved's life */
+        /* the local services' directories, pinned for gloved's life, and
+         * each socket's identity checked again at once: the evidence
+         * capabilities' guest_channel stands on */
         if (r > 0) {
-                r = glove_gloved_policy_pin(policy, geteuid(), err, sizeof(err));
-                if (r < 0)
-                        return log_error_errno(r, "%s", err);
+                int k = glove_gloved_policy_pin(policy, getuid(), err, sizeof(err));
+
+                if (k < 0)
+                        return log_error_errno(k, "%s", err);
+                local_pinned = true;
+                local_rechecked = true;
+                for (size_t i = 0; i < policy->n_local_services; i++) {
+                        const struct glove_gloved_local_service *l = &policy->local_services[i];
+
+                        if (glove_local_service_recheck(l->parent_fd, l->name, &l->id, getuid(), err, sizeof(err)) <
+                            0) {
+                                log_warning("gloved: local service %s: %s", l->alias, err);
+                                local_rechecked = false;
+                        }
+                }
         }
         if (r == 0)
                 log_info("gloved: no %s/%s: every plan is refused until you write one (docs/control.md)",
@@ -408,15 +423,16 @@ static int run(void) {
                 if (r < 0)
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }
-        /* guest channels: offered only when every piece is composed. The
-         * local-service proxy's evidence is not wired yet, so this says 0
-         * and why. */
+        /* guest channels: offered only when every piece is composed (the
+         * local services pinned and rechecked above, with a gloved.json) */
         {
                 struct glove_guest_channel_evidence ev = {
                         .registry_frozen = glove_obs_registry_frozen(obs_registry),
                         .schemas = glove_obs_registry_count(obs_registry),
                         /* sessions start here, each with its socket */
                         .observation_server = obs_server && sessions,
+                        .local_service_parents_pinned = local_pinned,
+                        .local_service_identities_rechecked = local_rechecked,
                 };
                 const char *why = NULL;
 

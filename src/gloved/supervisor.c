@@ -28,6 +28,7 @@
 #include "glove/control.h"
 #include "glove/host.h"
 #include "glove/json.h"
+#include "glove/local-proxy.h"
 #include "glove/refine.h"
 #include "glove/sandbox.h"
 #include "glove/session.h"
@@ -305,6 +306,91 @@ static int projections_open(const json_t *spec, const struct glove_dirs *dirs, s
         return 0;
 }
 
+/* The template's local services (docs/channels.md, "Local services"):
+ * each alias's endpoint as gloved checked it, its parent the descriptor
+ * gloved passed (checked to be that directory still), and the connect
+ * the proxy makes for each exchange, identity rechecked around it. */
+struct local_services {
+        bool on;
+        size_t n;
+        const char *aliases[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        const char *names[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        int fds[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        struct glove_local_service_identity ids[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        char *session_dir;
+        struct glove_local_proxy_options opts;
+};
+
+static int local_connect(void *userdata, size_t index, char *err, size_t errlen) {
+        struct local_services *ls = userdata;
+
+        if (index >= ls->n)
+                return -EINVAL;
+        return glove_local_service_connect(ls->fds[index], ls->names[index], &ls->ids[index], getuid(), err, errlen);
+}
+
+static int local_services_open(const json_t *spec, const struct glove_dirs *dirs, const char *id,
+                               struct local_services *ls, struct glove_error *e) {
+        const json_t *l = json_object_get(spec, "local_services"), *a, *v;
+        const char *transport;
+        size_t i;
+
+        if (!l)
+                return 0;
+        transport = json_string_value(json_object_get(l, "transport"));
+        a = json_object_get(l, "services");
+        if (!transport || !json_is_array(a) || json_array_size(a) == 0 ||
+            json_array_size(a) > GLOVE_LOCAL_PROXY_ALIASES_MAX ||
+            (strcmp(transport, "directory") != 0 && strcmp(transport, "inherited-stream-v1") != 0))
+                return glove_error_set(e, EBADMSG, "local_services", "The spec's local services do not decode");
+        json_array_foreach(a, i, v) {
+                json_int_t fd = member_int(v, "fd");
+                struct stat st;
+
+                ls->aliases[i] = json_string_value(json_object_get(v, "alias"));
+                ls->names[i] = json_string_value(json_object_get(v, "name"));
+                if (!ls->aliases[i] || !ls->names[i] || strchr(ls->names[i], '/') ||
+                    (fd != GLOVE_SUPERVISOR_DIR_FD &&
+                     (fd < GLOVE_SUPERVISOR_LOCAL_FD || fd >= GLOVE_SUPERVISOR_LOCAL_FD + GLOVE_LOCAL_PROXY_ALIASES_MAX)))
+                        return glove_error_set(e, EBADMSG, "local_services",
+                                               "The spec's local service %zu does not decode", i);
+                ls->fds[i] = (int) fd;
+                ls->ids[i] = (struct glove_local_service_identity) {
+                        .dev = (dev_t) member_int(v, "dev"),
+                        .ino = (ino_t) member_int(v, "ino"),
+                        .uid = (uid_t) member_int(v, "uid"),
+                        .mode = (mode_t) member_int(v, "mode"),
+                        .nlink = (nlink_t) member_int(v, "nlink"),
+                };
+                /* the descriptor is the directory gloved pinned */
+                if (fstat(ls->fds[i], &st) < 0 || !S_ISDIR(st.st_mode) ||
+                    (json_int_t) st.st_dev != member_int(v, "parent_dev") ||
+                    (json_int_t) st.st_ino != member_int(v, "parent_ino"))
+                        return glove_error_set(e, ESTALE, "local_services",
+                                               "Local service %s: descriptor %d is not the directory gloved pinned",
+                                               ls->aliases[i], ls->fds[i]);
+                if (fd != GLOVE_SUPERVISOR_DIR_FD)
+                        (void) fcntl(ls->fds[i], F_SETFD, FD_CLOEXEC);
+                ls->n = i + 1;
+        }
+        if (asprintf(&ls->session_dir, "%s/%s/%s", dirs->state, GLOVE_SESSIONS_DIR_NAME, id) < 0) {
+                ls->session_dir = NULL;
+                return glove_error_set(e, ENOMEM, "local_services", "Out of memory");
+        }
+        ls->opts = (struct glove_local_proxy_options) {
+                .stream = strcmp(transport, "inherited-stream-v1") == 0,
+                .aliases = ls->aliases,
+                .n_aliases = ls->n,
+                .session_dir_fd = GLOVE_SUPERVISOR_DIR_FD,
+                .session_dir = ls->session_dir,
+                .connect = local_connect,
+                .userdata = ls,
+                .service_uid = getuid(),
+        };
+        ls->on = true;
+        return 0;
+}
+
 int supervisor_main(const char *id) {
         _cleanup_free_ char *text = NULL, *policy_path = NULL;
         _cleanup_json_ json_t *spec = NULL;
@@ -316,6 +402,7 @@ int supervisor_main(const char *id) {
         struct glove_sandbox_channel channel = { .listen_fd = GLOVE_SUPERVISOR_CHANNEL_FD,
                                                  .dir_fd = GLOVE_SUPERVISOR_DIR_FD };
         struct projections proj = {};
+        struct local_services local = {};
         struct refinement rf = {};
         struct glove_error perr = {};
         struct stat st;
@@ -383,6 +470,8 @@ int supervisor_main(const char *id) {
         r = projections_open(spec, &dirs, &proj, &perr);
         if (r >= 0)
                 r = refinement_open(spec, &dirs, &rf, &perr);
+        if (r >= 0)
+                r = local_services_open(spec, &dirs, id, &local, &perr);
         if (r >= 0 && glove_session_load_policy(s) >= 0 && glove_session_seal(s) >= 0)
                 (void) glove_session_run(s, &(const struct glove_session_run_options) {
                         .argv = argv,
@@ -393,6 +482,7 @@ int supervisor_main(const char *id) {
                         .n_projections = proj.n,
                         .output_observer = rf.eval ? refinement_feed : NULL,
                         .output_observer_userdata = rf.eval,
+                        .local_proxy = local.on ? &local.opts : NULL,
                 }, &out);
         else {
                 /* nothing ran, and the library wrote no receipt: gloved
@@ -404,6 +494,7 @@ int supervisor_main(const char *id) {
         (void) unlinkat(GLOVE_SUPERVISOR_DIR_FD, GLOVE_CHANNEL_NAME, 0);
         (void) close(GLOVE_SUPERVISOR_CHANNEL_FD);
         projections_done(&proj);
+        free(local.session_dir);
         /* after the session's own receipt: its verdict, always */
         if (rf.on && refinement_record(&rf, &out, managed, &dirs) < 0)
                 log_error("gloved --supervise %s: the refinement outcome could not be recorded", id);

@@ -16,6 +16,7 @@
 #include "glove/mcp.h"
 #include "glove/policy.h"
 #include "glove/sandbox.h"
+#include "glove/local-proxy.h"
 #include "glove/session.h"
 #include "fd-util.h"
 #include "log.h"
@@ -438,7 +439,10 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         uid_t agent_uid = 0;
         gid_t agent_gid = 0;
         struct session_gateway rs = SESSION_GATEWAY_NULL;
-        struct glove_audit_helper helpers[2];
+        struct glove_audit_helper helpers[3];
+        /* gloved's supervisor: its local-service proxy */
+        struct glove_local_proxy proxy = { .helper = GLOVE_HELPER_NULL };
+        bool proxy_up = false;
         /* Glove's own files: kept out of the agent's sandbox and out of
          * each MCP server's */
         const char *private_paths[6] = {};
@@ -542,7 +546,23 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
         }
         argv = profile_argv ? profile_argv : o->argv;
 
-        if (run && !gateway_up) {
+        if (o->local_proxy && (!run || gateway_up)) {
+                struct glove_local_proxy_options lo = *o->local_proxy;
+                const struct glove_audit_options ao = {
+                        .path = p->audit_path,
+                        .raw_values = p->audit_raw_values,
+                        .raw_max_bytes = p->audit_raw_max,
+                        .rotate_bytes = p->audit_rotate,
+                };
+
+                lo.audit = &ao;
+                lo.session_run = run_id;
+                proxy_up = !o->local_services && glove_local_proxy_start(&lo, &proxy, &s->warnings, &s->error) >= 0;
+                if (o->local_services)
+                        (void) glove_error_set(&s->error, -EINVAL, "local_services",
+                                               "A session's local services are either proxied or given, not both");
+        }
+        if ((run && !gateway_up) || (o->local_proxy && !proxy_up)) {
                 /* nothing ran; the receipt says so */
                 res = (struct glove_session_result) { .reason = "setup_failed", .status = GLOVE_EXIT_FAILED,
                                                       .exit_code = -1 };
@@ -577,8 +597,14 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                         .n_projections = o->n_projections,
                         .output_observer = o->output_observer,
                         .output_observer_userdata = o->output_observer_userdata,
-                        .local_services = o->local_services,
+                        .local_services = proxy_up ? &proxy.sandbox : o->local_services,
                 }, &res);
+        if (proxy_up) {
+                int st = glove_local_proxy_finish(&proxy, &s->warnings, &s->error);
+
+                if (st != 0)
+                        glove_warning_add(&s->warnings, "The local-service proxy ended with status %d", st);
+        }
         if (write_changes(s, state_fd, run_id, &res) < 0)
                 status = GLOVE_EXIT_FAILED;
         /* an agent Glove has a profile for, run without it */
@@ -606,6 +632,8 @@ int glove_session_run(struct glove_session *s, const struct glove_session_run_op
                 helpers[n_helpers++] = rs.helper;
         if (res.proxy.run[0])
                 helpers[n_helpers++] = res.proxy;
+        if (proxy.helper.report.run[0])
+                helpers[n_helpers++] = proxy.helper.report;
         r = record_receipt(&receipt_error, state_fd, reservation, &(const struct glove_receipt_input) {
                 .command = o->managed ? "managed" : run ? "run" : "exec",
                 .run_id = run_id,

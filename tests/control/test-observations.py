@@ -325,8 +325,8 @@ def main():
     if not caps["host"]["exec_ready"]:
         print("# SKIP this host cannot run glove exec (glove doctor says why)")
         return 1 if L.MUST_WORK else 77
-    check("capabilities: guest_channel 0 with its reason while the local-service evidence is missing",
-          caps["schemas"].get("guest_channel") == 0 and "local-service" in caps["not_offered"].get("guest_channel", ""),
+    check("capabilities: guest_channel 1 (a gloved.json, its local services pinned and rechecked)",
+          caps["schemas"].get("guest_channel") == 1 and "guest_channel" not in caps["not_offered"],
           (caps["schemas"], caps.get("not_offered")))
     sections = [("enqueue, page, ack", enqueue_page_ack), ("refusals", refusals), ("capacity", capacity),
                 ("kill -9 between enqueue and ack", kill9), ("quarantine", quarantine), ("glove ctl channel", ctl_channel),

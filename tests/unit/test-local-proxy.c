@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The local-service proxy (src/control/control-local-proxy.c): a real
+/* The local-service proxy (src/session/session-local-proxy.c): a real
  * helper process between a guest socket and a host echo service, its
  * three-phase audit records, its refusals, and its inode-safe cleanup. */
 #include <errno.h>

@@ -212,7 +212,11 @@ static int proxy_run(struct glove_helper_child *c) {
                         pr->guest_uid = uid;
                         pr->uid_known = true;
                         if (p->stream) {
-                                r = g2_transport_init(&stream, TAKE_FD(p->serve_fd), uid, pr->o->max, NULL);
+                                /* a socket pair's peer is whoever made the
+                                 * pair (the supervisor, our uid): the guest's
+                                 * end is the agent's by construction, handed
+                                 * to nothing else */
+                                r = g2_transport_init(&stream, TAKE_FD(p->serve_fd), getuid(), pr->o->max, NULL);
                                 if (r < 0)
                                         break;
                         }
