@@ -31,7 +31,6 @@
 #include "glove/bundle.h"
 #include "glove/control.h"
 #include "glove/json.h"
-#include "glove/local-proxy.h"
 #include "glove/policy.h"
 #include "glove/observation.h"
 #include "glove/refine.h"
@@ -1060,15 +1059,15 @@ static int leftovers_remove(struct glove_control_sessions *s, const char *id, ch
 static int local_grants_check(struct glove_control_sessions *s, const struct glove_gloved_template *t,
                               const json_t *policy, int dir_fd, char *err, size_t errlen) {
         _cleanup_policy_ struct glove_policy *pol = NULL;
-        char aliases[GLOVE_LOCAL_PROXY_ALIASES_MAX][GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1];
-        int fds[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        char aliases[GLOVE_LOCAL_SERVICES_MAX + 1][GLOVE_LOCAL_SERVICE_ALIAS_MAX + 1];
+        int fds[GLOVE_LOCAL_SERVICES_MAX + 1];
         char perr[1024] = "", why[1024] = "";
         struct glove_policy_context ctx = { .home = secure_getenv("HOME"), .pwd = NULL };
         int r;
 
         if (t->n_local_aliases == 0)
                 return 0;
-        if (t->n_local_aliases > GLOVE_LOCAL_PROXY_ALIASES_MAX)
+        if (t->n_local_aliases > GLOVE_LOCAL_SERVICES_MAX + 1)
                 return error_format(err, errlen, -E2BIG, "/template: too many local services");
         for (size_t i = 0; i < t->n_local_aliases; i++) {
                 const struct glove_gloved_local_service *l = glove_gloved_policy_local_service(s->policy,
@@ -1235,7 +1234,7 @@ static int supervisor_spawn(int dir_fd, int out_fd, int gate_fd, int channel_fd,
         o = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
         g = fcntl(gate_fd, F_DUPFD_CLOEXEC, 10);
         c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 10);
-        int l[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        int l[GLOVE_LOCAL_SERVICES_MAX + 1];
         size_t nl = 0;
 
         if (d < 0 || o < 0 || g < 0 || c < 0 || n_local > ELEMENTSOF(l))
@@ -1520,7 +1519,7 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         _cleanup_free_ char *spec = NULL;
         _cleanup_json_ json_t *projections = NULL, *refinement = NULL, *local = NULL, *local_binding = NULL;
         const struct glove_gloved_template *t = NULL;
-        int local_fds[GLOVE_LOCAL_PROXY_ALIASES_MAX];
+        int local_fds[GLOVE_LOCAL_SERVICES_MAX + 1];
         size_t n_local = 0;
         struct glove_control_session u = {};
         unsigned long long starttime = 0;
