@@ -30,7 +30,7 @@
 #include "glove/helper.h"
 #include "glove/sandbox.h"
 
-#define GLOVE_LOCAL_PROXY_DIR_NAME "local-services"   /* in the session's directory */
+#define GLOVE_LOCAL_PROXY_DIR_NAME GLOVE_LOCAL_SERVICE_HOST_DIR_NAME /* in the session's directory */
 #define GLOVE_LOCAL_PROXY_EXCHANGE_MS 10000            /* one exchange, accept or first byte to release */
 #define GLOVE_LOCAL_PROXY_ALIASES_MAX 17               /* gloved.json's 16 and "observations" */
 

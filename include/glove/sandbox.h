@@ -101,6 +101,9 @@ struct glove_sandbox_projection {
  * the two kinds: both is -EINVAL (mixing them fails closed). */
 #define GLOVE_LOCAL_SERVICE_MOUNT "/run/glove-services/local"
 #define GLOVE_LOCAL_SERVICE_FD 3
+/* where gloved's session proxy makes its sockets: in the session's
+ * directory (include/glove/local-proxy.h) */
+#define GLOVE_LOCAL_SERVICE_HOST_DIR_NAME "local-services"
 struct glove_sandbox_local_services {
         /* Pathname aliases: a host directory the caller made (owner-only,
          * the alias sockets inside), mounted read-only, nosuid, nodev and

@@ -5,6 +5,7 @@
  * gloved's start. Every transition is written to gloved.db before it is
  * acted on. */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1736,6 +1737,38 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
         return *ret_result ? 0 : -ENOMEM;
 }
 
+/* The local-service proxy's directory in a session's directory, when a
+ * supervisor killed before its end left it: its sockets (only sockets:
+ * the proxy makes nothing else there) and then the directory. 0, or
+ * -errno. */
+static int local_dir_remove(int dir_fd) {
+        _cleanup_close_ int fd = openat(dir_fd, GLOVE_LOCAL_SERVICE_HOST_DIR_NAME,
+                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        d = fdopendir(fd);
+        if (!d)
+                return negative_errno();
+        fd = -EBADF; /* the DIR's now */
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+                    unlinkat(dirfd(d), de->d_name, 0) < 0)
+                        r = negative_errno();
+        }
+        (void) closedir(d);
+        if (r < 0)
+                return r;
+        return unlinkat(dir_fd, GLOVE_LOCAL_SERVICE_HOST_DIR_NAME, AT_REMOVEDIR) < 0 ? negative_errno() : 0;
+}
+
 int glove_control_session_method_cleanup(void *userdata, const struct glove_control_call *call, json_t **ret_result,
                                          int *ret_code, char *reason, size_t reasonlen) {
         static const char *const names[] = { "session", NULL };
@@ -1761,6 +1794,11 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
                         if (unlinkat(dir_fd, files[i], 0) < 0 && errno != ENOENT)
                                 return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
                                             "Cannot remove %s of session %s: %s", files[i], x.id, strerror(errno));
+                r = local_dir_remove(dir_fd);
+                if (r < 0)
+                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot remove %s of session %s: %s", GLOVE_LOCAL_SERVICE_HOST_DIR_NAME, x.id,
+                                    strerror(-r));
                 if (unlinkat(s->dir_fd, x.id, AT_REMOVEDIR) < 0)
                         return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
                                     "Cannot remove the directory of session %s: %s", x.id, strerror(errno));

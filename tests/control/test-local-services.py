@@ -180,6 +180,8 @@ def templates(extra=None):
         "obs": {"argv": ["/bin/sh", "-c", OBS_SCRIPT, "sh", PY],
                 "local_services": {"transport": "inherited-stream-v1", "alias": "observations"}},
     }
+    t["long"] = {"argv": ["/bin/sh", "-c", "echo up; sleep 300"],
+                 "local_services": {"transport": "directory", "aliases": ["echo"]}}
     pol = L.template_policy()
     pol["filesystem"]["read"] = pol["filesystem"]["read"] + [L.T]
     t["ancestor"] = {"argv": ["/bin/true"], "policy": pol,
@@ -445,6 +447,24 @@ def refused():
           "pin" in caps.get("not_offered", {}).get("guest_channel", ""), caps)
 
 
+def killed():
+    """The supervisor killed -9 mid-session: its proxy's directory stays
+    behind, and session.cleanup removes it with the rest."""
+    sid, _ = start("long")
+    d = os.path.join(X.g.session_dir(sid), "local-services")
+    check("killed: the agent runs, the proxy's directory is there", wait_output(sid, "up") and os.path.isdir(d),
+          output(sid))
+    pid = L.supervisor_of(sid)
+    if pid:
+        os.kill(pid, 9)
+    st = L.wait_state(X.c, sid)
+    check("killed: the session ends (supervisor_lost)", st["state"] == "ended", st)
+    check("killed: the directory is left behind", os.path.isdir(d), os.listdir(X.g.session_dir(sid)))
+    X.c.call("session.cleanup", {"session": sid})
+    check("killed: session.cleanup removes it with the session's directory",
+          not os.path.exists(X.g.session_dir(sid)), sid)
+
+
 def main():
     if blake3_hex(b"") is None:
         return L.no_blake3_exit()
@@ -481,7 +501,8 @@ def main():
         return 1 if L.MUST_WORK else 77
     check("capabilities: guest_channel 1 with the chain composed", caps["schemas"].get("guest_channel") == 1,
           (caps["schemas"], caps.get("not_offered")))
-    sections = [("stream", stream), ("observations", observe), ("refusals", refused), ("directory", directory)]
+    sections = [("stream", stream), ("observations", observe), ("refusals", refused),
+                ("supervisor killed", killed), ("directory (last: it swaps the echo socket)", directory)]
     try:
         return L.run_sections(sections)
     finally:
