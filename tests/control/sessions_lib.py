@@ -98,10 +98,7 @@ class Gloved:
         for d in (self.base, self.rt, self.home, os.path.dirname(self.config), self.config):
             os.chmod(d, 0o700)
         self.gloved_json = gloved_json(templates, ceilings, net)
-        path = os.path.join(self.config, "gloved.json")
-        with open(path, "w") as f:
-            json.dump(self.gloved_json, f)
-        os.chmod(path, 0o600)
+        self.write_config()
         self.dir = os.path.join(self.rt, "glove")
         self.sock = os.path.join(self.dir, "gloved.sock")
         self.log = os.path.join(self.base, "gloved.log")
@@ -114,6 +111,13 @@ class Gloved:
         p = subprocess.run([GLOVE, "setup"], env=self.env(), capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
             raise RuntimeError(f"glove setup failed: {p.stderr}")
+
+    def write_config(self):
+        """gloved.json from self.gloved_json (changed by a test before start())."""
+        path = os.path.join(self.config, "gloved.json")
+        with open(path, "w") as f:
+            json.dump(self.gloved_json, f)
+        os.chmod(path, 0o600)
 
     def env(self):
         e = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
@@ -196,6 +200,14 @@ class Gloved:
 
     def session_dir(self, sid):
         return os.path.join(self.state, "sessions", sid)
+
+    def output(self, sid):
+        """Session |sid|'s output file as text so far ("" when there is none)."""
+        try:
+            with open(os.path.join(self.session_dir(sid), "output"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
 
     def audit_verify(self):
         p = subprocess.run([GLOVE, "audit", "verify"], env=self.env(), capture_output=True, text=True,

@@ -281,11 +281,7 @@ X = Ctx()
 
 
 def output(sid):
-    try:
-        with open(os.path.join(X.g.session_dir(sid), "output"), errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
+    return X.g.output(sid)
 
 
 def lines(sid):
@@ -487,8 +483,7 @@ def main():
         "other": {"socket": os.path.join(SVC, "other.sock")},
         "stall": {"socket": os.path.join(SVC, "stall.sock")},
     }
-    with open(os.path.join(X.g.config, "gloved.json"), "w") as f:
-        json.dump(X.g.gloved_json, f)
+    X.g.write_config()
     X.g.start()
     check("gloved starts with local services", X.g.serving, X.g.log_text())
     if not X.g.serving:

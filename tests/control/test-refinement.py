@@ -174,8 +174,7 @@ def main():
     store = os.path.join(X.g.state, "bundles")
     X.g.gloved_json["templates"]["task"]["env"] = {"FIXTURES": store}
     X.g.gloved_json["bundles"] = {"skill": {"target": SKILL}}
-    with open(os.path.join(X.g.config, "gloved.json"), "w") as f:
-        json.dump(X.g.gloved_json, f)
+    X.g.write_config()
     X.g.start()
     check("gloved starts", X.g.serving, X.g.log_text())
     if not X.g.serving:
