@@ -29,6 +29,13 @@ int64_t timespec_ms(const struct timespec *ts) {
         return (int64_t) ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
 }
 
+int64_t now_realtime_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return timespec_ms(&ts);
+}
+
 int64_t now_monotonic_ms(void) {
         struct timespec ts;
 

@@ -15,3 +15,6 @@ uint64_t timespec_ns(const struct timespec *ts);
 int64_t timespec_ms(const struct timespec *ts);
 /* CLOCK_MONOTONIC in milliseconds: deadlines and durations within a run. */
 int64_t now_monotonic_ms(void);
+/* CLOCK_REALTIME in milliseconds since the epoch: times another host or
+ * a guest compares (an intent's issued_at_ms). */
+int64_t now_realtime_ms(void);

@@ -14,6 +14,7 @@
 #include "glove/json.h"
 #include "glove/observation.h"
 #include "macro.h"
+#include "time-util.h"
 
 #include "control-internal.h"
 
@@ -21,24 +22,6 @@
 #define CHANNEL_PAGE_BYTES_MIN 1024
 /* of the bodies as stored: escaped into the answer they take at most twice */
 #define CHANNEL_PAGE_BYTES_MAX 16384
-
-static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(5, 6);
-static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
-        va_list ap;
-
-        *ret_code = code;
-        va_start(ap, format);
-        (void) vsnprintf(reason, reasonlen, format, ap);
-        va_end(ap);
-        return -EBADMSG;
-}
-
-static int64_t now_realtime_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int u64_param(const json_t *params, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
                      uint64_t *ret, int *ret_code, char *reason, size_t reasonlen) {
@@ -50,8 +33,8 @@ static int u64_param(const json_t *params, const char *name, uint64_t min, uint6
         }
         if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t) json_integer_value(v) < min ||
             (uint64_t) json_integer_value(v) > max)
-                return fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
-                            "params/%s: must be an integer from %" PRIu64 " to %" PRIu64, name, min, max);
+                return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
+                                    "params/%s: must be an integer from %" PRIu64 " to %" PRIu64, name, min, max);
         *ret = (uint64_t) json_integer_value(v);
         return 0;
 }
@@ -78,21 +61,22 @@ static int session_of_call(struct glove_control_state *state, const struct glove
                 return -EBADMSG;
         }
         if (!session_id_valid(id))
-                return fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
-                            "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
+                return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
+                                    "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
         r = glove_control_store_session_get(state->store, id, &x);
         if (r == -ENOENT)
-                return fail(GLOVE_CONTROL_SESSION_NOT_FOUND, ret_code, reason, reasonlen,
-                            "params/session: there is no session %s", id);
+                return control_fail(GLOVE_CONTROL_SESSION_NOT_FOUND, ret_code, reason, reasonlen,
+                                    "params/session: there is no session %s", id);
         if (r < 0)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "gloved could not read its store: %s", strerror(-r));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "gloved could not read its store: %s", strerror(-r));
         r = call->role == GLOVE_CONTROL_ROLE_CONTROLLER && x.creator != GLOVE_CONTROL_ROLE_CONTROLLER;
         glove_control_session_done(&x);
         if (r)
-                return fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
-                            "session %s was created by the owner: a controller sees only the sessions it created",
-                            id);
+                return control_fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
+                                    "session %s was created by the owner: a controller sees only the "
+                                    "sessions it created",
+                                    id);
         *ret_id = id;
         return 0;
 }
@@ -135,8 +119,8 @@ int glove_control_channel_page_method(void *userdata, const struct glove_control
         r = glove_obs_store_page(state->store, id, after, (size_t) max_count, (size_t) max_bytes, now_realtime_ms(),
                                  &v, &n, &more);
         if (r < 0)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "gloved could not read its store: %s", strerror(-r));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "gloved could not read its store: %s", strerror(-r));
         list = json_array();
         next = after;
         for (size_t i = 0; list && i < n; i++) {
@@ -166,34 +150,36 @@ int glove_control_channel_ack_method(void *userdata, const struct glove_control_
             u64_param(call->params, "seq", 1, UINT64_C(9007199254740991), 0, &seq, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (seq == 0 || !sha || !glove_control_hex_valid(sha))
-                return fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
-                            "params: channel.ack takes session, seq (an integer) and sha256 (64 lowercase hex "
-                            "digits), all required");
+                return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
+                                    "params: channel.ack takes session, seq (an integer) and sha256 (64 lowercase hex "
+                                    "digits), all required");
         r = glove_obs_store_ack(state->store, id, seq, sha, now_realtime_ms());
         switch (r) {
         case 0:
         case 1:
                 break;
         case -ENOENT:
-                return fail(GLOVE_CONTROL_OBSERVATION_NOT_FOUND, ret_code, reason, reasonlen,
-                            "params/seq: session %s has no observation %" PRIu64, id, seq);
+                return control_fail(GLOVE_CONTROL_OBSERVATION_NOT_FOUND, ret_code, reason, reasonlen,
+                                    "params/seq: session %s has no observation %" PRIu64, id, seq);
         case -EBADMSG:
-                return fail(GLOVE_CONTROL_ACK_MISMATCH, ret_code, reason, reasonlen,
-                            "params/sha256: not the digest of observation %" PRIu64
-                            ": acknowledge only a record as channel.page gave it",
-                            seq);
+                return control_fail(GLOVE_CONTROL_ACK_MISMATCH, ret_code, reason, reasonlen,
+                                    "params/sha256: not the digest of observation %" PRIu64
+                                    ": acknowledge only a record as channel.page gave it",
+                                    seq);
         case -EPERM:
-                return fail(GLOVE_CONTROL_OBSERVATION_QUARANTINED, ret_code, reason, reasonlen,
-                            "observation %" PRIu64 " is quarantined (its schema is no longer registered): it is "
-                            "never acknowledged into action",
-                            seq);
+                return control_fail(GLOVE_CONTROL_OBSERVATION_QUARANTINED, ret_code, reason, reasonlen,
+                                    "observation %" PRIu64 " is quarantined (its schema is no longer "
+                                    "registered): it is never acknowledged into action",
+                                    seq);
         case -ETIME:
-                return fail(GLOVE_CONTROL_OBSERVATION_EXPIRED, ret_code, reason, reasonlen,
-                            "observation %" PRIu64 " expired before it was acknowledged: act on it no more", seq);
+                return control_fail(GLOVE_CONTROL_OBSERVATION_EXPIRED, ret_code, reason, reasonlen,
+                                    "observation %" PRIu64 " expired before it was acknowledged: act on it "
+                                    "no more",
+                                    seq);
         default:
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "gloved could not record the acknowledgement: %s",
-                            r == -ENOSPC ? "its store is on a full disk" : strerror(-r));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "gloved could not record the acknowledgement: %s",
+                                    r == -ENOSPC ? "its store is on a full disk" : strerror(-r));
         }
         *ret_result = json_pack("{s:s,s:I,s:b}", "session", id, "seq", (json_int_t) seq, "already", r == 1);
         return *ret_result ? 0 : -ENOMEM;

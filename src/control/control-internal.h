@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "macro.h"
+
 /* The address of gloved.sock in the checked directory |dirfd|, reached
  * through that descriptor (/proc/self/fd/N/gloved.sock). */
 int control_socket_address(int dirfd, struct sockaddr_un *ret, socklen_t *ret_len);
@@ -19,6 +21,14 @@ void control_memzero(void *p, size_t n);
  * lowercase DNS name or IPv4 address and a port 1 to 65535; what looks
  * like a path is refused as one. 0, or -EBADMSG with why, naming |field|. */
 int control_plan_destination_check(const char *s, const char *field, char *err, size_t errlen);
+
+/* A method's refusal: *ret_code = |code|, the formatted |reason|;
+ * returns -EBADMSG. */
+int control_fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(5, 6);
+/* The same for a refusal named by a string code (the observation
+ * queue's "bad-json", "queue-full", ...). */
+int control_refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...)
+        _printf_(5, 6);
 
 /* A string of a peer's or a file's, made safe for a one-line message:
  * quoted, at most |max| bytes of it shown, anything but printable ASCII

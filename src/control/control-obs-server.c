@@ -60,13 +60,6 @@ struct glove_obs_server {
         size_t n_conns;
 };
 
-static int64_t now_realtime_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int glove_obs_server_new(struct glove_control_store *store, const struct glove_obs_registry *registry,
                          struct glove_obs_server **ret) {
         struct glove_obs_server *s;

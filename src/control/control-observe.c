@@ -15,6 +15,8 @@
 #include "log.h"
 #include "macro.h"
 
+#include "control-internal.h"
+
 struct glove_obs_registry {
         const struct glove_obs_schema *schemas[GLOVE_OBS_SCHEMAS_MAX];
         size_t n;
@@ -129,18 +131,6 @@ void glove_obs_intent_done(struct glove_obs_intent *i) {
         i->body = NULL;
 }
 
-static int refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...)
-        _printf_(5, 6);
-static int refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...) {
-        va_list ap;
-
-        *ret_code = code;
-        va_start(ap, format);
-        (void) vsnprintf(msg, msglen, format, ap);
-        va_end(ap);
-        return -EBADMSG;
-}
-
 /* An integer member from |min| to |max| (JSON integers only: 1.0 is not one). */
 static bool int_member(const json_t *obj, const char *name, int64_t min, int64_t max, int64_t *ret) {
         const json_t *v = json_object_get(obj, name);
@@ -164,71 +154,76 @@ int glove_obs_intent_parse(const struct glove_obs_registry *r, const void *buf, 
         int q;
 
         if (len == 0 || len > GLOVE_OBS_REQUEST_MAX)
-                return refuse(ret_code, "bad-json", msg, msglen, "a request is 1 to %d bytes", GLOVE_OBS_REQUEST_MAX);
+                return control_refuse(ret_code, "bad-json", msg, msglen, "a request is 1 to %d bytes",
+                                      GLOVE_OBS_REQUEST_MAX);
         /* strict: UTF-8, no NUL, no duplicate key, a bounded depth */
-        q = glove_json_parse(buf, len, &(struct glove_json_limits) { .max_bytes = GLOVE_OBS_REQUEST_MAX, .max_depth = 8 },
-                             &root, why, sizeof(why));
+        q = glove_json_parse(buf, len,
+                             &(struct glove_json_limits) { .max_bytes = GLOVE_OBS_REQUEST_MAX, .max_depth = 8 }, &root,
+                             why, sizeof(why));
         if (q == -ENOMEM)
                 return q;
         if (q < 0)
-                return refuse(ret_code, "bad-json", msg, msglen, "the request is not strict JSON: %s", why);
+                return control_refuse(ret_code, "bad-json", msg, msglen, "the request is not strict JSON: %s", why);
         if (!json_is_object(root))
-                return refuse(ret_code, "bad-intent", msg, msglen, "the request is not a JSON object");
+                return control_refuse(ret_code, "bad-intent", msg, msglen, "the request is not a JSON object");
         json_object_foreach(root, key, v) {
                 bool known = false;
 
                 for (size_t i = 0; i < ELEMENTSOF(members); i++)
                         known = known || strcmp(key, members[i]) == 0;
                 if (!known)
-                        return refuse(ret_code, "bad-intent", msg, msglen,
-                                      "unknown member \"%.64s\" (an intent has schema, intent_id, issued_at_ms, "
-                                      "ttl_ms, body)",
-                                      key);
+                        return control_refuse(ret_code, "bad-intent", msg, msglen,
+                                              "unknown member \"%.64s\" (an intent has schema, intent_id, "
+                                              "issued_at_ms, ttl_ms, body)",
+                                              key);
         }
         schema_id = json_string_value(json_object_get(root, "schema"));
         intent_id = json_string_value(json_object_get(root, "intent_id"));
         body = json_object_get(root, "body");
-        if (!schema_id || !intent_id || !json_is_object(body) || !json_is_integer(json_object_get(root, "issued_at_ms")) ||
+        if (!schema_id || !intent_id || !json_is_object(body) ||
+            !json_is_integer(json_object_get(root, "issued_at_ms")) ||
             !json_is_integer(json_object_get(root, "ttl_ms")))
-                return refuse(ret_code, "bad-intent", msg, msglen,
-                              "an intent has schema and intent_id (strings), issued_at_ms and ttl_ms (integers) and "
-                              "body (an object), all required");
+                return control_refuse(ret_code, "bad-intent", msg, msglen,
+                                      "an intent has schema and intent_id (strings), issued_at_ms and ttl_ms "
+                                      "(integers) and body (an object), all required");
         if (!glove_obs_schema_id_valid(schema_id))
-                return refuse(ret_code, "bad-id", msg, msglen,
-                              "schema: 1-%d of a-z 0-9 . _ -, starting with a letter", GLOVE_OBS_ID_MAX);
+                return control_refuse(ret_code, "bad-id", msg, msglen,
+                                      "schema: 1-%d of a-z 0-9 . _ -, starting with a letter", GLOVE_OBS_ID_MAX);
         if (!glove_obs_intent_id_valid(intent_id))
-                return refuse(ret_code, "bad-id", msg, msglen,
-                              "intent_id: 1-%d of A-Z a-z 0-9 . _ : -, starting with a letter or a digit",
-                              GLOVE_OBS_ID_MAX);
+                return control_refuse(ret_code, "bad-id", msg, msglen,
+                                      "intent_id: 1-%d of A-Z a-z 0-9 . _ : -, starting with a letter or a digit",
+                                      GLOVE_OBS_ID_MAX);
         if (!int_member(root, "issued_at_ms", 0, INT64_C(9007199254740991), &x.issued_at_ms) ||
             x.issued_at_ms > now_ms + GLOVE_OBS_SKEW_MS || x.issued_at_ms < now_ms - GLOVE_OBS_SKEW_MS)
-                return refuse(ret_code, "clock-skew", msg, msglen,
-                              "issued_at_ms is more than %d ms from gloved's clock (%lld ms since the epoch)",
-                              GLOVE_OBS_SKEW_MS, (long long) now_ms);
+                return control_refuse(ret_code, "clock-skew", msg, msglen,
+                                      "issued_at_ms is more than %d ms from gloved's clock (%lld ms since the epoch)",
+                                      GLOVE_OBS_SKEW_MS, (long long) now_ms);
         if (!int_member(root, "ttl_ms", GLOVE_OBS_TTL_MIN_MS, GLOVE_OBS_TTL_MAX_MS, &x.ttl_ms))
-                return refuse(ret_code, "bad-ttl", msg, msglen, "ttl_ms: an integer from %d to %d",
-                              GLOVE_OBS_TTL_MIN_MS, GLOVE_OBS_TTL_MAX_MS);
+                return control_refuse(ret_code, "bad-ttl", msg, msglen, "ttl_ms: an integer from %d to %d",
+                                      GLOVE_OBS_TTL_MIN_MS, GLOVE_OBS_TTL_MAX_MS);
         if (__builtin_add_overflow(x.issued_at_ms, x.ttl_ms, &x.expires_at_ms) || x.expires_at_ms <= now_ms)
-                return refuse(ret_code, "expired", msg, msglen, "the intent expired (issued_at_ms + ttl_ms is past)");
+                return control_refuse(ret_code, "expired", msg, msglen,
+                                      "the intent expired (issued_at_ms + ttl_ms is past)");
         schema = glove_obs_registry_find(r, schema_id);
         if (!schema)
-                return refuse(ret_code, "schema-not-registered", msg, msglen,
-                              "schema \"%s\" is not registered in this gloved", schema_id);
+                return control_refuse(ret_code, "schema-not-registered", msg, msglen,
+                                      "schema \"%s\" is not registered in this gloved", schema_id);
         q = glove_json_canonical(body, &x.body, &x.body_len);
         if (q == -ENOMEM)
                 return q;
         if (q < 0)
-                return refuse(ret_code, "bad-body", msg, msglen, "the body cannot be encoded");
+                return control_refuse(ret_code, "bad-body", msg, msglen, "the body cannot be encoded");
         if (x.body_len > schema->body_max) {
-                q = refuse(ret_code, "body-too-large", msg, msglen, "the body is %zu bytes; %s takes at most %zu",
-                           x.body_len, schema_id, schema->body_max);
+                q = control_refuse(ret_code, "body-too-large", msg, msglen,
+                                   "the body is %zu bytes; %s takes at most %zu", x.body_len, schema_id,
+                                   schema->body_max);
                 glove_obs_intent_done(&x);
                 return q;
         }
         why[0] = 0;
         if (schema->validate(body, why, sizeof(why)) < 0) {
                 glove_obs_intent_done(&x);
-                return refuse(ret_code, "bad-body", msg, msglen, "%s: %s", schema_id, why[0] ? why : "refused");
+                return control_refuse(ret_code, "bad-body", msg, msglen, "%s: %s", schema_id, why[0] ? why : "refused");
         }
         memcpy(x.schema, schema_id, strlen(schema_id) + 1);
         memcpy(x.intent_id, intent_id, strlen(intent_id) + 1);

@@ -8,6 +8,7 @@
  * path is refused as a path, so that a smuggling attempt reads as one. */
 #include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -24,6 +25,26 @@
 
 #define PLAN_TTL_MAX ((uint64_t) 31536000) /* a year */
 #define QUOTE_MAX 48
+
+int control_fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
+        va_list ap;
+
+        *ret_code = code;
+        va_start(ap, format);
+        (void) vsnprintf(reason, reasonlen, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+int control_refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...) {
+        va_list ap;
+
+        *ret_code = code;
+        va_start(ap, format);
+        (void) vsnprintf(msg, msglen, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
 
 const char *control_quote(const char *s, size_t len, char *buf, size_t buflen) {
         size_t o = 0;

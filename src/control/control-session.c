@@ -178,23 +178,12 @@ static int invalid(int *ret_code, char *reason, size_t reasonlen, const char *fo
         return -EBADMSG;
 }
 
-static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) _printf_(5, 6);
-static int fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
-        va_list ap;
-
-        *ret_code = code;
-        va_start(ap, format);
-        (void) vsnprintf(reason, reasonlen, format, ap);
-        va_end(ap);
-        return -EBADMSG;
-}
-
 static int store_failed(int r, int *ret_code, char *reason, size_t reasonlen) {
         if (r == -ENOSPC)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "gloved's store is on a full disk: nothing was changed; free space and retry");
-        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen, "gloved's store failed: %s",
-                    strerror(-r));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "gloved's store is on a full disk: nothing was changed; free space and retry");
+        return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen, "gloved's store failed: %s",
+                            strerror(-r));
 }
 
 static bool session_id_valid(const char *id) {
@@ -223,8 +212,8 @@ static int session_param(struct glove_control_sessions *s, const json_t *params,
                                "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
         r = glove_control_store_session_get(s->store, id, ret);
         if (r == -ENOENT)
-                return fail(GLOVE_CONTROL_SESSION_NOT_FOUND, ret_code, reason, reasonlen,
-                            "params/session: there is no session %s", id);
+                return control_fail(GLOVE_CONTROL_SESSION_NOT_FOUND, ret_code, reason, reasonlen,
+                                    "params/session: there is no session %s", id);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
         return 0;
@@ -794,14 +783,14 @@ int glove_control_session_method_create(void *userdata, const struct glove_contr
 
         r = glove_control_store_session_create(s->store, &plan, key, call->role, &x, &created);
         if (r == -EEXIST)
-                return fail(GLOVE_CONTROL_REQUEST_KEY_CONFLICT, ret_code, reason, reasonlen,
-                            "params/request_key: \"%s\" already names a session of another plan: a request key "
-                            "names one plan for ever; use a new key",
-                            key);
+                return control_fail(GLOVE_CONTROL_REQUEST_KEY_CONFLICT, ret_code, reason, reasonlen,
+                                    "params/request_key: \"%s\" already names a session of another plan: a request key "
+                                    "names one plan for ever; use a new key",
+                                    key);
         if (r == -EUSERS)
-                return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
-                            "%d sessions are created, starting or running: end or stop one first",
-                            GLOVE_SESSIONS_LIVE_MAX);
+                return control_fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
+                                    "%d sessions are created, starting or running: end or stop one first",
+                                    GLOVE_SESSIONS_LIVE_MAX);
         if (r < 0)
                 return store_failed(r, ret_code, reason, reasonlen);
         if (created)
@@ -1468,13 +1457,14 @@ static int start_failed(struct glove_control_sessions *s, const struct glove_con
                 y.state = GLOVE_SESSION_STARTING;
                 r = session_end(s, &y, "start_failed", why);
                 if (r >= 0)
-                        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "%s; gloved %s, so session %s is left starting: gloved ends it, with its receipt, "
-                            "when it next starts",
-                            why,
-                            r == -ENOSPC ? "cannot record its end either (a full disk)" : "cannot record its end",
-                            x->id);
+                        return control_fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "%s; gloved %s, so session %s is left starting: gloved ends it, with its receipt, "
+                                    "when it next starts",
+                                    why,
+                                    r == -ENOSPC ? "cannot record its end either (a full disk)"
+                                                 : "cannot record its end",
+                                    x->id);
         }
         (void) snprintf(u.reason, sizeof(u.reason), "start_failed");
         r = glove_control_store_session_transition(s->store, x->id, from, GLOVE_SESSION_ENDED, &u, why);
@@ -1485,14 +1475,15 @@ static int start_failed(struct glove_control_sessions *s, const struct glove_con
                          * start (a full disk, typically): the session is
                          * still created, and may be started again */
                         start_undo(s, x->id);
-                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                                    "%s; gloved's store %s, so nothing was changed: session %s is still created "
-                                    "and may be started again%s",
-                                    why, r == -ENOSPC ? "is on a full disk too" : "could not record the failure",
-                                    x->id, r == -ENOSPC ? " once there is free space" : "");
+                        return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                            "%s; gloved's store %s, so nothing was changed: session %s is still "
+                                            "created and may be started again%s",
+                                            why,
+                                            r == -ENOSPC ? "is on a full disk too" : "could not record the failure",
+                                            x->id, r == -ENOSPC ? " once there is free space" : "");
                 }
         }
-        return fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
+        return control_fail(GLOVE_CONTROL_SESSION_START_FAILED, ret_code, reason, reasonlen, "%s", why);
 }
 
 static int session_expire(struct glove_control_sessions *s, struct glove_control_session *x) {
@@ -1534,13 +1525,13 @@ int glove_control_session_method_start(void *userdata, const struct glove_contro
         if (x.state == GLOVE_SESSION_CREATED && x.expires <= (int64_t) time(NULL))
                 (void) session_expire(s, &x);
         if (x.state != GLOVE_SESSION_CREATED)
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s%s%s%s: only a created session starts", x.id,
-                            glove_session_state_to_string(x.state), x.reason[0] ? " (" : "", x.reason,
-                            x.reason[0] ? ")" : "");
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s%s%s%s: only a created session starts", x.id,
+                                    glove_session_state_to_string(x.state), x.reason[0] ? " (" : "", x.reason,
+                                    x.reason[0] ? ")" : "");
         if (s->n_live >= GLOVE_SESSIONS_LIVE_MAX)
-                return fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
-                            "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
+                return control_fail(GLOVE_CONTROL_SESSION_LIMIT, ret_code, reason, reasonlen,
+                                    "%d sessions are running: wait for one to end", GLOVE_SESSIONS_LIVE_MAX);
 
         r = start_prepare(s, &x, &t, &projections, &refinement, &dir_fd, err, sizeof(err));
         if (r < 0)
@@ -1725,14 +1716,14 @@ int glove_control_session_method_stop(void *userdata, const struct glove_control
         }
         l = live_find(s, x.id);
         if (x.state != GLOVE_SESSION_RUNNING || !l)
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s: only a created or running session stops", x.id,
-                            glove_session_state_to_string(x.state));
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only a created or running session stops", x.id,
+                                    glove_session_state_to_string(x.state));
         if (json_is_true(force))
                 l->killed = true;
         if (sys_pidfd_send_signal(l->pidfd, json_is_true(force) ? SIGKILL : SIGTERM, NULL, 0) < 0 && errno != ESRCH)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "Cannot signal the session's supervisor: %s", strerror(errno));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot signal the session's supervisor: %s", strerror(errno));
         *ret_result = json_pack("{s:s,s:s}", "session", x.id, "state", "running");
         return *ret_result ? 0 : -ENOMEM;
 }
@@ -1785,26 +1776,27 @@ int glove_control_session_method_cleanup(void *userdata, const struct glove_cont
         if (session_param(s, call->params, names, "session", &x, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (x.state != GLOVE_SESSION_ENDED && x.state != GLOVE_SESSION_CLEANED)
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s: only an ended session is cleaned up", x.id,
-                            glove_session_state_to_string(x.state));
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only an ended session is cleaned up", x.id,
+                                    glove_session_state_to_string(x.state));
         dir_fd = openat(s->dir_fd, x.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dir_fd >= 0) {
                 for (size_t i = 0; i < ELEMENTSOF(files); i++)
                         if (unlinkat(dir_fd, files[i], 0) < 0 && errno != ENOENT)
-                                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                                            "Cannot remove %s of session %s: %s", files[i], x.id, strerror(errno));
+                                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                                    "Cannot remove %s of session %s: %s", files[i], x.id,
+                                                    strerror(errno));
                 r = local_dir_remove(dir_fd);
                 if (r < 0)
-                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                                    "Cannot remove %s of session %s: %s", GLOVE_LOCAL_SERVICE_HOST_DIR_NAME, x.id,
-                                    strerror(-r));
+                        return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                            "Cannot remove %s of session %s: %s",
+                                            GLOVE_LOCAL_SERVICE_HOST_DIR_NAME, x.id, strerror(-r));
                 if (unlinkat(s->dir_fd, x.id, AT_REMOVEDIR) < 0)
-                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                                    "Cannot remove the directory of session %s: %s", x.id, strerror(errno));
+                        return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                            "Cannot remove the directory of session %s: %s", x.id, strerror(errno));
         } else if (errno != ENOENT)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "Cannot open the directory of session %s: %s", x.id, strerror(errno));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot open the directory of session %s: %s", x.id, strerror(errno));
         if (x.state == GLOVE_SESSION_ENDED) {
                 r = glove_control_store_session_transition(s->store, x.id, GLOVE_SESSION_ENDED,
                                                            GLOVE_SESSION_CLEANED, &u, NULL);
@@ -1830,9 +1822,10 @@ static const struct {
 static int session_yours(const struct glove_control_call *call, const struct glove_control_session *x, int *ret_code,
                          char *reason, size_t reasonlen) {
         if (call->role == GLOVE_CONTROL_ROLE_CONTROLLER && x->creator != GLOVE_CONTROL_ROLE_CONTROLLER)
-                return fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
-                            "session %s was created by the owner: a controller acts only on the sessions it created",
-                            x->id);
+                return control_fail(GLOVE_CONTROL_SESSION_NOT_YOURS, ret_code, reason, reasonlen,
+                                    "session %s was created by the owner: a controller acts only on the "
+                                    "sessions it created",
+                                    x->id);
         return 0;
 }
 
@@ -1886,21 +1879,22 @@ int glove_control_session_method_signal(void *userdata, const struct glove_contr
         if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s: only a running session is signalled", x.id,
-                            glove_session_state_to_string(x.state));
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only a running session is signalled", x.id,
+                                    glove_session_state_to_string(x.state));
         r = channel_send(s, x.id, GLOVE_CHANNEL_SIGNAL, &m, sizeof(m));
         if (r == -ECONNREFUSED || r == -ENOENT || r == -EPIPE)
                 /* the supervisor is ending: its end comes through its pidfd */
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is ending: its supervisor takes no more signals", x.id);
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is ending: its supervisor takes no more signals", x.id);
         if (r == -EAGAIN)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "the supervisor of session %s has %d signals waiting: retry once it took them", x.id,
-                            CHANNEL_BACKLOG);
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "the supervisor of session %s has %d signals waiting: retry once it took "
+                                    "them",
+                                    x.id, CHANNEL_BACKLOG);
         if (r < 0)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "Cannot reach the supervisor of session %s: %s", x.id, strerror(-r));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot reach the supervisor of session %s: %s", x.id, strerror(-r));
         *ret_result = json_pack("{s:s,s:s,s:s}", "session", x.id, "signal", name, "state", "running");
         return *ret_result ? 0 : -ENOMEM;
 }
@@ -1947,9 +1941,9 @@ static struct viewer *viewer_param(struct glove_control_sessions *s, const struc
                 /* another role's viewer is no viewer of this connection's */
                 if (strcmp(s->viewers[i].id, id) == 0 && s->viewers[i].role == call->role)
                         return &s->viewers[i];
-        (void) fail(GLOVE_CONTROL_VIEWER_NOT_FOUND, ret_code, reason, reasonlen,
-                    "there is no viewer %s: it detached, or was dropped after %d s without a session.read", id,
-                    GLOVE_VIEWER_IDLE_SECONDS);
+        (void) control_fail(GLOVE_CONTROL_VIEWER_NOT_FOUND, ret_code, reason, reasonlen,
+                            "there is no viewer %s: it detached, or was dropped after %d s without a session.read", id,
+                            GLOVE_VIEWER_IDLE_SECONDS);
         return NULL;
 }
 
@@ -1990,39 +1984,40 @@ int glove_control_session_method_attach(void *userdata, const struct glove_contr
         if (session_yours(call, &x, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (x.state != GLOVE_SESSION_RUNNING && x.state != GLOVE_SESSION_ENDED)
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s is %s: only a running or ended session has output to attach to", x.id,
-                            glove_session_state_to_string(x.state));
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s is %s: only a running or ended session has output to attach to", x.id,
+                                    glove_session_state_to_string(x.state));
         viewers_prune(s, now);
         for (size_t i = 0; i < s->n_viewers; i++)
                 here += strcmp(s->viewers[i].session, x.id) == 0;
         if (here >= GLOVE_VIEWERS_PER_SESSION || s->n_viewers >= GLOVE_VIEWERS_MAX)
-                return fail(GLOVE_CONTROL_VIEWER_LIMIT, ret_code, reason, reasonlen,
-                            "%s viewers are attached: detach one, or wait %d s for an idle one to be dropped",
-                            here >= GLOVE_VIEWERS_PER_SESSION ? "this session's" : "gloved's",
-                            GLOVE_VIEWER_IDLE_SECONDS);
+                return control_fail(GLOVE_CONTROL_VIEWER_LIMIT, ret_code, reason, reasonlen,
+                                    "%s viewers are attached: detach one, or wait %d s for an idle one to be dropped",
+                                    here >= GLOVE_VIEWERS_PER_SESSION ? "this session's" : "gloved's",
+                                    GLOVE_VIEWER_IDLE_SECONDS);
         if (json_is_true(write)) {
                 const struct glove_gloved_template *t = glove_gloved_policy_template(s->policy, x.template_id);
 
                 if (x.state != GLOVE_SESSION_RUNNING || !live_find(s, x.id))
-                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                                    "session %s is %s: only a running session is written to", x.id,
-                                    glove_session_state_to_string(x.state));
+                        return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                            "session %s is %s: only a running session is written to", x.id,
+                                            glove_session_state_to_string(x.state));
                 if (!t || t->rows == 0)
-                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                                    "session %s has no terminal to write to (its template %s has no \"terminal\" "
-                                    "in gloved.json)", x.id, x.template_id);
+                        return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                            "session %s has no terminal to write to (its template %s has no "
+                                            "\"terminal\" in gloved.json)",
+                                            x.id, x.template_id);
                 for (size_t i = 0; i < s->n_viewers; i++)
                         if (strcmp(s->viewers[i].session, x.id) == 0 && s->viewers[i].channel_fd >= 0)
-                                return fail(GLOVE_CONTROL_WRITER_TAKEN, ret_code, reason, reasonlen,
-                                            "session %s has a writer: one viewer writes at a time (it detaches, or "
-                                            "is dropped after %d s without a read)", x.id,
-                                            GLOVE_VIEWER_IDLE_SECONDS);
+                                return control_fail(GLOVE_CONTROL_WRITER_TAKEN, ret_code, reason, reasonlen,
+                                                    "session %s has a writer: one viewer writes at a time (it "
+                                                    "detaches, or is dropped after %d s without a read)",
+                                                    x.id, GLOVE_VIEWER_IDLE_SECONDS);
                 channel_fd = channel_connect(s, x.id);
                 if (channel_fd < 0)
-                        return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                                    "session %s is ending: its supervisor takes no input (%s)", x.id,
-                                    strerror(-channel_fd));
+                        return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                            "session %s is ending: its supervisor takes no input (%s)", x.id,
+                                            strerror(-channel_fd));
         }
         size = output_size(s, x.id);
         v = &s->viewers[s->n_viewers++];
@@ -2102,10 +2097,10 @@ int glove_control_session_method_read(void *userdata, const struct glove_control
         if (wait_ms > 0 && !call->last_try && call->ret_hold_until) {
                 r = viewer_watch(s, v);
                 if (r < 0)
-                        return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                                    "Cannot watch the output of session %s for a read that waits: %s (read "
-                                    "without wait_ms)",
-                                    v->session, strerror(-r));
+                        return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                            "Cannot watch the output of session %s for a read that waits: %s (read "
+                                            "without wait_ms)",
+                                            v->session, strerror(-r));
         }
         /* the state first: an ended session's output is whole by then */
         r = glove_control_store_session_get(s->store, v->session, &x);
@@ -2113,9 +2108,9 @@ int glove_control_session_method_read(void *userdata, const struct glove_control
                 return store_failed(r == -ENOENT ? -EIO : r, ret_code, reason, reasonlen);
         fd = output_open(s, v->session);
         if (fd < 0 || fstat(fd, &st) < 0)
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s has no output any more (%s)", v->session,
-                            glove_session_state_to_string(x.state));
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s has no output any more (%s)", v->session,
+                                    glove_session_state_to_string(x.state));
         if ((uint64_t) json_integer_value(cursor) > (uint64_t) st.st_size)
                 return invalid(ret_code, reason, reasonlen, "params/cursor: %lld is past the output's %lld bytes",
                                (long long) json_integer_value(cursor), (long long) st.st_size);
@@ -2125,8 +2120,8 @@ int glove_control_session_method_read(void *userdata, const struct glove_control
                 return -ENOMEM;
         n = pread(fd, buf, want, (off_t) json_integer_value(cursor));
         if (n < 0)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "Cannot read the output of session %s: %s", v->session, strerror(errno));
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "Cannot read the output of session %s: %s", v->session, strerror(errno));
         /* nothing new from a running session: the answer waits for output,
          * the session's end or wait_ms, whichever comes first */
         if (n == 0 && x.state == GLOVE_SESSION_RUNNING && wait_ms > 0 && !call->last_try && call->ret_hold_until) {
@@ -2174,9 +2169,9 @@ static struct viewer *writer_param(struct glove_control_sessions *s, const struc
         if (!v)
                 return NULL;
         if (v->channel_fd < 0) {
-                (void) fail(GLOVE_CONTROL_NOT_WRITER, ret_code, reason, reasonlen,
-                            "viewer %s only reads: attach with \"write\": true to type into session %s", v->id,
-                            v->session);
+                (void) control_fail(GLOVE_CONTROL_NOT_WRITER, ret_code, reason, reasonlen,
+                                    "viewer %s only reads: attach with \"write\": true to type into session %s", v->id,
+                                    v->session);
                 return NULL;
         }
         return v;
@@ -2188,15 +2183,17 @@ static int writer_send(struct glove_control_sessions *s, struct viewer *v, uint3
         int r = frame_send(v->channel_fd, type, payload, len, NULL, 0);
 
         if (r == -EAGAIN)
-                return fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
-                            "session %s is not taking input as fast as it comes: retry", v->session);
+                return control_fail(GLOVE_CONTROL_INTERNAL_ERROR, ret_code, reason, reasonlen,
+                                    "session %s is not taking input as fast as it comes: retry", v->session);
         if (r < 0) {
                 char id[GLOVE_SESSION_ID_CHARS + 1];
 
                 memcpy(id, v->session, sizeof(id));
                 viewer_remove(s, v);
-                return fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
-                            "session %s has ended (its supervisor took no more input): the viewer is detached", id);
+                return control_fail(GLOVE_CONTROL_SESSION_STATE, ret_code, reason, reasonlen,
+                                    "session %s has ended (its supervisor took no more input): the viewer is "
+                                    "detached",
+                                    id);
         }
         v->last = now_monotonic_ms();
         return 0;

@@ -17,18 +17,6 @@
 
 #include "control-internal.h"
 
-static int refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...)
-        _printf_(5, 6);
-static int refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...) {
-        va_list ap;
-
-        *ret_code = code;
-        va_start(ap, format);
-        (void) vsnprintf(msg, msglen, format, ap);
-        va_end(ap);
-        return -EBADMSG;
-}
-
 static int prepare(struct glove_control_store *s, const char *sql, sqlite3_stmt **ret) {
         int rc = sqlite3_prepare_v2(s->db, sql, -1, ret, NULL);
 
@@ -163,8 +151,8 @@ int glove_obs_store_enqueue(struct glove_control_store *s, const char *session, 
                 return r;
         r = runtime_locked(s, session, runtime, sizeof(runtime));
         if (r == -ENOENT)
-                r = refuse(ret_code, "session-not-running", msg, msglen,
-                           "session %s is not running: observations are admitted only while it runs", session);
+                r = control_refuse(ret_code, "session-not-running", msg, msglen,
+                                   "session %s is not running: observations are admitted only while it runs", session);
         if (r < 0)
                 goto fail;
         r = existing_locked(s, session, in->intent_id, &seq, stored);
@@ -173,10 +161,10 @@ int glove_obs_store_enqueue(struct glove_control_store *s, const char *session, 
         if (r == 1) {
                 control_store_rollback(s);
                 if (strcmp(stored, sha) != 0)
-                        return refuse(ret_code, "intent-conflict", msg, msglen,
-                                      "intent_id \"%s\" already names another body in this session: a new intent "
-                                      "takes a new intent_id",
-                                      in->intent_id);
+                        return control_refuse(ret_code, "intent-conflict", msg, msglen,
+                                              "intent_id \"%s\" already names another body in this session: a "
+                                              "new intent takes a new intent_id",
+                                              in->intent_id);
                 *ret_seq = seq;
                 return 1;
         }
@@ -184,11 +172,11 @@ int glove_obs_store_enqueue(struct glove_control_store *s, const char *session, 
         if (r < 0)
                 goto fail;
         if (n >= GLOVE_OBS_PENDING_MAX || (uint64_t) bytes + in->body_len > GLOVE_OBS_PENDING_BYTES_MAX) {
-                r = refuse(ret_code, "queue-full", msg, msglen,
-                           "session %s has %lld observations (%lld bytes) not yet acknowledged; at most %d (%zu "
-                           "bytes): its controller acknowledges them with channel.ack",
-                           session, (long long) n, (long long) bytes, GLOVE_OBS_PENDING_MAX,
-                           GLOVE_OBS_PENDING_BYTES_MAX);
+                r = control_refuse(ret_code, "queue-full", msg, msglen,
+                                   "session %s has %lld observations (%lld bytes) not yet acknowledged; at "
+                                   "most %d (%zu bytes): its controller acknowledges them with channel.ack",
+                                   session, (long long) n, (long long) bytes, GLOVE_OBS_PENDING_MAX,
+                                   GLOVE_OBS_PENDING_BYTES_MAX);
                 goto fail;
         }
         r = insert_locked(s, session, runtime, in, sha, now_ms, &seq);
@@ -252,7 +240,8 @@ int glove_obs_store_page(struct glove_control_store *s, const char *session, uin
                 x.quarantined = sqlite3_column_int64(st, 8) != 0;
                 x.issued_at_ms = sqlite3_column_int64(st, 6);
                 x.expires_at_ms = sqlite3_column_int64(st, 7);
-                if (copy_id(st, 1, x.session, sizeof(x.session)) < 0 || copy_id(st, 2, x.schema, sizeof(x.schema)) < 0 ||
+                if (copy_id(st, 1, x.session, sizeof(x.session)) < 0 ||
+                    copy_id(st, 2, x.schema, sizeof(x.schema)) < 0 ||
                     copy_id(st, 3, x.intent_id, sizeof(x.intent_id)) < 0 ||
                     copy_id(st, 4, x.sha256, sizeof(x.sha256)) < 0 || !body) {
                         glove_obs_records_free(v, n);
