@@ -23,31 +23,6 @@
 /* of the bodies as stored: escaped into the answer they take at most twice */
 #define CHANNEL_PAGE_BYTES_MAX 16384
 
-static int u64_param(const json_t *params, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
-                     uint64_t *ret, int *ret_code, char *reason, size_t reasonlen) {
-        const json_t *v = json_object_get(params, name);
-
-        if (!v) {
-                *ret = dflt;
-                return 0;
-        }
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t) json_integer_value(v) < min ||
-            (uint64_t) json_integer_value(v) > max)
-                return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
-                                    "params/%s: must be an integer from %" PRIu64 " to %" PRIu64, name, min, max);
-        *ret = (uint64_t) json_integer_value(v);
-        return 0;
-}
-
-static bool session_id_valid(const char *id) {
-        if (!id || strlen(id) != GLOVE_SESSION_ID_CHARS || id[0] != 's')
-                return false;
-        for (size_t i = 1; i < GLOVE_SESSION_ID_CHARS; i++)
-                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-                        return false;
-        return true;
-}
-
 /* The session |params| names, if this call may reach it. */
 static int session_of_call(struct glove_control_state *state, const struct glove_control_call *call,
                            const char *const *names, const char *list, const char **ret_id, int *ret_code,
@@ -60,7 +35,7 @@ static int session_of_call(struct glove_control_state *state, const struct glove
                 *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
                 return -EBADMSG;
         }
-        if (!session_id_valid(id))
+        if (!control_session_id_valid(id))
                 return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,
                                     "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
         r = glove_control_store_session_get(state->store, id, &x);
@@ -109,12 +84,12 @@ int glove_control_channel_page_method(void *userdata, const struct glove_control
 
         if (session_of_call(state, call, names, "session, after, max_count, max_bytes", &id, ret_code, reason,
                             reasonlen) < 0 ||
-            u64_param(call->params, "after", 0, UINT64_C(9007199254740991), 0, &after, ret_code, reason,
-                      reasonlen) < 0 ||
-            u64_param(call->params, "max_count", 1, CHANNEL_PAGE_COUNT_MAX, CHANNEL_PAGE_COUNT_MAX, &max_count,
-                      ret_code, reason, reasonlen) < 0 ||
-            u64_param(call->params, "max_bytes", CHANNEL_PAGE_BYTES_MIN, CHANNEL_PAGE_BYTES_MAX,
-                      CHANNEL_PAGE_BYTES_MAX, &max_bytes, ret_code, reason, reasonlen) < 0)
+            control_u64_param(call->params, "after", 0, CONTROL_SEQ_MAX, 0, &after, ret_code, reason,
+                              reasonlen) < 0 ||
+            control_u64_param(call->params, "max_count", 1, CHANNEL_PAGE_COUNT_MAX, CHANNEL_PAGE_COUNT_MAX, &max_count,
+                              ret_code, reason, reasonlen) < 0 ||
+            control_u64_param(call->params, "max_bytes", CHANNEL_PAGE_BYTES_MIN, CHANNEL_PAGE_BYTES_MAX,
+                              CHANNEL_PAGE_BYTES_MAX, &max_bytes, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         r = glove_obs_store_page(state->store, id, after, (size_t) max_count, (size_t) max_bytes, now_realtime_ms(),
                                  &v, &n, &more);
@@ -147,7 +122,7 @@ int glove_control_channel_ack_method(void *userdata, const struct glove_control_
         int r;
 
         if (session_of_call(state, call, names, "session, seq, sha256", &id, ret_code, reason, reasonlen) < 0 ||
-            u64_param(call->params, "seq", 1, UINT64_C(9007199254740991), 0, &seq, ret_code, reason, reasonlen) < 0)
+            control_u64_param(call->params, "seq", 1, CONTROL_SEQ_MAX, 0, &seq, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (seq == 0 || !sha || !glove_control_hex_valid(sha))
                 return control_fail(GLOVE_CONTROL_INVALID_PARAMS, ret_code, reason, reasonlen,

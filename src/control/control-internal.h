@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -29,6 +30,16 @@ int control_fail(int code, int *ret_code, char *reason, size_t reasonlen, const 
  * queue's "bad-json", "queue-full", ...). */
 int control_refuse(const char **ret_code, const char *code, char *msg, size_t msglen, const char *format, ...)
         _printf_(5, 6);
+
+/* The largest seq or cursor a method takes: 2^53 - 1, exact in any JSON
+ * reader. */
+#define CONTROL_SEQ_MAX UINT64_C(9007199254740991)
+/* The optional integer member |name| of a method's params: |dflt| when
+ * absent, else it must be |min| to |max| (else invalid-params). */
+int control_u64_param(const json_t *params, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
+                      uint64_t *ret, int *ret_code, char *reason, size_t reasonlen);
+/* A session id: "s" and 32 lowercase hex digits. */
+bool control_session_id_valid(const char *id);
 
 /* A string of a peer's or a file's, made safe for a one-line message:
  * quoted, at most |max| bytes of it shown, anything but printable ASCII

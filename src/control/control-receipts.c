@@ -336,8 +336,8 @@ static int journal_changed(int *ret_code, char *reason, size_t reasonlen) {
         return -EBADMSG;
 }
 
-static int u64_param(const json_t *params, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
-                     uint64_t *ret, int *ret_code, char *reason, size_t reasonlen) {
+int control_u64_param(const json_t *params, const char *name, uint64_t min, uint64_t max, uint64_t dflt,
+                      uint64_t *ret, int *ret_code, char *reason, size_t reasonlen) {
         const json_t *v = json_object_get(params, name);
 
         if (!v) {
@@ -415,12 +415,12 @@ int glove_control_receipts_page_method(void *userdata, const struct glove_contro
 
         if (members_only(call->params, names, "receipts.page takes after, max_count, max_bytes", ret_code, reason,
                          reasonlen) < 0 ||
-            u64_param(call->params, "after", 0, UINT64_C(9007199254740991), 0, &after, ret_code, reason,
-                      reasonlen) < 0 ||
-            u64_param(call->params, "max_count", 1, PAGE_COUNT_MAX, PAGE_COUNT_MAX, &max_count, ret_code, reason,
-                      reasonlen) < 0 ||
-            u64_param(call->params, "max_bytes", PAGE_BYTES_MIN, PAGE_BYTES_MAX, PAGE_BYTES_MAX, &max_bytes,
-                      ret_code, reason, reasonlen) < 0)
+            control_u64_param(call->params, "after", 0, CONTROL_SEQ_MAX, 0, &after, ret_code, reason,
+                              reasonlen) < 0 ||
+            control_u64_param(call->params, "max_count", 1, PAGE_COUNT_MAX, PAGE_COUNT_MAX, &max_count, ret_code,
+                              reason, reasonlen) < 0 ||
+            control_u64_param(call->params, "max_bytes", PAGE_BYTES_MIN, PAGE_BYTES_MAX, PAGE_BYTES_MAX, &max_bytes,
+                              ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         q = glove_control_receipts_refresh(r);
         if (q == -ESTALE)
@@ -490,7 +490,7 @@ int glove_control_receipts_ack_method(void *userdata, const struct glove_control
         int q;
 
         if (members_only(call->params, names, "receipts.ack takes seq and sha256", ret_code, reason, reasonlen) < 0 ||
-            u64_param(call->params, "seq", 1, UINT64_C(9007199254740991), 0, &seq, ret_code, reason, reasonlen) < 0)
+            control_u64_param(call->params, "seq", 1, CONTROL_SEQ_MAX, 0, &seq, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (seq == 0 || !sha_hex || !glove_control_hex_valid(sha_hex)) {
                 *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
@@ -533,8 +533,8 @@ int glove_control_receipts_part_method(void *userdata, const struct glove_contro
         int q;
 
         if (members_only(call->params, names, "receipts.part takes seq and part", ret_code, reason, reasonlen) < 0 ||
-            u64_param(call->params, "seq", 1, UINT64_C(9007199254740991), 0, &seq, ret_code, reason, reasonlen) < 0 ||
-            u64_param(call->params, "part", 0, UINT32_MAX, UINT64_MAX, &part, ret_code, reason, reasonlen) < 0)
+            control_u64_param(call->params, "seq", 1, CONTROL_SEQ_MAX, 0, &seq, ret_code, reason, reasonlen) < 0 ||
+            control_u64_param(call->params, "part", 0, UINT32_MAX, UINT64_MAX, &part, ret_code, reason, reasonlen) < 0)
                 return -EBADMSG;
         if (seq == 0 || part == UINT64_MAX)
                 return fail_params(ret_code, reason, reasonlen, "params: receipts.part takes seq and part, both required");

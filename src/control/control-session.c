@@ -186,7 +186,7 @@ static int store_failed(int r, int *ret_code, char *reason, size_t reasonlen) {
                             strerror(-r));
 }
 
-static bool session_id_valid(const char *id) {
+bool control_session_id_valid(const char *id) {
         if (!id || strlen(id) != GLOVE_SESSION_ID_CHARS || id[0] != 's')
                 return false;
         for (size_t i = 1; i < GLOVE_SESSION_ID_CHARS; i++)
@@ -207,7 +207,7 @@ static int session_param(struct glove_control_sessions *s, const json_t *params,
                 *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
                 return -EBADMSG;
         }
-        if (!session_id_valid(id))
+        if (!control_session_id_valid(id))
                 return invalid(ret_code, reason, reasonlen,
                                "params/session: missing or not a session id (\"s\" and 32 lowercase hex digits)");
         r = glove_control_store_session_get(s->store, id, ret);
@@ -1653,7 +1653,7 @@ int glove_control_session_method_list(void *userdata, const struct glove_control
         if (st && glove_session_state_from_string(json_string_value(st), &want) < 0)
                 return invalid(ret_code, reason, reasonlen,
                                "params/state: one of created, starting, running, ended, cleaned");
-        if (after && !session_id_valid(json_string_value(after)))
+        if (after && !control_session_id_valid(json_string_value(after)))
                 return invalid(ret_code, reason, reasonlen, "params/after: not a session id");
         if (limit) {
                 if (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
