@@ -27,44 +27,12 @@
 #include "glove/observation.h"
 #include "macro.h"
 
-static char base[64];
-static char dbpath[128];
-static int base_fd = -EBADF;
+#include "store-fixture.h"
+
 static const int64_t now = INT64_C(1800000000000);
 
 static int setup(void **state) {
-        (void) snprintf(base, sizeof(base), "/tmp/obs-store-unit.XXXXXX");
-        if (!mkdtemp(base))
-                return -1;
-        (void) snprintf(dbpath, sizeof(dbpath), "%s/%s", base, GLOVE_CONTROL_STORE_NAME);
-        base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return base_fd < 0 ? -1 : 0;
-}
-
-static void remove_db(void) {
-        char p[160];
-
-        (void) unlink(dbpath);
-        (void) snprintf(p, sizeof(p), "%s-wal", dbpath);
-        (void) unlink(p);
-        (void) snprintf(p, sizeof(p), "%s-shm", dbpath);
-        (void) unlink(p);
-}
-
-static int teardown(void **state) {
-        remove_db();
-        safe_close(base_fd);
-        (void) rmdir(base);
-        return 0;
-}
-
-static struct glove_control_store *open_ok(void) {
-        struct glove_control_store *s = NULL;
-        char err[1024] = "";
-
-        if (glove_control_store_open(base_fd, base, &s, err, sizeof(err)) < 0)
-                fail_msg("open: %s", err);
-        return s;
+        return store_setup("/tmp/obs-store-unit.XXXXXX");
 }
 
 static void sql(const char *statement) {
