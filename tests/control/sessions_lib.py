@@ -440,5 +440,4 @@ def run_sections(sections):
             fn()
         except Exception:  # noqa: BLE001
             check(f"{name}: ran to its end without an unexpected error", False, traceback.format_exc())
-    print(f"# {tg.passed} passed, {tg.failed} failed")
-    return 1 if tg.failed else 0
+    return tg.tap.summary()

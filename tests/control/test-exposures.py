@@ -328,8 +328,7 @@ def main():
           len(answered) > 0 and not lost, lost[:10])
     g.stop()
 
-    print(f"# {tg.passed} passed, {tg.failed} failed")
-    return 1 if tg.failed else 0
+    return tg.tap.summary()
 
 
 if __name__ == "__main__":

@@ -636,8 +636,7 @@ def main():
     check("PRAGMA integrity_check: ok", integrity == [("ok",)], integrity)
     note(f"the journal on the full disk: {j_full[0]} bytes")
 
-    print(f"# {tg.passed} passed, {tg.failed} failed")
-    return 1 if tg.failed else 0
+    return tg.tap.summary()
 
 
 if __name__ == "__main__":

@@ -20,13 +20,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import client  # noqa: E402
+import tap  # noqa: E402
+from tap import check  # noqa: E402
 
 GLOVE = os.environ["GLOVE"]
 GLOVED = os.environ["GLOVED"]
 T = os.environ["TEST_DIR"]
 NOBODY = 65534
-failed = 0
-passed = 0
 started = []  # every gloved the test starts: none outlives it, even when it fails
 
 
@@ -36,19 +36,6 @@ def _stop_all():
         if p.poll() is None:
             p.kill()
             p.wait()
-
-
-def check(desc, cond, detail=""):
-    global failed, passed
-    if cond:
-        passed += 1
-        print(f"ok - {desc}")
-    else:
-        failed += 1
-        print(f"not ok - {desc}")
-        for line in str(detail).splitlines():
-            print(f"# {line}")
-    sys.stdout.flush()
 
 
 def env_for(rt, home):
@@ -501,8 +488,7 @@ def main():
     check("with gloved stopped, glove ctl says it is not running", p.returncode == 125 and
           "gloved is not running" in p.stderr, p.stderr)
 
-    print(f"# {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tap.summary()
 
 
 if __name__ == "__main__":

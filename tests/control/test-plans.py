@@ -286,8 +286,7 @@ def main():
     os.symlink("/dev/null", os.path.join(g.config, "gloved.json"))
     st, err = g.run_once()
     check("gloved.json as a symlink stops gloved", st == 125 and "symlink" in err, err)
-    print(f"# {tg.passed} passed, {tg.failed} failed")
-    return 1 if tg.failed else 0
+    return tg.tap.summary()
 
 
 if __name__ == "__main__":

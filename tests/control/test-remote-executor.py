@@ -21,22 +21,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+from tap import check  # noqa: E402
+
 E = os.environ["EXECUTOR"]
 T = os.environ["TEST_DIR"]
-failed = passed = 0
-
-
-def check(desc, cond, detail=""):
-    global failed, passed
-    if cond:
-        passed += 1
-        print(f"ok - {desc}")
-    else:
-        failed += 1
-        print(f"not ok - {desc}")
-        for line in str(detail).splitlines():
-            print(f"# {line}")
-    sys.stdout.flush()
 
 
 def frame(obj_or_bytes):
@@ -175,8 +165,7 @@ def main():
     check("a frame trickled slower than its TTL: rejected, no answer",
           st == 1 and out == b"" and "took its whole TTL" in err, f"{st} {out!r} {err}")
     check("the host's /etc/glove is untouched", os.path.exists("/etc/glove") == HOST_ETC_GLOVE)
-    print(f"# {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tap.summary()
 
 
 HOST_ETC_GLOVE = os.path.exists("/etc/glove")

@@ -216,8 +216,7 @@ def main():
               not any(n == "connect" for n, _ in remote), remote)
         check("the same socket, connect and execve calls as a start without a remote backend", remote == local,
               f"remote: {remote}\nlocal: {local}")
-    print(f"# {tg.passed} passed, {tg.failed} failed")
-    return 1 if tg.failed else 0
+    return tg.tap.summary()
 
 
 if __name__ == "__main__":

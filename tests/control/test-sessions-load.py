@@ -319,8 +319,7 @@ def main():
     check("glove audit verify after the races", rc == 0, out)
     c.close()
     g.stop()
-    print(f"# {L.tg.passed} passed, {L.tg.failed} failed")
-    return 1 if L.tg.failed else 0
+    return L.tg.tap.summary()
 
 
 if __name__ == "__main__":
