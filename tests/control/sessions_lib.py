@@ -249,6 +249,13 @@ def sha256_hex(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def no_sandbox_exit():
+    """The exit status when capabilities says this host cannot run glove
+    exec: skipped (77), a failure with GLOVE_TESTS_MUST_WORK=1."""
+    print("# SKIP this host cannot run glove exec (glove doctor says why)")
+    return 1 if MUST_WORK else 77
+
+
 def no_blake3_exit():
     """The exit status when the controller has no BLAKE3: skipped (77), a
     failure with GLOVE_TESTS_MUST_WORK=1."""

@@ -1025,8 +1025,7 @@ def main():
         return 1
     X.c, X.o = X.g.conn("controller"), X.g.conn("owner")
     if not X.c.call("capabilities")["host"]["exec_ready"]:
-        print("# SKIP this host cannot run glove exec (glove doctor says why)")
-        return 1 if L.MUST_WORK else 77
+        return L.no_sandbox_exit()
     sections = [("capabilities", capabilities), ("refusals", refusals), ("a whole session", whole_session),
                 ("exit code and env", exit_and_env), ("the owner's receipts", owner_receipts), ("stop", stops),
                 ("cleanup", cleanup), ("unknown sessions", unknown), ("limits", limits), ("expiry", expiry),
