@@ -5,7 +5,11 @@
  * each template's id an identifier, its argv non-empty with argv[0]
  * absolute, its environment NAME=value with a variable's name, its policy
  * loaded; the ceilings within their bounds (cpu 0 when left out); every
- * destination one a plan could name; and each template found by its id. */
+ * destination one a plan could name; each template found by its id; its
+ * local services one transport, sorted aliases each configured or
+ * "observations", one alias for a stream, no GLOVE_LOCAL_SERVICE_* in its
+ * environment; each configured service a valid alias (never
+ * "observations") with an absolute socket path, sorted, not yet pinned. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +41,19 @@ static void check_template(const struct glove_gloved_policy *p, const struct glo
         }
         if (!json_is_object(t->policy))
                 abort();
+        for (char **e = t->env; e && *e; e++)
+                if (strncmp(*e, "GLOVE_LOCAL_SERVICE_", 20) == 0)
+                        abort();
+        if ((t->local_transport == GLOVE_LOCAL_SERVICE_NONE) != (t->n_local_aliases == 0) ||
+            (t->local_transport == GLOVE_LOCAL_SERVICE_INHERITED_STREAM && t->n_local_aliases != 1))
+                abort();
+        for (size_t i = 0; i < t->n_local_aliases; i++) {
+                const char *a = t->local_aliases[i];
+
+                if (!glove_local_service_alias_valid(a) || (i > 0 && strcmp(t->local_aliases[i - 1], a) >= 0) ||
+                    (strcmp(a, GLOVE_LOCAL_SERVICE_OBSERVATIONS) != 0 && !glove_gloved_policy_local_service(p, a)))
+                        abort();
+        }
         (void) n;
 }
 
@@ -60,6 +77,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         for (size_t i = 0; i < p->n_templates; i++)
                 check_template(p, &p->templates[i]);
+        if (p->remote && p->n_local_services != 0)
+                abort();
+        for (size_t i = 0; i < p->n_local_services; i++) {
+                const struct glove_gloved_local_service *l = &p->local_services[i];
+
+                if (!glove_local_service_alias_valid(l->alias) ||
+                    strcmp(l->alias, GLOVE_LOCAL_SERVICE_OBSERVATIONS) == 0 || !l->socket || l->socket[0] != '/' ||
+                    !l->name || l->name[0] == 0 || l->parent_fd >= 0 ||
+                    (i > 0 && strcmp(p->local_services[i - 1].alias, l->alias) >= 0) ||
+                    glove_gloved_policy_local_service(p, l->alias) != l)
+                        abort();
+        }
         if ((p->ceilings.cpu_millicores != 0 && p->ceilings.cpu_millicores < 10) ||
             p->ceilings.memory_bytes < ((uint64_t) 1 << 20) || p->ceilings.pids < 2 || p->ceilings.wall_seconds < 1 ||
             p->ceilings.output_bytes < 1)
