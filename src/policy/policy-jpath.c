@@ -16,17 +16,23 @@ void policy_jp_finish(struct jpath *j, int k) {
 }
 
 /* RFC 6901: "~" is written "~0" and "/" "~1", so that a key holding a
- * slash is not mistaken for two levels. */
+ * slash is not mistaken for two levels. A control character (a newline
+ * among them) is written "\xNN": the pointer goes into one-line messages
+ * and logs, and a key is whatever the document's author chose. */
 struct jpath policy_jp_key(const struct jpath *base, const char *key) {
         char esc[sizeof(struct jpath)];
         struct jpath j;
         size_t n = 0;
 
-        for (const char *c = key; *c && n + 2 < sizeof(esc); c++) {
+        for (const char *c = key; *c && n + 4 < sizeof(esc); c++) {
+                unsigned char u = (unsigned char) *c;
+
                 if (*c == '~' || *c == '/') {
                         esc[n++] = '~';
                         esc[n++] = *c == '~' ? '0' : '1';
-                } else
+                } else if (u < 0x20 || u == 0x7f)
+                        n += (size_t) snprintf(esc + n, sizeof(esc) - n, "\\x%02x", u);
+                else
                         esc[n++] = *c;
         }
         esc[n] = 0;

@@ -360,6 +360,8 @@ static void test_walker_refuses(void **state) {
                 { "{\"name\":\"n\",\"nmae\":1}", -EINVAL, "/thing/nmae: unknown key" },
                 { "{\"nmae\":1}", -EINVAL, "/thing/nmae: unknown key" },
                 { "{\"name\":\"n\",\"a/b~\":1}", -EINVAL, "/thing/a~1b~0: unknown key" },
+                /* a key's control characters never reach the one-line message raw */
+                { "{\"name\":\"n\",\"a\\nb\\u007f\":1}", -EINVAL, "/thing/a\\x0ab\\x7f: unknown key" },
                 /* required */
                 { "{}", -EINVAL, "/thing/name: is required" },
                 { "{\"flag\":true}", -EINVAL, "/thing/name: is required" },
