@@ -433,6 +433,19 @@ def refused():
     status, err = g.run_once()
     check("a template environment naming GLOVE_LOCAL_SERVICE_FDS_V1 stops gloved",
           status not in (None, 0) and "GLOVE_LOCAL_SERVICE_" in err, (status, err))
+    # a configured service gloved cannot pin: it does not start
+    loose = listener("loose.sock")
+    os.chmod(os.path.join(SVC, "loose.sock"), 0o644)
+    for name, sock, words in (("svc-missing", "missing.sock", "is its service running?"),
+                              ("svc-loose", "loose.sock", "has mode 0644")):
+        g = L.Gloved(name, {"t": ["/bin/true"]})
+        g.gloved_json["local_services"] = {"x": {"socket": os.path.join(SVC, sock)}}
+        g.write_config()
+        status, err = g.run_once()
+        check(f"a local service gloved cannot pin ({sock}) stops it, saying why",
+              status not in (None, 0) and words in err and "/local_services/x/socket" in err, (status, err))
+    loose.close()
+    os.unlink(os.path.join(SVC, "loose.sock"))
     g = L.Gloved("no-config", {"t": ["/bin/true"]})
     os.unlink(os.path.join(g.config, "gloved.json"))
     g.start()

@@ -311,11 +311,52 @@ static void test_stream(void **state) {
         assert_int_equal(phases(f, "delivery_failed", "empty or oversized"), 1);
 }
 
+/* A start that cannot be made leaves nothing behind and takes nothing
+ * that was there: a directory of that name already there (not removed),
+ * aliases out of order, a stream with two aliases. */
+static void test_start_refused(void **state) {
+        static const char *const two[] = { "echo", "other" }, *const unsorted[] = { "other", "echo" };
+        struct fixture *f = *state;
+        struct glove_local_proxy p;
+        struct glove_warnings w = {};
+        struct glove_error e = {};
+        struct glove_local_proxy_options o = {
+                .aliases = two,
+                .n_aliases = 2,
+                .session_dir_fd = f->dir_fd,
+                .session_dir = f->dir,
+                .connect = connect_echo,
+                .userdata = f,
+                .service_uid = getuid(),
+        };
+        struct stat st;
+
+        assert_int_equal(mkdirat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME, 0700), 0);
+        assert_int_equal(mknodat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME "/mine", S_IFREG | 0600, 0), 0);
+        assert_true(glove_local_proxy_start(&o, &p, &w, &e) < 0);
+        assert_int_equal(e.error, EEXIST);
+        assert_int_equal(fstatat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME "/mine", &st, 0), 0);
+        assert_int_equal(unlinkat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME "/mine", 0), 0);
+        assert_int_equal(unlinkat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME, AT_REMOVEDIR), 0);
+
+        e = (struct glove_error) {};
+        o.aliases = unsorted;
+        assert_int_equal(glove_local_proxy_start(&o, &p, &w, &e), -EINVAL);
+        e = (struct glove_error) {};
+        o.aliases = two;
+        o.stream = true;
+        assert_int_equal(glove_local_proxy_start(&o, &p, &w, &e), -EINVAL);
+        /* nothing made by any of them */
+        assert_int_equal(fstatat(f->dir_fd, GLOVE_LOCAL_PROXY_DIR_NAME, &st, 0), -1);
+        assert_int_equal(errno, ENOENT);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_directory_exchange, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_directory_refusals, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_start_refused, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
