@@ -233,7 +233,7 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
                 return error_format(err, errlen, -EINVAL,
                                     "%s: /templates/%s/argv/0: %s is not an absolute path: gloved runs no "
                                     "command looked up in a PATH",
-                                    origin, id, control_quote(ret->argv[0], strlen(ret->argv[0]), q, sizeof(q)));
+                                    origin, id, quote_message(ret->argv[0], strlen(ret->argv[0]), q, sizeof(q)));
 
         env = json_object_get(t, "env");
         n = 0;
@@ -258,7 +258,7 @@ static int template_parse(const char *id, const json_t *t, const char *origin, c
                                 return error_format(err, errlen, -EINVAL,
                                                     "%s: /templates/%s/env: %s is not a variable name (A-Z a-z 0-9 "
                                                     "_, not starting with a digit)",
-                                                    origin, id, control_quote(name, strlen(name), q, sizeof(q)));
+                                                    origin, id, quote_message(name, strlen(name), q, sizeof(q)));
                         (void) snprintf(field, sizeof(field), "/templates/%s/env/%s", id, name);
                         if (json_is_string(v) && json_string_length(v) == 0)
                                 value = strdup("");
@@ -305,7 +305,7 @@ int glove_bundle_target_check(const char *target, const char *field, char *err, 
 
         if (target[0] != '/')
                 return error_format(err, errlen, -EINVAL, "%s: %s is not an absolute path", field,
-                                    control_quote(target, strlen(target), q, sizeof(q)));
+                                    quote_message(target, strlen(target), q, sizeof(q)));
         if (strlen(target) > GLOVE_BUNDLE_TARGET_MAX)
                 return error_format(err, errlen, -EINVAL, "%s: longer than %d bytes", field,
                                     GLOVE_BUNDLE_TARGET_MAX);
@@ -316,11 +316,11 @@ int glove_bundle_target_check(const char *target, const char *field, char *err, 
                 return error_format(err, errlen, -EINVAL,
                                     "%s: %s is not a normalized path (no \"..\", \".\", \"//\" or trailing "
                                     "\"/\")",
-                                    field, control_quote(target, strlen(target), q, sizeof(q)));
+                                    field, quote_message(target, strlen(target), q, sizeof(q)));
         if (strcmp(target, "/") == 0 || path_startswith(target, "/proc") || path_startswith(target, "/dev"))
                 return error_format(err, errlen, -EINVAL,
                                     "%s: %s: a bundle goes in a file of its own, not at / or in /proc or /dev",
-                                    field, control_quote(target, strlen(target), q, sizeof(q)));
+                                    field, quote_message(target, strlen(target), q, sizeof(q)));
         return 0;
 }
 
@@ -449,7 +449,7 @@ static int local_services_parse(const json_t *v, const char *origin, struct glov
                         return error_format(err, errlen, -EINVAL,
                                             "%s: /local_services: %s is not an alias (1 to %d of a-z 0-9 . _ -, "
                                             "starting with a letter or a digit)",
-                                            origin, control_quote(alias, strlen(alias), q, sizeof(q)),
+                                            origin, quote_message(alias, strlen(alias), q, sizeof(q)),
                                             GLOVE_LOCAL_SERVICE_ALIAS_MAX);
                 if (strcmp(alias, GLOVE_LOCAL_SERVICE_OBSERVATIONS) == 0)
                         return error_format(err, errlen, -EINVAL,
@@ -476,7 +476,7 @@ static int local_services_parse(const json_t *v, const char *origin, struct glov
                         return error_format(err, errlen, -EINVAL,
                                             "%s: %s/socket: %s is not a normalized path of a file (no \"..\", "
                                             "\".\", \"//\" or trailing \"/\")",
-                                            origin, field, control_quote(path, strlen(path), q, sizeof(q)));
+                                            origin, field, quote_message(path, strlen(path), q, sizeof(q)));
                 l->socket = strdup(path);
                 if (!l->socket)
                         return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include "macro.h"
+#include "quote-util.h"
 
 /* The address of gloved.sock in the checked directory |dirfd|, reached
  * through that descriptor (/proc/self/fd/N/gloved.sock). */
@@ -40,11 +41,6 @@ int control_u64_param(const json_t *params, const char *name, uint64_t min, uint
                       uint64_t *ret, int *ret_code, char *reason, size_t reasonlen);
 /* A session id: "s" and 32 lowercase hex digits. */
 bool control_session_id_valid(const char *id);
-
-/* A string of a peer's or a file's, made safe for a one-line message:
- * quoted, at most |max| bytes of it shown, anything but printable ASCII
- * as \xNN. |buf| gets the NUL-terminated text. */
-const char *control_quote(const char *s, size_t len, char *buf, size_t buflen);
 
 struct glove_plan_limits;
 /* The limits object of a plan (|all| false: each member optional, 0 when

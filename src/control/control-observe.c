@@ -171,11 +171,14 @@ int glove_obs_intent_parse(const struct glove_obs_registry *r, const void *buf, 
 
                 for (size_t i = 0; i < ELEMENTSOF(members); i++)
                         known = known || strcmp(key, members[i]) == 0;
-                if (!known)
+                if (!known) {
+                        char quoted[128];
+
                         return control_refuse(ret_code, "bad-intent", msg, msglen,
-                                              "unknown member \"%.64s\" (an intent has schema, intent_id, "
-                                              "issued_at_ms, ttl_ms, body)",
-                                              key);
+                                              "unknown member %s (an intent has schema, intent_id, issued_at_ms, "
+                                              "ttl_ms, body)",
+                                              quote_message(key, strlen(key), quoted, sizeof(quoted)));
+                }
         }
         schema_id = json_string_value(json_object_get(root, "schema"));
         intent_id = json_string_value(json_object_get(root, "intent_id"));

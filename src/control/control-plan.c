@@ -24,7 +24,6 @@
 #include "macro.h"
 
 #define PLAN_TTL_MAX ((uint64_t) 31536000) /* a year */
-#define QUOTE_MAX 48
 
 int control_fail(int code, int *ret_code, char *reason, size_t reasonlen, const char *format, ...) {
         va_list ap;
@@ -44,31 +43,6 @@ int control_refuse(const char **ret_code, const char *code, char *msg, size_t ms
         (void) vsnprintf(msg, msglen, format, ap);
         va_end(ap);
         return -EBADMSG;
-}
-
-const char *control_quote(const char *s, size_t len, char *buf, size_t buflen) {
-        size_t o = 0;
-
-        assert(buflen >= 8);
-        buf[o++] = '"';
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char) s[i];
-
-                if (i >= QUOTE_MAX || o + 8 >= buflen) {
-                        (void) snprintf(buf + o, buflen - o, "...");
-                        o += strlen(buf + o);
-                        break;
-                }
-                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-                        buf[o++] = (char) c;
-                else {
-                        (void) snprintf(buf + o, buflen - o, "\\x%02x", c);
-                        o += 4;
-                }
-        }
-        buf[o++] = '"';
-        buf[o] = 0;
-        return buf;
 }
 
 /* What makes |s| look like a path (or an encoding of one), or NULL. */
@@ -112,19 +86,19 @@ static int identifier_check_len(const char *s, size_t len, const char *field, ch
         if (why)
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s looks like a path: %s; a plan names things by identifier only", field,
-                                    control_quote(s, len, q, sizeof(q)), why);
+                                    quote_message(s, len, q, sizeof(q)), why);
         if (len == 0)
                 return error_format(err, errlen, -EBADMSG, "%s: an identifier is 1 to %d characters, not empty",
                                     field, GLOVE_PLAN_ID_MAX);
         if (len > GLOVE_PLAN_ID_MAX)
                 return error_format(err, errlen, -EBADMSG, "%s: %s is %zu bytes, more than an identifier's %d",
-                                    field, control_quote(s, len, q, sizeof(q)), len, GLOVE_PLAN_ID_MAX);
+                                    field, quote_message(s, len, q, sizeof(q)), len, GLOVE_PLAN_ID_MAX);
         for (size_t i = 0; i < len; i++)
                 if (!id_char(s[i], i == 0))
                         return error_format(err, errlen, -EBADMSG,
                                             "%s: %s is not an identifier (a-z, 0-9, '_' and '-', starting with a "
                                             "letter or a digit)",
-                                            field, control_quote(s, len, q, sizeof(q)));
+                                            field, quote_message(s, len, q, sizeof(q)));
         return 0;
 }
 
@@ -182,14 +156,14 @@ int control_plan_destination_check(const char *s, const char *field, char *err, 
         if (why)
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s looks like a path: %s; a destination is host:port", field,
-                                    control_quote(s, len, q, sizeof(q)), why);
+                                    quote_message(s, len, q, sizeof(q)), why);
         colon = strrchr(s, ':');
         if (len > GLOVE_PLAN_DEST_MAX || !colon || !host_valid(s, (size_t) (colon - s)) ||
             !parse_decimal(colon + 1, strlen(colon + 1), 1, 65535, &port))
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s is not a destination: host:port, a lowercase DNS name or IPv4 "
                                     "address and a port 1 to 65535",
-                                    field, control_quote(s, len, q, sizeof(q)));
+                                    field, quote_message(s, len, q, sizeof(q)));
         return 0;
 }
 
@@ -204,18 +178,18 @@ static int ref_parse(const char *s, size_t len, const char *field, struct glove_
         if (why)
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s looks like a path: %s; an exposure is named alias@generation", field,
-                                    control_quote(s, len, q, sizeof(q)), why);
+                                    quote_message(s, len, q, sizeof(q)), why);
         at = memchr(s, '@', len);
         if (!at)
                 return error_format(err, errlen, -EBADMSG, "%s: %s is not alias@generation", field,
-                                    control_quote(s, len, q, sizeof(q)));
+                                    quote_message(s, len, q, sizeof(q)));
         r = identifier_check_len(s, (size_t) (at - s), field, err, errlen);
         if (r < 0)
                 return r;
         if (!parse_decimal(at + 1, len - (size_t) (at + 1 - s), 1, GLOVE_PLAN_GENERATION_MAX, &ret->generation))
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s: a generation is a decimal number 1 to 2^53-1 without leading zeros",
-                                    field, control_quote(s, len, q, sizeof(q)));
+                                    field, quote_message(s, len, q, sizeof(q)));
         memcpy(ret->alias, s, (size_t) (at - s));
         ret->alias[at - s] = 0;
         return 0;
@@ -254,9 +228,9 @@ static int mode_parse(const json_t *v, const char *field, enum glove_plan_mode *
                 return error_format(err, errlen, -EBADMSG,
                                     "%s: %s: live writes to the host are never eligible for a plan; ask for \"ro\" "
                                     "or a copy mode",
-                                    field, control_quote(s, json_string_length(v), q, sizeof(q)));
+                                    field, quote_message(s, json_string_length(v), q, sizeof(q)));
         return error_format(err, errlen, -EBADMSG, "%s: %s is not a mode (\"ro\", \"copy\", \"copy-retained\")",
-                            field, control_quote(s, json_string_length(v), q, sizeof(q)));
+                            field, quote_message(s, json_string_length(v), q, sizeof(q)));
 }
 
 int control_members_known(const json_t *obj, const char *prefix, const char *whose, const char *const *names,
@@ -273,7 +247,7 @@ int control_members_known(const json_t *obj, const char *prefix, const char *who
                                 known = true;
                 if (!known)
                         return error_format(err, errlen, -EBADMSG, "%s/%s: unknown member (%s has %s)", prefix,
-                                            control_quote(key, strlen(key), q, sizeof(q)), whose, list);
+                                            quote_message(key, strlen(key), q, sizeof(q)), whose, list);
         }
         return 0;
 }
@@ -406,7 +380,7 @@ static int exposures_parse(const json_t *arr, struct glove_plan *p, char *err, s
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(p->exposures[j].alias, x->alias) == 0)
                                 return error_format(err, errlen, -EBADMSG, "%s: %s is named twice", field,
-                                                    control_quote(x->alias, strlen(x->alias), q, sizeof(q)));
+                                                    quote_message(x->alias, strlen(x->alias), q, sizeof(q)));
                 (void) snprintf(field, sizeof(field), "/exposures/%zu/mode", i);
                 if (!json_object_get(e, "mode"))
                         return error_format(err, errlen, -EBADMSG, "%s: missing", field);
@@ -454,7 +428,7 @@ static int net_parse(const json_t *arr, struct glove_plan *p, char *err, size_t 
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(p->net[j], s) == 0)
                                 return error_format(err, errlen, -EBADMSG, "%s: %s is named twice", field,
-                                                    control_quote(s, len, q, sizeof(q)));
+                                                    quote_message(s, len, q, sizeof(q)));
                 memcpy(p->net[i], s, len + 1);
                 p->n_net = i + 1;
         }
@@ -518,7 +492,7 @@ static int bundles_parse(const json_t *arr, struct glove_plan *p, char *err, siz
                         if (strcmp(p->bundles[j].alias, b->alias) == 0)
                                 return error_format(err, errlen, -EBADMSG,
                                                     "%s: %s is named twice (an alias is one target)", field,
-                                                    control_quote(b->alias, strlen(b->alias), q, sizeof(q)));
+                                                    quote_message(b->alias, strlen(b->alias), q, sizeof(q)));
                 (void) snprintf(field, sizeof(field), "/bundles/%zu/digest", i);
                 if (!json_object_get(e, "digest"))
                         return error_format(err, errlen, -EBADMSG, "%s: missing", field);

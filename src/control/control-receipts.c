@@ -371,7 +371,7 @@ static int members_only(const json_t *params, const char *const *names, const ch
 
                         *ret_code = GLOVE_CONTROL_INVALID_PARAMS;
                         (void) snprintf(reason, reasonlen, "params/%s: unknown member (%s)",
-                                        control_quote(key, strlen(key), q, sizeof(q)), what);
+                                        quote_message(key, strlen(key), q, sizeof(q)), what);
                         return -EBADMSG;
                 }
         }

@@ -71,9 +71,17 @@ int glove_json_parse(const char *buf, size_t len, const struct glove_json_limits
          * refuses invalid UTF-8, lone surrogates and out-of-range numbers. */
         v = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
         if (!v) {
-                if (errbuf)
+                if (errbuf && errlen > 0) {
                         (void) snprintf(errbuf, errlen, "line %d column %d (byte %d): %s", error.line,
                                         error.column, error.position, error.text);
+                        /* jansson quotes the bytes near the error, which
+                         * are the document's: one line of ASCII whatever
+                         * they hold (a newline, invalid UTF-8, a cut
+                         * character) */
+                        for (char *c = errbuf; *c; c++)
+                                if ((unsigned char) *c < 0x20 || (unsigned char) *c >= 0x7f)
+                                        *c = '?';
+                }
                 return -EINVAL;
         }
         *ret = v;

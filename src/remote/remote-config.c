@@ -18,6 +18,7 @@
 #include "glove/remote.h"
 #include "log.h"
 #include "macro.h"
+#include "quote-util.h"
 
 #define ED25519_KEY_BYTES 32
 #define ED25519_TYPE "ssh-ed25519"
@@ -253,11 +254,14 @@ int glove_remote_config_parse(const json_t *v, const char *field, struct glove_r
 
                 for (size_t i = 0; names[i]; i++)
                         known = known || strcmp(key, names[i]) == 0;
-                if (!known)
+                if (!known) {
+                        char q[128];
+
                         return error_format(err, errlen, -EINVAL,
-                                            "%s: unknown member \"%.64s\" (known: host, port, user, host_key, "
+                                            "%s: unknown member %s (known: host, port, user, host_key, "
                                             "container_image, container_image_digest)",
-                                            field, key);
+                                            field, quote_message(key, strlen(key), q, sizeof(q)));
+                }
         }
 
         s = string_member(v, "host", GLOVE_REMOTE_HOST_MAX, &n);

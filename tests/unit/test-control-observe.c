@@ -116,10 +116,15 @@ static void test_digest(void **state) {
 }
 
 static int parse(const struct glove_obs_registry *r, const char *text, struct glove_obs_intent *ret, const char **code) {
-        char msg[512];
+        char msg[512] = "";
+        int k;
 
         *code = NULL;
-        return glove_obs_intent_parse(r, text, strlen(text), NOW, ret, code, msg, sizeof(msg));
+        k = glove_obs_intent_parse(r, text, strlen(text), NOW, ret, code, msg, sizeof(msg));
+        /* a refusal's message is one line, whatever the guest sent */
+        if (strchr(msg, '\n'))
+                fail_msg("%s: the message holds a newline: %s", text, msg);
+        return k;
 }
 
 static void expect_refused(const struct glove_obs_registry *r, const char *text, const char *code) {
@@ -156,6 +161,7 @@ static void test_intent(void **state) {
         glove_obs_intent_done(&x);
 
         expect_refused(r, "[1]", "bad-intent");
+        expect_refused(r, "{\"a\\nb\": 1}", "bad-intent");
         expect_refused(r, "{", "bad-json");
         expect_refused(r, "{\"a\":1,\"a\":2}", "bad-json");
         (void) snprintf(text, sizeof(text),

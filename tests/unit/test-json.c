@@ -259,6 +259,16 @@ static void test_error_message(void **state) {
         assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
         assert_int_equal(glove_json_parse("[", 1, NULL, &v, NULL, 0), -EINVAL);
         assert_null(v);
+
+        /* the bytes near the error are the document's: the message is one
+         * line of ASCII whatever they are (found by fuzz-obs-intent) */
+        {
+                static const char doc[] = "{\"a\\\n\xc3\x28\x7f\": 1}";
+
+                assert_int_equal(glove_json_parse(doc, sizeof(doc) - 1, NULL, &v, err, sizeof(err)), -EINVAL);
+                for (const char *c = err; *c; c++)
+                        assert_true((unsigned char) *c >= 0x20 && (unsigned char) *c < 0x7f);
+        }
 }
 
 /* Canonical text of a document given as text. */

@@ -67,6 +67,18 @@ static void refuses(const char *member, const char *value) {
         assert_true(strncmp(err, "/remote_backend", 15) == 0);
 }
 
+/* An unknown member's name is quoted into the one-line message, whatever
+ * bytes it holds (a newline would forge a second line of gloved's log). */
+static void test_unknown_member(void **state) {
+        struct glove_remote_config c;
+        char err[512] = "";
+
+        (void) state;
+        assert_true(parse_with("forged\ngloved: started", "1", &c, err, sizeof(err)) < 0);
+        assert_null(strchr(err, '\n'));
+        assert_non_null(strstr(err, "unknown member \"forged\\x0agloved: started\""));
+}
+
 static void test_hosts(void **state) {
         accepts("host", "\"a.b-c.example\"");
         accepts("host", "\"10.0.0.7\"");
@@ -208,6 +220,7 @@ static void test_requests(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unknown_member),
                 cmocka_unit_test(test_hosts),    cmocka_unit_test(test_users), cmocka_unit_test(test_images),
                 cmocka_unit_test(test_keys),     cmocka_unit_test(test_files), cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_requests),
