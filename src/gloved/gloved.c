@@ -100,12 +100,12 @@ static void obs_registry_freep(struct glove_obs_registry **r) {
         glove_obs_registry_free(*r);
 }
 
-/* The guest schemas this gloved admits, registered once and frozen before
- * anything is built on them: a registration that fails stops gloved. */
 static void obs_server_freep(struct glove_obs_server **s) {
         glove_obs_server_free(*s);
 }
 
+/* The guest schemas this gloved admits, registered once and frozen before
+ * anything is built on them: a registration that fails stops gloved. */
 static int obs_registry_make(struct glove_obs_registry **ret) {
         static const struct glove_obs_schema *const schemas[] = { &glove_obs_schema_sage };
         _cleanup_(obs_registry_freep) struct glove_obs_registry *r = NULL;
@@ -256,7 +256,7 @@ static int run(void) {
         _cleanup_close_ int sfd = -EBADF;
         char err[1024] = "", bundles_why[GLOVE_ERROR_MESSAGE_MAX + 64] = "";
         sigset_t mask;
-        bool local_pinned = false, local_rechecked = false;
+        bool local_pinned = false;
         int r;
 
         if (sodium_init() < 0)
@@ -302,25 +302,16 @@ static int run(void) {
         r = glove_gloved_policy_load(dirs.config, secure_getenv("HOME"), &policy, err, sizeof(err));
         if (r < 0)
                 return log_error_errno(r, "%s", err);
-        /* the local services' directories, pinned for gloved's life, and
-         * each socket's identity checked again at once: the evidence
-         * capabilities' guest_channel stands on */
+        /* the local services' directories, pinned for gloved's life: the
+         * evidence capabilities' guest_channel stands on (their sockets'
+         * identities are checked again at every session start and around
+         * every connect, control-session.c and the supervisor's proxy) */
         if (r > 0) {
                 int k = glove_gloved_policy_pin(policy, getuid(), err, sizeof(err));
 
                 if (k < 0)
                         return log_error_errno(k, "%s", err);
                 local_pinned = true;
-                local_rechecked = true;
-                for (size_t i = 0; i < policy->n_local_services; i++) {
-                        const struct glove_gloved_local_service *l = &policy->local_services[i];
-
-                        if (glove_local_service_recheck(l->parent_fd, l->name, &l->id, getuid(), err, sizeof(err)) <
-                            0) {
-                                log_warning("gloved: local service %s: %s", l->alias, err);
-                                local_rechecked = false;
-                        }
-                }
         }
         if (r == 0)
                 log_info("gloved: no %s/%s: every plan is refused until you write one (docs/control.md)",
@@ -424,7 +415,7 @@ static int run(void) {
                         return log_error_errno(r, "Cannot make the capabilities answer: %m");
         }
         /* guest channels: offered only when every piece is composed (the
-         * local services pinned and rechecked above, with a gloved.json) */
+         * local services pinned above, with a gloved.json) */
         {
                 struct glove_guest_channel_evidence ev = {
                         .registry_frozen = glove_obs_registry_frozen(obs_registry),
@@ -432,7 +423,9 @@ static int run(void) {
                         /* sessions start here, each with its socket */
                         .observation_server = obs_server && sessions,
                         .local_service_parents_pinned = local_pinned,
-                        .local_service_identities_rechecked = local_rechecked,
+                        /* pinned ones are rechecked: this gloved's sessions
+                         * start their proxies only through that check */
+                        .local_service_identities_rechecked = local_pinned,
                 };
                 const char *why = NULL;
 

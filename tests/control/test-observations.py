@@ -324,7 +324,7 @@ def main():
     caps = X.c.call("capabilities")
     if not caps["host"]["exec_ready"]:
         return L.no_sandbox_exit()
-    check("capabilities: guest_channel 1 (a gloved.json, its local services pinned and rechecked)",
+    check("capabilities: guest_channel 1 (a gloved.json, its local services pinned)",
           caps["schemas"].get("guest_channel") == 1 and "guest_channel" not in caps["not_offered"],
           (caps["schemas"], caps.get("not_offered")))
     sections = [("enqueue, page, ack", enqueue_page_ack), ("refusals", refusals), ("capacity", capacity),
