@@ -323,9 +323,20 @@ struct local_services {
 
 static int local_connect(void *userdata, size_t index, char *err, size_t errlen) {
         struct local_services *ls = userdata;
+        struct glove_local_service_identity now;
 
         if (index >= ls->n)
                 return -EINVAL;
+        /* gloved's own observations.sock, in the session's directory
+         * (gloved's, 0700, held as descriptor 3): a gloved that restarts
+         * and adopts the session binds it again, so its inode is a new
+         * one. Owner, type, mode and link count must still be what they
+         * were; the peer's uid is checked on the connect as for any
+         * service. */
+        if (ls->fds[index] == GLOVE_SUPERVISOR_DIR_FD &&
+            glove_local_service_stat(ls->fds[index], ls->names[index], &now) == 0 && now.uid == ls->ids[index].uid &&
+            now.mode == ls->ids[index].mode && now.nlink == ls->ids[index].nlink)
+                ls->ids[index] = now;
         return glove_local_service_connect(ls->fds[index], ls->names[index], &ls->ids[index], getuid(), err, errlen);
 }
 

@@ -109,13 +109,20 @@ elif op == "poison":
     except OSError:
         print("after-poison=closed", flush=True)
 elif op == "observe":
+    # OP [INTENT_ID [PAUSE]]: one intent; with PAUSE, a second one after it
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
     s.settimeout(40)
-    body = {"kind": "progress", "summary": "from inside", "progress": 42}
-    intent = {"schema": "sage.glove-observation.v1", "intent_id": "guest-1", "issued_at_ms": int(time.time() * 1000),
-              "ttl_ms": 600000, "body": body}
-    s.sendall(frame(json.dumps(intent).encode()))
-    print("observe=" + read_answer(s), flush=True)
+    ids = [sys.argv[2] if len(sys.argv) > 2 else "guest-1"]
+    if len(sys.argv) > 3:
+        ids.append(ids[0] + "-again")
+    for n, iid in enumerate(ids):
+        if n:
+            time.sleep(float(sys.argv[3]))
+        body = {"kind": "progress", "summary": "from inside", "progress": 42}
+        intent = {"schema": "sage.glove-observation.v1", "intent_id": iid, "issued_at_ms": int(time.time() * 1000),
+                  "ttl_ms": 600000, "body": body}
+        s.sendall(frame(json.dumps(intent).encode()))
+        print(("observe=" if n == 0 else "observe-again=") + read_answer(s), flush=True)
     s.detach()
 '''
 
@@ -165,6 +172,11 @@ python3 -c "$1" poison
 echo agent-done
 '''
 
+OBS_RESTART_SCRIPT = r'''
+python3 -c "$1" observe across 8
+echo agent-done
+'''
+
 OBS_SCRIPT = r'''
 python3 -c "$1" observe
 echo agent-done
@@ -179,6 +191,8 @@ def templates(extra=None):
                    "local_services": {"transport": "inherited-stream-v1", "alias": "echo"}},
         "obs": {"argv": ["/bin/sh", "-c", OBS_SCRIPT, "sh", PY],
                 "local_services": {"transport": "inherited-stream-v1", "alias": "observations"}},
+        "obs-restart": {"argv": ["/bin/sh", "-c", OBS_RESTART_SCRIPT, "sh", PY],
+                        "local_services": {"transport": "inherited-stream-v1", "alias": "observations"}},
     }
     t["long"] = {"argv": ["/bin/sh", "-c", "echo up; sleep 300"],
                  "local_services": {"transport": "directory", "aliases": ["echo"]}}
@@ -423,6 +437,26 @@ def observe():
           json.loads(obs[0]["body"])["summary"] == "from inside", r)
 
 
+def observe_across_restart():
+    """gloved restarted while a session runs: it adopts the session and
+    binds its observations.sock again (a new inode); the session's proxy
+    still reaches it, its directory and owner unchanged."""
+    sid, _ = start("obs-restart")
+    check("restart: the first intent is admitted", wait_output(sid, "observe="), output(sid))
+    X.c.close()
+    X.g.stop()
+    X.g.start()
+    check("restart: gloved serves again", X.g.serving, X.g.log_text())
+    X.c = X.g.conn()
+    L.wait_state(X.c, sid)
+    got = lines(sid)
+    again = got.get("observe-again", "")
+    check("restart: an intent after gloved's restart is admitted through the same stream",
+          again.startswith("{") and json.loads(again).get("ok") is True, output(sid))
+    ids = [o["intent_id"] for o in X.c.call("channel.page", {"session": sid}).get("observations", [])]
+    check("restart: channel.page gives both", ids == ["across", "across-again"], ids)
+
+
 def refused():
     sid, _ = start("ancestor")
     st = L.status(X.c, sid)
@@ -508,7 +542,8 @@ def main():
         return L.no_sandbox_exit()
     check("capabilities: guest_channel 1 with the chain composed", caps["schemas"].get("guest_channel") == 1,
           (caps["schemas"], caps.get("not_offered")))
-    sections = [("stream", stream), ("observations", observe), ("refusals", refused),
+    sections = [("stream", stream), ("observations", observe),
+                ("observations across gloved's restart", observe_across_restart), ("refusals", refused),
                 ("supervisor killed", killed), ("directory (last: it swaps the echo socket)", directory)]
     try:
         return L.run_sections(sections)
